@@ -1,0 +1,69 @@
+# Makefile — builds the LOGOS tools, runs the checks, the demo, installs.
+#   make            build every tool into build/bin
+#   make check      install build deps (as root), build, run every test
+#   make demo       install build deps (as root), build, run the example
+#   make install    PREFIX=/usr/local DESTDIR= : tools and man pages
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN     = -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+# libyaml is linked statically so the tools run where no libyaml is installed.
+LIBS     = -Wl,-Bstatic -lyaml -Wl,-Bdynamic -ldl -lm
+SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+TOOLS   = logos-author logos-check logos-fuse logos-run logos-bench
+LIBSRC  = $(wildcard lib/*.c)
+HDRS    = $(wildcard lib/*.h)
+MAN     = $(wildcard man/man1/*.1 man/man5/*.5 man/man7/*.7)
+
+BIN     = $(TOOLS:%=build/bin/%)
+SANBIN  = $(TOOLS:%=build/san/bin/%)
+LIBOBJ  = $(LIBSRC:lib/%.c=build/obj/%.o)
+SANOBJ  = $(LIBSRC:lib/%.c=build/san/obj/%.o)
+
+all: $(BIN)
+
+build/obj/%.o: lib/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -Ilib -c $< -o $@
+
+build/san/obj/%.o: lib/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SANFLAGS) -Ilib -c $< -o $@
+
+build/bin/%: cmd/%/main.c $(LIBOBJ) $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -Ilib $< $(LIBOBJ) -o $@ $(LIBS)
+
+build/san/bin/%: cmd/%/main.c $(SANOBJ) $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SANFLAGS) -Ilib $< $(SANOBJ) -o $@ $(LIBS)
+
+san: $(SANBIN)
+
+deps:
+	@sh scripts/deps
+
+check: deps
+	@$(MAKE) --no-print-directory all san
+	@sh tests/run
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh examples/demo.sh
+
+install: all
+	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/man5/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 man/man7/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+
+clean:
+	rm -rf build
+
+.PHONY: all san deps check demo install clean
+.SECONDARY: $(LIBOBJ) $(SANOBJ)

@@ -1,0 +1,153 @@
+/* diag.c — diagnostics (`tool: file:line:col: message`, the source line and a
+ * caret), the broken-invariant tier, and reading whole input files. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "logos.h"
+
+const char *diag_tool = "logos";
+int diag_errors;
+
+enum { SHOW_MAX = 160 };   /* longest part of a source line shown */
+
+/* Print line `line` of s with a caret under column col (1-based); a long line
+ * is shown as a window around the column. */
+static void show_line(const Src *s, int line, int col)
+{
+    const char *p = s->text, *end = s->text + s->len;
+    for (int l = 1; l < line && p < end; p++)
+        if (*p == '\n')
+            l++;
+    const char *q = p;
+    while (q < end && *q != '\n')
+        q++;
+    size_t len = (size_t)(q - p), c = col > 0 ? (size_t)col - 1 : 0;
+    if (c > len)
+        c = len;
+    size_t from = c > SHOW_MAX / 2 ? c - SHOW_MAX / 2 : 0;
+    size_t n = len - from > SHOW_MAX ? SHOW_MAX : len - from;
+    fputs("  ", stderr);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)p[from + i];
+        fputc(ch == '\t' || ch >= 32 ? ch : '?', stderr);
+    }
+    fputs("\n  ", stderr);
+    for (size_t i = from; i < c; i++)
+        fputc(p[i] == '\t' ? '\t' : ' ', stderr);
+    fputs("^\n", stderr);
+}
+
+void diag_at(const Src *s, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: %s:%d:%d: ", diag_tool, s->name, line, col);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    if (line > 0)
+        show_line(s, line, col);
+    diag_errors++;
+}
+
+void diag_file(const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: %s: ", diag_tool, file);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    diag_errors++;
+}
+
+void diag(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", diag_tool);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+_Noreturn void bug_at(const char *file, int line, const char *msg)
+{
+    fprintf(stderr, "%s: internal error at %s:%d: %s\n", diag_tool, file, line, msg);
+    abort();
+}
+
+/* Line and column of byte offset off. */
+static void locate(const char *t, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (t[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+Src *src_from_string(Arena *a, const char *name, const char *text)
+{
+    Src *s = arena_alloc(a, sizeof *s);
+    s->name = arena_strdup(a, name);
+    s->len = strlen(text);
+    s->text = arena_strndup(a, text, s->len);
+    return s;
+}
+
+Src *src_read(Arena *a, const char *path)
+{
+    int std = strcmp(path, "-") == 0;
+    FILE *f = std ? stdin : fopen(path, "rb");
+    if (!f) {
+        diag_file(path, "%s", strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (size_t n; buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb)
+                free(buf);
+            buf = nb;
+        }
+    }
+    int bad = ferror(f);
+    if (!std)
+        fclose(f);
+    if (!buf) {
+        diag("out of memory reading %s", path);
+        exit(EXIT_SYSTEM);
+    }
+    if (bad) {
+        free(buf);
+        diag_file(std ? "<stdin>" : path, "read error");
+        return NULL;
+    }
+    buf[len] = 0;
+    Src *s = arena_alloc(a, sizeof *s);
+    s->name = std ? "<stdin>" : arena_strdup(a, path);
+    s->len = len;
+    s->text = arena_strndup(a, buf, len);
+    free(buf);
+    char *nul = memchr(s->text, 0, len);
+    if (nul) {
+        int line, col;
+        locate(s->text, (size_t)(nul - s->text), &line, &col);
+        fprintf(stderr, "%s: %s:%d:%d: a NUL byte: this is not a text file\n",
+                diag_tool, s->name, line, col);
+        diag_errors++;
+        return NULL;
+    }
+    return s;
+}

@@ -1,0 +1,287 @@
+/* logos.h — liblogos's one internal header: a section per file of lib/,
+ * listing what that file exports. Tools in cmd/ include this alone. */
+#ifndef LOGOS_H
+#define LOGOS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define LOGOS_VERSION "0.1"
+#define LOGOS_LANG 1        /* the language version a program's header names */
+#define LOGOS_MAXRANK 5
+
+/* Exit statuses shared by every tool. */
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3 };
+
+/* ---- arena.c: an arena per document, freed whole ---------------------- */
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t n);            /* zeroed, 16-aligned */
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_printf(Arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A growable array in an arena: vec_push(arena, &ptr, &len, &cap, size). */
+void *vec_grow(Arena *a, void *ptr, int *cap, size_t elem);
+#define VEC_PUSH(ar, p, n, cap) \
+    (((n) >= (cap) ? (void)((p) = vec_grow((ar), (p), &(cap), sizeof *(p))) : (void)0), \
+     &(p)[(n)++])
+
+/* ---- diag.c: diagnostics and the two error tiers ---------------------- */
+typedef struct Src {
+    const char *name;   /* file name as the user gave it ("-" reads as <stdin>) */
+    const char *text;   /* whole text, NUL-terminated */
+    size_t len;
+} Src;
+extern const char *diag_tool;   /* "logos-check", set by main */
+extern int diag_errors;         /* input errors reported so far */
+/* tool: file:line:col: message, then the source line and a caret. */
+void diag_at(const Src *s, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* tool: file: message (no location). */
+void diag_file(const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* tool: message */
+void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A broken invariant: print file:line and abort. */
+_Noreturn void bug_at(const char *file, int line, const char *msg);
+#define BUG(msg) bug_at(__FILE__, __LINE__, (msg))
+#define ASSERT(c) ((c) ? (void)0 : bug_at(__FILE__, __LINE__, "assertion failed: " #c))
+/* Read a whole file (or stdin for "-") into the arena; NULL and a message on
+ * failure. Rejects NUL bytes (binary input) with a located message. */
+Src *src_read(Arena *a, const char *path);
+Src *src_from_string(Arena *a, const char *name, const char *text);
+
+/* ---- the op table (ops.h) -------------------------------------------- */
+enum OpKind { K_ELEM, K_REDUCE, K_PRODUCT, K_STATE, K_VIEW, K_ATTN, K_COLL, K_SUGAR };
+enum OpFuse { F_NONE, F_EPI, F_PROD };
+enum {
+#define X(id, name, amin, amax, kind, fuse, attrs, state, shape) OP_##id,
+#include "ops.h"
+#undef X
+    OP_COUNT,
+    E_NAME = OP_COUNT,  /* a reference to a declared or assigned name */
+    E_NUM,              /* a number literal: an f32 scalar */
+};
+typedef struct OpInfo {
+    const char *name;
+    int amin, amax, kind, fuse;
+    const char *attrs;
+    int state;
+} OpInfo;
+extern const OpInfo op_info[OP_COUNT];
+int op_lookup(const char *name);   /* a callable op's index, or -1 */
+
+/* ---- types ----------------------------------------------------------- */
+enum Base { T_NONE, T_F32, T_I32, T_Q8 };
+typedef struct Dim {
+    long n;    /* the size, or its bound when sym != 0 */
+    int sym;   /* 0: constant; >0: a size or dynamic row count (Prog.syms, 1-based) */
+} Dim;
+typedef struct Type {
+    int base, rank;
+    Dim d[LOGOS_MAXRANK];
+    int ragged;   /* rows 1..pos[t] for each stacked row t (from X[..vector]) */
+} Type;
+const char *base_name(int base);
+
+/* ---- the program (parse.c builds it, print.c prints it) --------------- */
+typedef struct Attr {
+    const char *name;
+    const char *text;   /* the value's spelling */
+    double num;         /* its value when it is a number */
+    int isnum, line, col;
+} Attr;
+
+typedef struct Expr {
+    int op;               /* OP_* or E_NAME or E_NUM */
+    int line, col;
+    const char *name;     /* E_NAME's name, E_NUM's spelling, a call's name */
+    double num;
+    int nargs, nattrs;
+    struct Expr **args;
+    Attr *attrs;
+    int rank;             /* OP_RESHAPE: the view's shape */
+    const char *dims[LOGOS_MAXRANK];   /* spelled dims (numbers or size names) */
+    Type ty;              /* filled by check.c */
+} Expr;
+
+enum DeclKind { D_SIZE, D_IN, D_WEIGHT, D_STATE, D_OUT };
+typedef struct Decl {
+    int kind, line, col;
+    const char *name;
+    int base, rank;
+    const char *dims[LOGOS_MAXRANK];
+    int unpair_hd, unpair_rot;   /* weight rows bound through the rope pairing permutation */
+    char **pre; int npre;        /* full-line comments before it */
+    const char *trail;           /* a comment after it on its line */
+} Decl;
+
+enum StmtKind { S_ASSIGN, S_WRITE };
+typedef struct Stmt {
+    int kind, line, col;
+    const char *name;
+    Expr *index;      /* S_WRITE: the row or rows written (positions) */
+    Expr *value;
+    char **pre; int npre;
+    const char *trail;
+} Stmt;
+
+typedef struct Sym {
+    const char *name;
+    long bound;       /* upper bound of a dynamic row count, or -1 */
+} Sym;
+
+typedef struct Prog {
+    const Src *src;
+    int line;                /* the header's line */
+    int version, layer;      /* layer: the cut form's layer, or -1 */
+    const char *form, *model;
+    char **pre; int npre;    /* comments before the header */
+    const char *trail;
+    Decl *decls; int ndecls, cdecls;
+    Stmt *stmts; int nstmts, cstmts;
+    char **endpre; int nendpre;
+    const char *endtrail;
+    Sym *syms; int nsyms, csyms;   /* filled by check.c */
+} Prog;
+
+/* ---- lex.c: tokens of a program -------------------------------------- */
+enum Tok {
+    TK_EOF, TK_NL, TK_IDENT, TK_NUM, TK_COMMENT,
+    TK_EQ, TK_COLON, TK_COMMA, TK_LP, TK_RP, TK_LB, TK_RB,
+    TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_AT, TK_TILDE, TK_DOTDOT, TK_WORD,
+    TK_BAD
+};
+typedef struct Lexer {
+    const Src *src;
+    size_t pos;
+    int line, col;
+} Lexer;
+typedef struct Token {
+    int kind, line, col;
+    const char *p;  /* into the source */
+    int len;
+} Token;
+void lex_init(Lexer *lx, const Src *src);
+Token lex_next(Lexer *lx);          /* skips blanks, not newlines */
+Token lex_word(Lexer *lx);          /* a header word: [A-Za-z0-9._-]+ */
+const char *tok_name(int kind);
+
+/* ---- parse.c: text to programs --------------------------------------- */
+/* Parses the next program of a stream. Returns NULL at a clean end of input
+ * (*err == 0) or on an error already reported (*err == 1). */
+Prog *parse_prog(Arena *a, Lexer *lx, int *err);
+
+/* ---- print.c: the canonical printer ---------------------------------- */
+void print_prog(FILE *f, const Prog *p);
+void print_expr(FILE *f, const Expr *e);
+void print_type(FILE *f, int base, int rank, const char *const *dims);
+
+/* ---- check.c: names, types and shapes -------------------------------- */
+/* Checks a parsed program; reports each problem; returns the number found. */
+int check_prog(Arena *a, Prog *p);
+int prog_find_decl(const Prog *p, const char *name);   /* index or -1 */
+
+/* ---- spec.c: the ModelSpec (YAML) ------------------------------------ */
+enum Mixer { MIX_ATTN, MIX_LATENT, MIX_DELTA, MIX_CONV };
+enum Ffn { FFN_DENSE, FFN_MOE };
+enum Act { ACT_SILU, ACT_GELU_TANH, ACT_OAI };   /* OAI: gpt-oss's clamped swiglu */
+enum Scaling { SCALE_NONE, SCALE_LLAMA3, SCALE_YARN };
+enum Score { SCORE_SOFTMAX, SCORE_SIGMOID, SCORE_TOPK_SOFTMAX };
+enum Fmt { FMT_F32, FMT_Q8 };
+/* Tensor classes a spec gives a format each (norms, biases and other small
+ * vectors are always f32). */
+enum WClass { WC_EMBED, WC_HEAD, WC_ATTN, WC_FFN, WC_EXPERT, WC_ROUTER, WC_MIXER, WC_COUNT };
+
+typedef struct Rope {
+    double theta;
+    int dim;             /* rotated values of a head (partial rotary); 0: all */
+    int interleaved;     /* checkpoint pairs (2i, 2i+1): bound by the row permutation */
+    int scaling;         /* enum Scaling */
+    double factor, low, high, beta_fast, beta_slow, attn_factor;
+    int orig;            /* original context of the scaling */
+} Rope;
+
+typedef struct AttnSpec {
+    int heads, kv_heads, head_dim, value_dim;
+    Rope rope;
+    int q_bias, k_bias, v_bias, o_bias;
+    int qk_norm;         /* per-head RMSNorm of q and k */
+    double softcap;      /* score soft-cap; 0: none */
+    int sinks;
+    int window;          /* sliding window; 0: full */
+    int out_gate;        /* sigmoid output gate from the query projection */
+    double scale;        /* softmax scale; 0: 1/sqrt(head_dim) */
+} AttnSpec;
+
+typedef struct LatentSpec {
+    int heads, q_lora, kv_lora, nope, rope_dim, value_dim;
+    Rope rope;
+    double scale;        /* 0: 1/sqrt(nope + rope_dim) */
+} LatentSpec;
+
+typedef struct DeltaSpec {
+    int k_heads, v_heads, k_dim, v_dim, conv;   /* conv: kernel width */
+} DeltaSpec;
+
+typedef struct ConvSpec {
+    int kernel;          /* width of the short convolution (carried kernel-1 rows) */
+    int bias;
+} ConvSpec;
+
+typedef struct DenseSpec {
+    int hidden, act, bias;
+} DenseSpec;
+
+typedef struct MoeSpec {
+    int experts, top_k, hidden, act;
+    int score;           /* enum Score */
+    int router_bias;     /* a selection bias added to the scores (not the weights) */
+    int groups, topk_groups;
+    int norm;            /* renormalize the kept weights */
+    double scale;        /* routed scaling factor (1: none) */
+    int expert_bias;     /* biases on each expert's products */
+    double alpha, limit; /* ACT_OAI's constants */
+    int shared_hidden;   /* 0: no shared expert */
+    int shared_gate;     /* sigmoid gate on the shared expert */
+} MoeSpec;
+
+typedef struct LayerSpec {
+    const char *kind;    /* the name the spec gives it */
+    int line;            /* YAML line of its definition */
+    int mixer;           /* enum Mixer */
+    AttnSpec attn;
+    LatentSpec latent;
+    DeltaSpec delta;
+    ConvSpec conv;
+    int ffn;             /* enum Ffn */
+    DenseSpec dense;
+    MoeSpec moe;
+    int sandwich;        /* post-norms after mixer and FFN as well */
+} LayerSpec;
+
+typedef struct Spec {
+    const char *file, *name;
+    int vocab, dim, nlayers, ctx;
+    double norm_eps;
+    int norm_offset;     /* RMSNorm scales by (1 + w) */
+    double embed_scale;  /* 0 or 1: none */
+    int tied;            /* LM head is the embedding */
+    double logit_softcap;
+    int fmt[WC_COUNT];   /* enum Fmt per class */
+    LayerSpec *kinds; int nkinds;
+    int *layer_kind;     /* nlayers entries, index into kinds */
+} Spec;
+
+/* Reads and validates a spec; NULL after reporting (with the YAML line). */
+Spec *spec_load(Arena *a, const char *path);
+const LayerSpec *spec_layer(const Spec *s, int l);
+/* The seed's check: why layer l can't be written yet, or NULL. */
+const char *spec_not_yet(Arena *a, const Spec *s, int l);
+/* The seed's check_tp: why the spec can't split over tp chips, or NULL. */
+const char *spec_tp_block(Arena *a, const Spec *s, int tp);
+
+#endif

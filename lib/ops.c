@@ -1,0 +1,26 @@
+/* ops.c — the op table's rows as data (see ops.h), and lookup by name. */
+#include <string.h>
+
+#include "logos.h"
+
+const OpInfo op_info[OP_COUNT] = {
+#define X(id, name, amin, amax, kind, fuse, attrs, state, shape) \
+    [OP_##id] = {name, amin, amax, kind, fuse, attrs, state},
+#include "ops.h"
+#undef X
+};
+
+int op_lookup(const char *name)
+{
+    for (int i = 0; i < OP_COUNT; i++)
+        if (op_info[i].kind != K_SUGAR && strcmp(op_info[i].name, name) == 0 &&
+            (name[0] >= 'a' && name[0] <= 'z') && i != OP_NEG)
+            return i;
+    return -1;
+}
+
+const char *base_name(int base)
+{
+    static const char *names[] = {"none", "f32", "i32", "q8"};
+    return names[base];
+}
