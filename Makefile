@@ -18,6 +18,8 @@ LIBSRC  = $(wildcard lib/*.c)
 HDRS    = $(wildcard lib/*.h)
 MAN     = $(wildcard man/man1/*.1 man/man5/*.5 man/man7/*.7)
 
+UNIT    = $(wildcard tests/unit/*.c)
+UNITBIN = $(UNIT:tests/unit/%.c=build/san/test/%)
 BIN     = $(TOOLS:%=build/bin/%)
 SANBIN  = $(TOOLS:%=build/san/bin/%)
 LIBOBJ  = $(LIBSRC:lib/%.c=build/obj/%.o)
@@ -41,7 +43,11 @@ build/san/bin/%: cmd/%/main.c $(SANOBJ) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SANFLAGS) -Ilib $< $(SANOBJ) -o $@ $(LIBS)
 
-san: $(SANBIN)
+build/san/test/%: tests/unit/%.c $(SANOBJ) $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SANFLAGS) -Ilib $< $(SANOBJ) -o $@ $(LIBS)
+
+san: $(SANBIN) $(UNITBIN)
 
 deps:
 	@sh scripts/deps

@@ -284,4 +284,59 @@ const char *spec_not_yet(Arena *a, const Spec *s, int l);
 /* The seed's check_tp: why the spec can't split over tp chips, or NULL. */
 const char *spec_tp_block(Arena *a, const Spec *s, int tp);
 
+/* ---- env.c: tensors by name, shared by the programs of a stream ------- */
+/* A tensor in memory. f32 data in f, i32 in i; a q8 weight has its quants in
+ * q (rows × cols int8) and one f16 scale per 32 values in s. Shapes are
+ * concrete here (sizes bound). */
+typedef struct Buf {
+    int base, rank;
+    long d[LOGOS_MAXRANK];
+    long n;               /* number of values */
+    float *f;
+    int32_t *i;
+    const int8_t *q;
+    const uint16_t *s;
+} Buf;
+typedef struct Env Env;   /* weights, states, inputs and outputs by name */
+Env *env_new(void);
+void env_free(Env *e);    /* frees every buffer the env allocated */
+Buf *env_get(Env *e, const char *name);             /* NULL when absent */
+/* Adds (or replaces) name with a zeroed buffer of this shape; the env owns it. */
+Buf *env_alloc(Env *e, const char *name, int base, int rank, const long *d);
+/* Adds name as a view of memory the caller keeps alive (mmapped weights). */
+Buf *env_bind(Env *e, const char *name, Buf b);
+long buf_rows(const Buf *b);                        /* d[0] */
+long buf_cols(const Buf *b);                        /* n / d[0] */
+
+/* ---- quant.c: Q8_0 and f16 ----------------------------------------------- */
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+/* Q8_0 by round-to-nearest, d = amax/127 per 32 values: n a multiple of 32. */
+void q8_quantize(const float *x, long n, int8_t *q, uint16_t *s);
+void q8_dequantize(const int8_t *q, const uint16_t *s, long n, float *x);
+/* Row r of a weight as f32 (dequantized for q8); out holds cols values. */
+void buf_row(const Buf *w, long r, float *out);
+
+/* ---- weights.c: weight files and synthetic weights ---------------------- */
+typedef struct Weights Weights;   /* mmapped files, freed with weights_close */
+/* Binds every weight a program declares into env: from DIR (each file checked
+ * against its declaration before anything runs) or, when dir is NULL,
+ * synthetic values from seed. Weights already in env are kept. Returns 0, or
+ * reports and returns EXIT_INPUT / EXIT_SYSTEM. */
+int weights_bind(Weights **w, const Prog *p, Env *env, const char *dir, uint64_t seed);
+void weights_close(Weights *w);
+/* Writes every weight of the program (synthetic from seed) into dir, each
+ * file atomically. Returns 0 or an exit status. */
+int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed);
+/* The deterministic synthetic f32 values of a named weight (n values). */
+void weights_synth(const char *name, int rank, const long *d, uint64_t seed, float *out);
+
+/* ---- ref.c: the CPU reference executor ----------------------------------- */
+/* Runs a checked program once against env: inputs and weights must be bound
+ * (sizes are taken from the inputs), states are created zeroed on first use
+ * and kept in env between runs; outputs are left in env under their names.
+ * Returns 0, or reports a located error and returns EXIT_INPUT (a position
+ * past a state's rows, a token past a table, a missing input). */
+int ref_run(const Prog *p, Env *env);
+
 #endif

@@ -383,11 +383,12 @@ static int fill_one(P *p, const Node *v, const Field *f, void *base)
 }
 
 /* Fill base from the collected values in table order; required fields first. */
-static int fill(P *p, const Node *m, const char *key, const Field *f, const Node **got, void *base)
+static int fill(P *p, const Node *m, const char *where, const Field *f, const Node **got,
+                void *base)
 {
     for (int i = 0; f[i].key; i++)
         if (f[i].req && !got[i])
-            return fail(p, m, "missing '%s' in '%s'", f[i].key, key);
+            return fail(p, m, "missing '%s' %s", f[i].key, where);
     for (int i = 0; f[i].key; i++)
         if (got[i] && fill_one(p, got[i], &f[i], base))
             return -1;
@@ -397,7 +398,7 @@ static int fill(P *p, const Node *m, const char *key, const Field *f, const Node
 static int parse_map(P *p, const Node *m, const char *key, const char *where, const Field *f,
                      void *base, const Node **got)
 {
-    return collect(p, m, key, where, f, got) || fill(p, m, key, f, got, base) ? -1 : 0;
+    return collect(p, m, key, where, f, got) || fill(p, m, where, f, got, base) ? -1 : 0;
 }
 
 
@@ -459,14 +460,14 @@ static int rope_fits(P *p, const Node *rope, const Rope *r, const char *head, in
 
 static int sub_scaling(P *p, const Node *v, void *base);
 static const Field scaling_fields[] = {
-    {"type", T_ENUM, F(Rope, scaling), 1, .names = scale_names},
-    {"factor", T_NUM, F(Rope, factor), .lo = 1},
-    {"low", T_NUM, F(Rope, low)},
-    {"high", T_NUM, F(Rope, high)},
-    {"orig", T_INT, F(Rope, orig), .lo = 1},
-    {"beta_fast", T_NUM, F(Rope, beta_fast)},
-    {"beta_slow", T_NUM, F(Rope, beta_slow)},
-    {"attn_factor", T_NUM, F(Rope, attn_factor), .lo = 1},
+    {"type", T_ENUM, .off = F(Rope, scaling), .req = 1, .names = scale_names},
+    {"factor", T_NUM, .off = F(Rope, factor), .lo = 1},
+    {"low", T_NUM, .off = F(Rope, low)},
+    {"high", T_NUM, .off = F(Rope, high)},
+    {"orig", T_INT, .off = F(Rope, orig), .lo = 1},
+    {"beta_fast", T_NUM, .off = F(Rope, beta_fast)},
+    {"beta_slow", T_NUM, .off = F(Rope, beta_slow)},
+    {"attn_factor", T_NUM, .off = F(Rope, attn_factor), .lo = 1},
     {0},
 };
 
@@ -513,8 +514,8 @@ static int sub_pairing(P *p, const Node *v, void *base)
 }
 
 static const Field rope_fields[] = {
-    {"theta", T_NUM, F(Rope, theta), 1, .lo = 1},
-    {"dim", T_INT, F(Rope, dim), .lo = 1},
+    {"theta", T_NUM, .off = F(Rope, theta), .req = 1, .lo = 1},
+    {"dim", T_INT, .off = F(Rope, dim), .lo = 1},
     {"pairing", T_SUB, .sub = sub_pairing},
     {"scaling", T_SUB, .sub = sub_scaling},
     {0},
@@ -527,10 +528,10 @@ static int parse_rope(P *p, const Node *v, Rope *r)
 }
 
 static const Field bias_fields[] = {
-    {"q", T_BOOL, F(AttnSpec, q_bias)},
-    {"k", T_BOOL, F(AttnSpec, k_bias)},
-    {"v", T_BOOL, F(AttnSpec, v_bias)},
-    {"o", T_BOOL, F(AttnSpec, o_bias)},
+    {"q", T_BOOL, .off = F(AttnSpec, q_bias)},
+    {"k", T_BOOL, .off = F(AttnSpec, k_bias)},
+    {"v", T_BOOL, .off = F(AttnSpec, v_bias)},
+    {"o", T_BOOL, .off = F(AttnSpec, o_bias)},
     {0},
 };
 
@@ -554,18 +555,18 @@ static int sub_attn_rope(P *p, const Node *v, void *base)
 }
 
 static const Field attn_fields[] = {
-    {"heads", T_INT, F(AttnSpec, heads), 1, .lo = 1},
-    {"kv_heads", T_INT, F(AttnSpec, kv_heads), 1, .lo = 1},
-    {"head_dim", T_INT, F(AttnSpec, head_dim), 1, .lo = 1},
-    {"value_dim", T_INT, F(AttnSpec, value_dim), .lo = 1},
-    {"rope", T_SUB, 0, 1, .sub = sub_attn_rope},
+    {"heads", T_INT, .off = F(AttnSpec, heads), .req = 1, .lo = 1},
+    {"kv_heads", T_INT, .off = F(AttnSpec, kv_heads), .req = 1, .lo = 1},
+    {"head_dim", T_INT, .off = F(AttnSpec, head_dim), .req = 1, .lo = 1},
+    {"value_dim", T_INT, .off = F(AttnSpec, value_dim), .lo = 1},
+    {"rope", T_SUB, .req = 1, .sub = sub_attn_rope},
     {"bias", T_SUB, .sub = sub_bias},
-    {"qk_norm", T_BOOL, F(AttnSpec, qk_norm)},
-    {"softcap", T_NUM, F(AttnSpec, softcap)},
-    {"sinks", T_BOOL, F(AttnSpec, sinks)},
-    {"window", T_INT, F(AttnSpec, window)},
-    {"out_gate", T_BOOL, F(AttnSpec, out_gate)},
-    {"scale", T_NUM, F(AttnSpec, scale), .lo = 1},
+    {"qk_norm", T_BOOL, .off = F(AttnSpec, qk_norm)},
+    {"softcap", T_NUM, .off = F(AttnSpec, softcap)},
+    {"sinks", T_BOOL, .off = F(AttnSpec, sinks)},
+    {"window", T_INT, .off = F(AttnSpec, window)},
+    {"out_gate", T_BOOL, .off = F(AttnSpec, out_gate)},
+    {"scale", T_NUM, .off = F(AttnSpec, scale), .lo = 1},
     {0},
 };
 
@@ -593,14 +594,14 @@ static int sub_latent_rope(P *p, const Node *v, void *base)
 }
 
 static const Field latent_fields[] = {
-    {"heads", T_INT, F(LatentSpec, heads), 1, .lo = 1},
-    {"q_lora", T_INT, F(LatentSpec, q_lora)},
-    {"kv_lora", T_INT, F(LatentSpec, kv_lora), 1, .lo = 1},
-    {"nope", T_INT, F(LatentSpec, nope), 1, .lo = 1},
-    {"rope_dim", T_INT, F(LatentSpec, rope_dim), 1, .lo = 1},
-    {"value_dim", T_INT, F(LatentSpec, value_dim), 1, .lo = 1},
-    {"rope", T_SUB, 0, 1, .sub = sub_latent_rope},
-    {"scale", T_NUM, F(LatentSpec, scale), .lo = 1},
+    {"heads", T_INT, .off = F(LatentSpec, heads), .req = 1, .lo = 1},
+    {"q_lora", T_INT, .off = F(LatentSpec, q_lora)},
+    {"kv_lora", T_INT, .off = F(LatentSpec, kv_lora), .req = 1, .lo = 1},
+    {"nope", T_INT, .off = F(LatentSpec, nope), .req = 1, .lo = 1},
+    {"rope_dim", T_INT, .off = F(LatentSpec, rope_dim), .req = 1, .lo = 1},
+    {"value_dim", T_INT, .off = F(LatentSpec, value_dim), .req = 1, .lo = 1},
+    {"rope", T_SUB, .req = 1, .sub = sub_latent_rope},
+    {"scale", T_NUM, .off = F(LatentSpec, scale), .lo = 1},
     {0},
 };
 
@@ -624,11 +625,11 @@ static int sub_latent(P *p, const Node *v, void *base)
 }
 
 static const Field delta_fields[] = {
-    {"k_heads", T_INT, F(DeltaSpec, k_heads), 1, .lo = 1},
-    {"v_heads", T_INT, F(DeltaSpec, v_heads), 1, .lo = 1},
-    {"k_dim", T_INT, F(DeltaSpec, k_dim), 1, .lo = 1},
-    {"v_dim", T_INT, F(DeltaSpec, v_dim), 1, .lo = 1},
-    {"conv", T_INT, F(DeltaSpec, conv), 1, .lo = 1},
+    {"k_heads", T_INT, .off = F(DeltaSpec, k_heads), .req = 1, .lo = 1},
+    {"v_heads", T_INT, .off = F(DeltaSpec, v_heads), .req = 1, .lo = 1},
+    {"k_dim", T_INT, .off = F(DeltaSpec, k_dim), .req = 1, .lo = 1},
+    {"v_dim", T_INT, .off = F(DeltaSpec, v_dim), .req = 1, .lo = 1},
+    {"conv", T_INT, .off = F(DeltaSpec, conv), .req = 1, .lo = 1},
     {0},
 };
 
@@ -649,8 +650,8 @@ static int sub_delta(P *p, const Node *v, void *base)
 }
 
 static const Field conv_fields[] = {
-    {"kernel", T_INT, F(ConvSpec, kernel), 1, .lo = 1},
-    {"bias", T_BOOL, F(ConvSpec, bias)},
+    {"kernel", T_INT, .off = F(ConvSpec, kernel), .req = 1, .lo = 1},
+    {"bias", T_BOOL, .off = F(ConvSpec, bias)},
     {0},
 };
 
@@ -680,9 +681,9 @@ static int sub_mixer(P *p, const Node *v, void *base)
 }
 
 static const Field dense_fields[] = {
-    {"hidden", T_INT, F(DenseSpec, hidden), 1, .lo = 1},
-    {"act", T_ENUM, F(DenseSpec, act), .names = act_names},
-    {"bias", T_BOOL, F(DenseSpec, bias)},
+    {"hidden", T_INT, .off = F(DenseSpec, hidden), .req = 1, .lo = 1},
+    {"act", T_ENUM, .off = F(DenseSpec, act), .names = act_names},
+    {"bias", T_BOOL, .off = F(DenseSpec, bias)},
     {0},
 };
 
@@ -702,8 +703,8 @@ static int sub_dense(P *p, const Node *v, void *base)
 }
 
 static const Field shared_fields[] = {
-    {"hidden", T_INT, F(MoeSpec, shared_hidden), 1, .lo = 1},
-    {"gate", T_BOOL, F(MoeSpec, shared_gate)},
+    {"hidden", T_INT, .off = F(MoeSpec, shared_hidden), .req = 1, .lo = 1},
+    {"gate", T_BOOL, .off = F(MoeSpec, shared_gate)},
     {0},
 };
 
@@ -720,19 +721,19 @@ static int sub_shared(P *p, const Node *v, void *base)
 }
 
 static const Field moe_fields[] = {
-    {"experts", T_INT, F(MoeSpec, experts), 1, .lo = 1},
-    {"top_k", T_INT, F(MoeSpec, top_k), 1, .lo = 1},
-    {"hidden", T_INT, F(MoeSpec, hidden), 1, .lo = 1},
-    {"act", T_ENUM, F(MoeSpec, act), .names = act_names},
-    {"score", T_ENUM, F(MoeSpec, score), .names = score_names},
-    {"router_bias", T_BOOL, F(MoeSpec, router_bias)},
-    {"groups", T_INT, F(MoeSpec, groups), .lo = 1},
-    {"topk_groups", T_INT, F(MoeSpec, topk_groups), .lo = 1},
-    {"norm", T_BOOL, F(MoeSpec, norm)},
-    {"scale", T_NUM, F(MoeSpec, scale), .lo = 1},
-    {"expert_bias", T_BOOL, F(MoeSpec, expert_bias)},
-    {"alpha", T_NUM, F(MoeSpec, alpha), .lo = 1},
-    {"limit", T_NUM, F(MoeSpec, limit), .lo = 1},
+    {"experts", T_INT, .off = F(MoeSpec, experts), .req = 1, .lo = 1},
+    {"top_k", T_INT, .off = F(MoeSpec, top_k), .req = 1, .lo = 1},
+    {"hidden", T_INT, .off = F(MoeSpec, hidden), .req = 1, .lo = 1},
+    {"act", T_ENUM, .off = F(MoeSpec, act), .names = act_names},
+    {"score", T_ENUM, .off = F(MoeSpec, score), .names = score_names},
+    {"router_bias", T_BOOL, .off = F(MoeSpec, router_bias)},
+    {"groups", T_INT, .off = F(MoeSpec, groups), .lo = 1},
+    {"topk_groups", T_INT, .off = F(MoeSpec, topk_groups), .lo = 1},
+    {"norm", T_BOOL, .off = F(MoeSpec, norm)},
+    {"scale", T_NUM, .off = F(MoeSpec, scale), .lo = 1},
+    {"expert_bias", T_BOOL, .off = F(MoeSpec, expert_bias)},
+    {"alpha", T_NUM, .off = F(MoeSpec, alpha), .lo = 1},
+    {"limit", T_NUM, .off = F(MoeSpec, limit), .lo = 1},
     {"shared", T_SUB, .sub = sub_shared},
     {0},
 };
@@ -792,9 +793,9 @@ static int sub_ffn(P *p, const Node *v, void *base)
 }
 
 static const Field layer_fields[] = {
-    {"mixer", T_SUB, 0, 1, .sub = sub_mixer},
-    {"ffn", T_SUB, 0, 1, .sub = sub_ffn},
-    {"norm", T_ENUM, F(LayerSpec, sandwich), .names = norm_names},
+    {"mixer", T_SUB, .req = 1, .sub = sub_mixer},
+    {"ffn", T_SUB, .req = 1, .sub = sub_ffn},
+    {"norm", T_ENUM, .off = F(LayerSpec, sandwich), .names = norm_names},
     {0},
 };
 
@@ -814,8 +815,8 @@ static int parse_layer(P *p, const Node *k, const Node *v, LayerSpec *L)
 /* ---- the top level ------------------------------------------------------- */
 
 static const Field norm_fields[] = {
-    {"eps", T_NUM, F(Spec, norm_eps), 1, .lo = 1},
-    {"offset", T_INT, F(Spec, norm_offset), .hi = 1},
+    {"eps", T_NUM, .off = F(Spec, norm_eps), .req = 1, .lo = 1},
+    {"offset", T_INT, .off = F(Spec, norm_offset), .hi = 1},
     {0},
 };
 
@@ -826,7 +827,7 @@ static int sub_norm(P *p, const Node *v, void *base)
 }
 
 static const Field embed_fields[] = {
-    {"scale", T_NUM, F(Spec, embed_scale), .lo = 1},
+    {"scale", T_NUM, .off = F(Spec, embed_scale), .lo = 1},
     {0},
 };
 
@@ -837,8 +838,8 @@ static int sub_embed(P *p, const Node *v, void *base)
 }
 
 static const Field head_fields[] = {
-    {"tied", T_BOOL, F(Spec, tied)},
-    {"softcap", T_NUM, F(Spec, logit_softcap)},
+    {"tied", T_BOOL, .off = F(Spec, tied)},
+    {"softcap", T_NUM, .off = F(Spec, logit_softcap)},
     {0},
 };
 
@@ -854,14 +855,14 @@ typedef struct Formats {
 } Formats;
 
 static const Field formats_fields[] = {
-    {"default", T_ENUM, F(Formats, def), .names = fmt_names},
-    {"embed", T_ENUM, F(Formats, c[WC_EMBED]), .names = fmt_names},
-    {"head", T_ENUM, F(Formats, c[WC_HEAD]), .names = fmt_names},
-    {"attn", T_ENUM, F(Formats, c[WC_ATTN]), .names = fmt_names},
-    {"ffn", T_ENUM, F(Formats, c[WC_FFN]), .names = fmt_names},
-    {"expert", T_ENUM, F(Formats, c[WC_EXPERT]), .names = fmt_names},
-    {"router", T_ENUM, F(Formats, c[WC_ROUTER]), .names = fmt_names},
-    {"mixer", T_ENUM, F(Formats, c[WC_MIXER]), .names = fmt_names},
+    {"default", T_ENUM, .off = F(Formats, def), .names = fmt_names},
+    {"embed", T_ENUM, .off = F(Formats, c[WC_EMBED]), .names = fmt_names},
+    {"head", T_ENUM, .off = F(Formats, c[WC_HEAD]), .names = fmt_names},
+    {"attn", T_ENUM, .off = F(Formats, c[WC_ATTN]), .names = fmt_names},
+    {"ffn", T_ENUM, .off = F(Formats, c[WC_FFN]), .names = fmt_names},
+    {"expert", T_ENUM, .off = F(Formats, c[WC_EXPERT]), .names = fmt_names},
+    {"router", T_ENUM, .off = F(Formats, c[WC_ROUTER]), .names = fmt_names},
+    {"mixer", T_ENUM, .off = F(Formats, c[WC_MIXER]), .names = fmt_names},
     {0},
 };
 
@@ -880,12 +881,12 @@ static int sub_formats(P *p, const Node *v, void *base)
 enum { TOP_NAME, TOP_VOCAB, TOP_DIM, TOP_LAYERS, TOP_CTX, TOP_NORM, TOP_EMBED, TOP_HEAD,
        TOP_FORMATS, TOP_LAYER, TOP_KINDS, TOP_PATTERN, TOP_FIRST, TOP_PER_LAYER };
 static const Field top_fields[] = {
-    [TOP_NAME] = {"name", T_STR, F(Spec, name), 1},
-    [TOP_VOCAB] = {"vocab", T_INT, F(Spec, vocab), 1, .lo = 1},
-    [TOP_DIM] = {"dim", T_INT, F(Spec, dim), 1, .lo = 1},
-    [TOP_LAYERS] = {"layers", T_INT, F(Spec, nlayers), 1, .lo = 1, .hi = MAX_LAYERS},
-    [TOP_CTX] = {"ctx", T_INT, F(Spec, ctx), 1, .lo = 1},
-    [TOP_NORM] = {"norm", T_SUB, 0, 1, .sub = sub_norm},
+    [TOP_NAME] = {"name", T_STR, .off = F(Spec, name), .req = 1},
+    [TOP_VOCAB] = {"vocab", T_INT, .off = F(Spec, vocab), .req = 1, .lo = 1},
+    [TOP_DIM] = {"dim", T_INT, .off = F(Spec, dim), .req = 1, .lo = 1},
+    [TOP_LAYERS] = {"layers", T_INT, .off = F(Spec, nlayers), .req = 1, .lo = 1, .hi = MAX_LAYERS},
+    [TOP_CTX] = {"ctx", T_INT, .off = F(Spec, ctx), .req = 1, .lo = 1},
+    [TOP_NORM] = {"norm", T_SUB, .req = 1, .sub = sub_norm},
     [TOP_EMBED] = {"embed", T_SUB, .sub = sub_embed},
     [TOP_HEAD] = {"head", T_SUB, .sub = sub_head},
     [TOP_FORMATS] = {"formats", T_SUB, .sub = sub_formats},
@@ -1069,7 +1070,7 @@ static int parse_top(P *p, const Node *top)
     if (collect(p, top, "the spec", "at the top level", top_fields, got))
         return -1;
     p->dim = got[TOP_DIM];
-    if (fill(p, top, "the spec", top_fields, got, s) || dim_blocks(p, WC_EMBED))
+    if (fill(p, top, "at the top level", top_fields, got, s) || dim_blocks(p, WC_EMBED))
         return -1;
     if (!s->tied && dim_blocks(p, WC_HEAD))
         return -1;

@@ -1,0 +1,9 @@
+# common.bash — shared setup of the bats suites: where the tools and the
+# examples are. The tools are the sanitized build unless LOGOS_BIN says.
+TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+LOGOS_BIN="${LOGOS_BIN:-$TOP/build/san/bin}"
+EX="$TOP/examples"
+export PATH="$LOGOS_BIN:$PATH"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
