@@ -883,9 +883,10 @@ static int check_decl(Ck *c, const Decl *d)
         if (t.d[i].sym && (d->kind == D_WEIGHT || d->kind == D_STATE))
             return errl(c, d->line, d->col, "weights and states have constant shapes");
     if (d->unpair_hd) {
-        if (t.d[0].n % d->unpair_hd || d->unpair_rot > d->unpair_hd || d->unpair_rot % 2)
-            return errl(c, d->line, d->col, arena_printf(c->a, "unpair(%d, %d) does not fit %ld rows", d->unpair_hd,
-                                                         d->unpair_rot, t.d[0].n));
+        if (t.d[0].n % d->unpair_hd || d->unpair_at + d->unpair_rot > d->unpair_hd || d->unpair_rot % 2)
+            return errl(c, d->line, d->col, arena_printf(c->a, "unpair(%d, %d, %d) does not fit groups of %d in %ld rows",
+                                                         d->unpair_hd, d->unpair_rot, d->unpair_at, d->unpair_hd,
+                                                         t.d[0].n));
     }
     Name *n = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
     *n = (Name){d->name, d->kind, d->line, 0, t};

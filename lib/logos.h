@@ -114,7 +114,7 @@ typedef struct Decl {
     const char *name;
     int base, rank;
     const char *dims[LOGOS_MAXRANK];
-    int unpair_hd, unpair_rot;   /* weight rows bound through the rope pairing permutation */
+    int unpair_hd, unpair_rot, unpair_at;   /* rows bound through the rope pairing permutation */
     char **pre; int npre;        /* full-line comments before it */
     const char *trail;           /* a comment after it on its line */
 } Decl;
@@ -283,6 +283,16 @@ const LayerSpec *spec_layer(const Spec *s, int l);
 const char *spec_not_yet(Arena *a, const Spec *s, int l);
 /* The seed's check_tp: why the spec can't split over tp chips, or NULL. */
 const char *spec_tp_block(Arena *a, const Spec *s, int tp);
+
+/* ---- author.c: programs from a spec --------------------------------- */
+/* 1: a form author() writes (has_layer: it takes a layer index); -1: a
+ * tensor-parallel form, not written yet; 0: no such form. */
+int author_form_info(const char *name, int *has_layer);
+const char *author_forms(void);   /* the form names, space-separated */
+/* Writes FORM (with layer l, batch rows B where the form has them) as LOGOS
+ * text to out. stacked_layer takes batch rows when batch > 0, else the rows
+ * of one sequence. Returns 0 or EXIT_INPUT after a message. */
+int author(Arena *a, const Spec *s, const char *form, int l, int batch, FILE *out);
 
 /* ---- env.c: tensors by name, shared by the programs of a stream ------- */
 /* A tensor in memory. f32 data in f, i32 in i; a q8 weight has its quants in

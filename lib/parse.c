@@ -400,7 +400,7 @@ static int small_int(Parser *ps, const char *what)
     return (int)v;
 }
 
-/* `unpair(HD)` or `unpair(HD, ROT)` after a weight's type. */
+/* `unpair(HD[, ROT[, AT]])` after a weight's type. */
 static void unpair(Parser *ps, Decl *d)
 {
     if (!tok_is(&ps->tok, "unpair"))
@@ -411,6 +411,15 @@ static void unpair(Parser *ps, Decl *d)
     if (is(ps, TK_COMMA)) {
         next(ps);
         d->unpair_rot = small_int(ps, "a rotated width");
+        if (is(ps, TK_COMMA)) {
+            next(ps);
+            Token t = expect(ps, TK_NUM, "the first rotated row");
+            char *end;
+            long v = strtol(t.p, &end, 10);
+            if (end != t.p + t.len || v < 0 || v > 1000000)
+                fail(ps, &t, "expected the first rotated row (a whole number)");
+            d->unpair_at = (int)v;
+        }
     }
     expect(ps, TK_RP, "')'");
 }

@@ -131,8 +131,10 @@ static void print_decl(FILE *f, const Decl *d)
     }
     if (d->unpair_hd) {
         fprintf(f, " unpair(%d", d->unpair_hd);
-        if (d->unpair_rot != d->unpair_hd)
+        if (d->unpair_rot != d->unpair_hd || d->unpair_at)
             fprintf(f, ", %d", d->unpair_rot);
+        if (d->unpair_at)
+            fprintf(f, ", %d", d->unpair_at);
         fputc(')', f);
     }
     trail(f, d->trail);

@@ -1,8 +1,8 @@
 /* spec.c — the ModelSpec (man5/logos-spec.5): reads a spec's YAML with
  * libyaml's event API into a small tree (no aliases, anchors or tags, at most
  * MAX_DEPTH levels), fills a Spec from it through tables of fields, checks
- * its shapes, and answers the seed's check (spec_not_yet) and check_tp
- * (spec_tp_block). Every rejection is one located message and NULL. */
+ * its shapes, and answers the seed's check (spec_not_yet). Every rejection
+ * is one located message and NULL. */
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1097,7 +1097,7 @@ const LayerSpec *spec_layer(const Spec *s, int l)
     return &s->kinds[s->layer_kind[l]];
 }
 
-/* ---- the seed's check and check_tp ------------------------------------------ */
+/* ---- the seed's check (check_tp is in spec_check.c) ---------------------------- */
 
 const char *spec_not_yet(Arena *a, const Spec *s, int l)
 {
@@ -1112,59 +1112,5 @@ const char *spec_not_yet(Arena *a, const Spec *s, int l)
     int act = L->ffn == FFN_DENSE ? L->dense.act : L->moe.act;
     if (act > ACT_OAI)
         return arena_printf(a, "act '%s' is not in the language yet", act_names[act]);
-    return NULL;
-}
-
-/* Why attention layer l does not split over tp chips, or NULL. */
-static const char *attn_tp_block(Arena *a, const Spec *s, int l, int tp)
-{
-    const AttnSpec *t = &spec_layer(s, l)->attn;
-    const int bias[] = {t->q_bias, t->k_bias, t->v_bias, t->o_bias};
-    for (int i = 0; i < 4; i++)
-        if (bias[i])
-            return arena_printf(a, "layer %d: attention has a %c bias", l, "qkvo"[i]);
-    if (t->sinks)
-        return arena_printf(a, "layer %d: attention has sinks", l);
-    if (t->heads % tp)
-        return arena_printf(a, "layer %d: %d heads do not split over %d chips", l, t->heads, tp);
-    if (t->kv_heads % tp && tp % t->kv_heads)
-        return arena_printf(a, "layer %d: %d kv heads neither split over nor replicate across "
-                            "%d chips", l, t->kv_heads, tp);
-    long o = (long)t->heads / tp * t->value_dim;
-    if (s->fmt[WC_ATTN] == FMT_Q8 && o % 32)
-        return arena_printf(a, "layer %d: attention output columns per chip %ld are not whole "
-                            "32-value blocks (formats.attn is q8)", l, o);
-    return NULL;
-}
-
-static const char *ffn_tp_block(Arena *a, const Spec *s, int l, int tp)
-{
-    const LayerSpec *L = spec_layer(s, l);
-    if (L->ffn == FFN_MOE)
-        return arena_printf(a, "layer %d: a mixture of experts does not split yet", l);
-    if (L->dense.hidden % tp)
-        return arena_printf(a, "layer %d: ffn hidden %d does not split over %d chips", l,
-                            L->dense.hidden, tp);
-    if (s->fmt[WC_FFN] == FMT_Q8 && L->dense.hidden / tp % 32)
-        return arena_printf(a, "layer %d: ffn hidden per chip %d is not whole 32-value blocks "
-                            "(formats.ffn is q8)", l, L->dense.hidden / tp);
-    return NULL;
-}
-
-const char *spec_tp_block(Arena *a, const Spec *s, int tp)
-{
-    static const char *const mixer[] = {"attention", "latent", "delta", "conv"};
-    if (tp < 1)
-        return arena_printf(a, "tp %d is not a number of chips", tp);
-    for (int l = 0; l < s->nlayers; l++) {
-        const LayerSpec *L = spec_layer(s, l);
-        if (L->mixer != MIX_ATTN)
-            return arena_printf(a, "layer %d: a %s mixer does not split yet", l, mixer[L->mixer]);
-        const char *why = attn_tp_block(a, s, l, tp);
-        if (!why)
-            why = ffn_tp_block(a, s, l, tp);
-        if (why)
-            return why;
-    }
     return NULL;
 }

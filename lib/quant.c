@@ -1,0 +1,97 @@
+/* quant.c — the number formats of weight files: IEEE half (f16) to and from
+ * f32 with round-to-nearest-even, Q8_0 blocks (32 int8 quants and one f16
+ * scale), and reading one row of a bound weight as f32. */
+#include <math.h>
+#include <string.h>
+
+#include "logos.h"
+
+enum { QBLOCK = 32 };   /* values per Q8_0 scale */
+
+float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0) {   /* zero or subnormal: m * 2^-24 */
+        float v = ldexpf((float)m, -24);
+        return sign ? -v : v;
+    }
+    uint32_t bits = e == 31 ? sign | 0x7f800000 | m << 13 : sign | (e + 112) << 23 | m << 13;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Keeps the top bits of m above `shift`, rounding to nearest, ties to even. */
+static uint32_t round_shift(uint32_t m, int shift)
+{
+    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    return r + (rem > half || (rem == half && (r & 1)));
+}
+
+uint16_t f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t a = x & 0x7fffffff, e = a >> 23;
+    if (a > 0x7f800000)   /* NaN: stays quiet, keeps its top payload bits */
+        return sign | 0x7e00 | (uint16_t)((a >> 13) & 0x3ff);
+    if (a >= 0x477ff000)  /* 65520 and above (and inf) round to inf */
+        return sign | 0x7c00;
+    if (a >= 0x38800000)  /* normal half; a carry out of the mantissa bumps the exponent */
+        return sign | (uint16_t)round_shift(a - (112u << 23), 13);
+    if (a < 0x33000000)   /* below 2^-25: rounds to zero */
+        return sign;
+    /* subnormal half: the value in units of 2^-24 */
+    return sign | (uint16_t)round_shift((a & 0x7fffff) | 0x800000, (int)(126 - e));
+}
+
+/* One quant of x at scale d: round half away from zero, clamped to ±127 (a
+ * NaN gives 0). */
+static int8_t quant(float x, float d)
+{
+    float v = x / d;
+    if (v >= 127)
+        return 127;
+    if (v <= -127)
+        return -127;
+    return v == v ? (int8_t)lroundf(v) : 0;
+}
+
+static void q8_block(const float *x, int8_t *q, uint16_t *s)
+{
+    float amax = 0;
+    for (int i = 0; i < QBLOCK; i++)
+        if (fabsf(x[i]) > amax)
+            amax = fabsf(x[i]);
+    float d = amax / 127;
+    *s = f32_to_f16(d);
+    for (int i = 0; i < QBLOCK; i++)
+        q[i] = d > 0 ? quant(x[i], d) : 0;
+}
+
+void q8_quantize(const float *x, long n, int8_t *q, uint16_t *s)
+{
+    ASSERT(n % QBLOCK == 0);
+    for (long b = 0; b < n / QBLOCK; b++)
+        q8_block(x + b * QBLOCK, q + b * QBLOCK, s + b);
+}
+
+void q8_dequantize(const int8_t *q, const uint16_t *s, long n, float *x)
+{
+    ASSERT(n % QBLOCK == 0);
+    for (long i = 0; i < n; i++)
+        x[i] = (float)q[i] * f16_to_f32(s[i / QBLOCK]);
+}
+
+void buf_row(const Buf *w, long r, float *out)
+{
+    ASSERT(w->rank >= 1 && r >= 0 && r < w->d[0]);
+    long cols = w->n / w->d[0];
+    if (w->base == T_Q8)
+        q8_dequantize(w->q + r * cols, w->s + r * cols / QBLOCK, cols, out);
+    else if (w->base == T_F32)
+        memcpy(out, w->f + r * cols, (size_t)cols * sizeof *out);
+    else
+        BUG("buf_row of a tensor that is neither f32 nor q8");
+}

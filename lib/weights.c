@@ -1,0 +1,445 @@
+/* weights.c — a program's weights: read from their files (every file checked
+ * against its declaration before any is mapped, then mmapped read-only),
+ * synthesized deterministically from a seed, or written out as files
+ * (man5/logos-weights.5 is the format). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "logos.h"
+
+enum { QBLOCK = 32 };   /* values per Q8_0 scale */
+
+typedef struct Map {
+    void *p;
+    size_t len;
+} Map;
+
+struct Weights {
+    Arena *a;        /* synthetic q8 quants and scales, bookkeeping */
+    Map *maps;
+    int nmaps, cmaps;
+};
+
+/* A weight to bind: its declaration and concrete shape. */
+typedef struct Want {
+    const Decl *decl;
+    int rank;
+    long d[LOGOS_MAXRANK];
+    long n;
+    const char *type;   /* "q8[256,64]" for messages */
+} Want;
+
+/* One file of a weight, while it is checked and mapped. */
+typedef struct WFile {
+    const char *path;
+    long bytes;
+    int fd;
+    void *map;
+} WFile;
+
+/* ---- synthetic values ---- */
+
+/* A splitmix64 stream and the affine map of its uniforms to values. */
+typedef struct Synth {
+    uint64_t state;
+    double add, mul;
+} Synth;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+    return h;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Rank 1: 1 + 0.25(2u-1); rank >= 2: (2u-1)sqrt(3/cols), cols the last
+ * dimension, so a product by it keeps unit variance. */
+static Synth synth_init(const char *name, int rank, const long *d, uint64_t seed)
+{
+    Synth s = {seed ^ fnv1a(name), 1, 0.25};
+    if (rank >= 2)
+        s = (Synth){s.state, 0, sqrt(3.0 / (double)d[rank - 1])};
+    return s;
+}
+
+static float synth_next(Synth *s)
+{
+    double u = (double)(splitmix64(&s->state) >> 40) * 0x1p-24;
+    return (float)(s->add + s->mul * (2 * u - 1));
+}
+
+void weights_synth(const char *name, int rank, const long *d, uint64_t seed, float *out)
+{
+    Synth s = synth_init(name, rank, d, seed);
+    long n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= d[i];
+    for (long i = 0; i < n; i++)
+        out[i] = synth_next(&s);
+}
+
+/* The next k (<= 32) synthetic values; quantized as one block when q != NULL. */
+static void synth_block(Synth *sy, int k, float *x, int8_t *q, uint16_t *s)
+{
+    for (int j = 0; j < k; j++)
+        x[j] = synth_next(sy);
+    if (q)
+        q8_quantize(x, QBLOCK, q, s);
+}
+
+/* ---- declarations to shapes ---- */
+
+static int plain_name(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+            return 0;
+    return 1;
+}
+
+/* Reports msg at d (a program built in memory has no source to point into). */
+static int bad_decl(const Prog *p, const Decl *d, const char *msg)
+{
+    if (p->src)
+        diag_at(p->src, d->line, d->col, "%s", msg);
+    else
+        diag_file("<program>", "%s", msg);
+    return 1;
+}
+
+/* The shape of weight declaration d; nonzero after reporting. */
+static int want_of(Arena *a, const Prog *p, const Decl *d, Want *w)
+{
+    if (!plain_name(d->name))
+        return bad_decl(p, d, arena_printf(a, "weight name '%s' would read outside the weights directory", d->name));
+    *w = (Want){.decl = d, .rank = d->rank, .n = 1};
+    char *type = arena_printf(a, "%s[", base_name(d->base));
+    for (int i = 0; i < d->rank; i++) {
+        char *end;
+        errno = 0;
+        w->d[i] = strtol(d->dims[i], &end, 10);
+        ASSERT(*end == 0 && w->d[i] > 0);   /* a checked program's weight dims are numbers */
+        if (errno || __builtin_mul_overflow(w->n, w->d[i], &w->n) || w->n > LONG_MAX / 4)
+            return bad_decl(p, d, arena_printf(a, "weight '%s' is too large to address", d->name));
+        type = arena_printf(a, "%s%s%s", type, i ? "," : "", d->dims[i]);
+    }
+    w->type = arena_printf(a, "%s]", type);
+    return 0;
+}
+
+/* The weights of p not yet in env (all of them when env is NULL); the count,
+ * or -1 after reporting. */
+static int wants(Arena *a, const Prog *p, Env *env, Want **out)
+{
+    Want *w = arena_alloc(a, sizeof *w * (size_t)(p->ndecls + 1));
+    int n = 0, bad = 0;
+    for (int i = 0; i < p->ndecls; i++) {
+        const Decl *d = &p->decls[i];
+        if (d->kind != D_WEIGHT || (env && env_get(env, d->name)))
+            continue;
+        if (want_of(a, p, d, &w[n]))
+            bad = 1;
+        else
+            n++;
+    }
+    *out = w;
+    return bad ? -1 : n;
+}
+
+/* ---- files ---- */
+
+static const char *ext_why(char ext)
+{
+    return ext == 'f' ? "four bytes per value" : ext == 'q' ? "one int8 quant per value"
+                                                            : "one f16 scale per 32 values";
+}
+
+static long ext_bytes(const Want *w, char ext)
+{
+    return ext == 'f' ? w->n * 4 : ext == 'q' ? w->n : w->n / QBLOCK * 2;
+}
+
+/* The file extensions of a weight: "f" or "qs". */
+static const char *exts(const Want *w)
+{
+    return w->decl->base == T_Q8 ? "qs" : "f";
+}
+
+/* Does the resolved path lie inside the resolved directory? */
+static int inside(const char *real, const char *realdir)
+{
+    size_t n = strlen(realdir);
+    if (n == 1)   /* "/" */
+        return 1;
+    return strncmp(real, realdir, n) == 0 && real[n] == '/';
+}
+
+/* Opens one file after checking where it resolves, its type and size; 0, or
+ * 1 after reporting. */
+static int open_checked(WFile *f, const Want *w, char ext, const char *realdir)
+{
+    char *real = realpath(f->path, NULL);
+    if (!real) {
+        if (errno == ENOENT)
+            diag_file(f->path, "missing (expected %ld bytes for %s)", f->bytes, w->type);
+        else
+            diag_file(f->path, "%s", strerror(errno));
+        return 1;
+    }
+    int in = inside(real, realdir);
+    f->fd = in ? open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+    int err = errno;
+    free(real);
+    if (!in) {
+        diag_file(f->path, "resolves outside the weights directory");
+        return 1;
+    }
+    struct stat st;
+    if (f->fd < 0 || fstat(f->fd, &st) != 0) {
+        diag_file(f->path, "%s", strerror(f->fd < 0 ? err : errno));
+        return 1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        diag_file(f->path, "not a regular file");
+        return 1;
+    }
+    if (st.st_size != (off_t)f->bytes) {
+        diag_file(f->path, "%lld bytes, expected %ld (%s: %s)", (long long)st.st_size, f->bytes, w->type,
+                  ext_why(ext));
+        return 1;
+    }
+    return 0;
+}
+
+/* Checks every file of every weight, leaving each open; 0 or EXIT_INPUT. */
+static int check_files(Arena *a, const Want *w, int nw, WFile *files, const char *dir, const char *realdir)
+{
+    int bad = 0, k = 0;
+    for (int i = 0; i < nw; i++)
+        for (const char *e = exts(&w[i]); *e; e++, k++) {
+            files[k] = (WFile){arena_printf(a, "%s/%s.%c", dir, w[i].decl->name, *e), ext_bytes(&w[i], *e), -1, NULL};
+            bad |= open_checked(&files[k], &w[i], *e, realdir);
+        }
+    return bad ? EXIT_INPUT : 0;
+}
+
+static void keep_map(Weights *wt, void *p, size_t len)
+{
+    *VEC_PUSH(wt->a, wt->maps, wt->nmaps, wt->cmaps) = (Map){p, len};
+}
+
+/* Maps every checked file; 0 or EXIT_SYSTEM (what was mapped is kept in wt
+ * for weights_close). */
+static int map_files(Weights *wt, WFile *files, int nf)
+{
+    for (int k = 0; k < nf; k++) {
+        void *p = mmap(NULL, (size_t)files[k].bytes, PROT_READ, MAP_PRIVATE, files[k].fd, 0);
+        if (p == MAP_FAILED) {
+            diag_file(files[k].path, "cannot map: %s", strerror(errno));
+            return EXIT_SYSTEM;
+        }
+        keep_map(wt, p, (size_t)files[k].bytes);
+        files[k].map = p;
+    }
+    return 0;
+}
+
+static Buf want_buf(const Want *w)
+{
+    Buf b = {.base = w->decl->base, .rank = w->rank, .n = w->n};
+    memcpy(b.d, w->d, sizeof b.d);
+    return b;
+}
+
+static void bind_files(Env *env, const Want *w, int nw, const WFile *files)
+{
+    for (int i = 0, k = 0; i < nw; i++) {
+        Buf b = want_buf(&w[i]);
+        if (b.base == T_Q8) {
+            b.q = files[k++].map;
+            b.s = files[k++].map;
+        } else {
+            b.f = files[k++].map;
+        }
+        env_bind(env, w[i].decl->name, b);
+    }
+}
+
+static int bind_dir(Weights *wt, Env *env, const Want *w, int nw, const char *dir)
+{
+    char *realdir = realpath(dir, NULL);
+    int dfd = realdir ? open(realdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (dfd < 0) {
+        diag_file(dir, "%s", strerror(errno));
+        free(realdir);
+        return EXIT_INPUT;
+    }
+    close(dfd);
+    WFile *files = arena_alloc(wt->a, sizeof *files * 2 * (size_t)(nw + 1));
+    int nf = 0;
+    for (int i = 0; i < nw; i++)
+        nf += (int)strlen(exts(&w[i]));
+    int rc = check_files(wt->a, w, nw, files, dir, realdir);
+    free(realdir);
+    if (!rc)
+        rc = map_files(wt, files, nf);
+    for (int k = 0; k < nf; k++)
+        if (files[k].fd >= 0)
+            close(files[k].fd);
+    if (!rc)
+        bind_files(env, w, nw, files);
+    return rc;
+}
+
+static void bind_synthetic(Weights *wt, Env *env, const Want *w, int nw, uint64_t seed)
+{
+    for (int i = 0; i < nw; i++) {
+        const Decl *d = w[i].decl;
+        if (d->base != T_Q8) {
+            Buf *b = env_alloc(env, d->name, T_F32, w[i].rank, w[i].d);
+            weights_synth(d->name, w[i].rank, w[i].d, seed, b->f);
+            continue;
+        }
+        Buf b = want_buf(&w[i]);
+        int8_t *q = arena_alloc(wt->a, (size_t)b.n);
+        uint16_t *s = arena_alloc(wt->a, (size_t)(b.n / QBLOCK) * sizeof *s);
+        Synth sy = synth_init(d->name, b.rank, b.d, seed);
+        float x[QBLOCK];
+        for (long j = 0; j < b.n; j += QBLOCK)
+            synth_block(&sy, QBLOCK, x, q + j, s + j / QBLOCK);
+        b.q = q;
+        b.s = s;
+        env_bind(env, d->name, b);
+    }
+}
+
+int weights_bind(Weights **wp, const Prog *p, Env *env, const char *dir, uint64_t seed)
+{
+    Weights *wt = calloc(1, sizeof *wt);
+    if (!wt) {
+        diag("out of memory");
+        return EXIT_SYSTEM;
+    }
+    wt->a = arena_new();
+    Want *w;
+    int nw = wants(wt->a, p, env, &w), rc = nw < 0 ? EXIT_INPUT : 0;
+    if (!rc && dir)
+        rc = bind_dir(wt, env, w, nw, dir);
+    else if (!rc)
+        bind_synthetic(wt, env, w, nw, seed);
+    if (rc) {
+        weights_close(wt);
+        wt = NULL;
+    }
+    *wp = wt;
+    return rc;
+}
+
+void weights_close(Weights *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < w->nmaps; i++)
+        munmap(w->maps[i].p, w->maps[i].len);
+    arena_free(w->a);
+    free(w);
+}
+
+/* ---- writing synthetic weights ---- */
+
+static size_t put_le(unsigned char *b, uint32_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    return (size_t)bytes;
+}
+
+/* Writes one file's bytes (ext 'f', 'q' or 's') of weight w to f. */
+static int emit(FILE *f, const Want *w, char ext, uint64_t seed)
+{
+    Synth sy = synth_init(w->decl->name, w->rank, w->d, seed);
+    float x[QBLOCK];
+    int8_t q[QBLOCK];
+    uint16_t s;
+    unsigned char buf[4 * QBLOCK];
+    for (long i = 0; i < w->n; i += QBLOCK) {
+        int k = w->n - i < QBLOCK ? (int)(w->n - i) : QBLOCK;
+        synth_block(&sy, k, x, ext == 'f' ? NULL : q, &s);
+        size_t len = 0;
+        for (int j = 0; ext == 'f' && j < k; j++) {
+            uint32_t bits;
+            memcpy(&bits, &x[j], sizeof bits);
+            len += put_le(buf + len, bits, 4);
+        }
+        for (int j = 0; ext == 'q' && j < k; j++)
+            buf[len++] = (unsigned char)q[j];
+        if (ext == 's')
+            len = put_le(buf, s, 2);
+        if (fwrite(buf, 1, len, f) != len)
+            return -1;
+    }
+    return 0;
+}
+
+/* Writes DIR/NAME.ext through a temporary renamed over it; 0 or EXIT_SYSTEM. */
+static int write_one(Arena *a, const Want *w, char ext, const char *dir, uint64_t seed)
+{
+    const char *name = w->decl->name;
+    char *path = arena_printf(a, "%s/%s.%c", dir, name, ext);
+    char *tmp = arena_printf(a, "%s/.%s.%c.tmp%ld", dir, name, ext, (long)getpid());
+    FILE *f = fopen(tmp, "wbx");
+    if (!f) {
+        diag_file(tmp, "%s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    int bad = emit(f, w, ext, seed);
+    int err = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (!bad && rename(tmp, path) != 0) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad) {
+        diag_file(path, "cannot write: %s", strerror(err));
+        unlink(tmp);
+        return EXIT_SYSTEM;
+    }
+    return 0;
+}
+
+int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        diag_file(dir, "%s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    Arena *a = arena_new();
+    Want *w;
+    int nw = wants(a, p, NULL, &w), rc = nw < 0 ? EXIT_INPUT : 0;
+    for (int i = 0; i < nw && !rc; i++)
+        for (const char *e = exts(&w[i]); *e && !rc; e++)
+            rc = write_one(a, &w[i], *e, dir, seed);
+    arena_free(a);
+    return rc;
+}

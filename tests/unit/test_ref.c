@@ -1,0 +1,625 @@
+/* test_ref.c — unit tests of the CPU reference executor (lib/ref.c): small
+ * programs run by ref_run against straightforward computations written here
+ * again, compared by relative error. Prints TAP lines; exits 1 on a failure. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "logos.h"
+
+static int ntest, nfail;
+static Arena *A;
+static uint64_t seed = 88172645463325252ull;
+
+static void ok(int cond, const char *what)
+{
+    ntest++;
+    nfail += !cond;
+    printf("%sok %d - %s\n", cond ? "" : "not ", ntest, what);
+}
+
+/* A random value in [-1,1], never near zero. */
+static float rnd(void)
+{
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    float u = (float)((seed >> 11) % 2000001) / 1000000.0f - 1.0f;
+    return fabsf(u) < 0.05f ? (u < 0 ? -0.05f : 0.05f) + u : u;
+}
+
+/* max |got - want| over max |want|: below 1e-5. */
+static void close_to(const float *got, const double *want, long n, const char *what)
+{
+    double err = 0, mag = 1e-30;
+    for (long i = 0; i < n; i++) {
+        err = fmax(err, fabs(got[i] - want[i]));
+        mag = fmax(mag, fabs(want[i]));
+    }
+    if (err / mag >= 1e-5)
+        printf("# %s: relative error %g\n", what, err / mag);
+    ok(err / mag < 1e-5, what);
+}
+
+static Prog *prog(const char *text)
+{
+    Lexer lx;
+    int err = 0;
+    lex_init(&lx, src_from_string(A, "test.logos", text));
+    Prog *p = parse_prog(A, &lx, &err);
+    if (!p || err || check_prog(A, p)) {
+        printf("Bail out! a test program does not check\n");
+        exit(1);
+    }
+    return p;
+}
+
+static float *fill(Env *env, const char *name, int rank, long d0, long d1, long d2)
+{
+    long d[3] = {d0, d1, d2};
+    Buf *b = env_alloc(env, name, T_F32, rank, d);
+    for (long i = 0; i < b->n; i++)
+        b->f[i] = rnd();
+    return b->f;
+}
+
+static int32_t *ints(Env *env, const char *name, int rank, long n, const int32_t *v)
+{
+    Buf *b = env_alloc(env, name, T_I32, rank, &n);
+    memcpy(b->i, v, sizeof *v * (size_t)b->n);
+    return b->i;
+}
+
+static float *out(Env *env, const char *name)
+{
+    Buf *b = env_get(env, name);
+    return b ? b->f : NULL;
+}
+
+static int run(const Prog *p, Env *env)
+{
+    int rc = ref_run(p, env);
+    if (rc)
+        printf("# ref_run returned %d\n", rc);
+    return rc;
+}
+
+/* ---- products ---- */
+
+static void test_matmul(void)
+{
+    Prog *p = prog("logos 1 t t\nsize T\nin x : f32[T,64]\nweight w : f32[48,64]\n"
+                   "weight wq : q8[48,64] unpair(16,8)\nout y : f32[T,48]\nout yq : f32[T,48]\n"
+                   "y = w @ x\nyq = wq @ x\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 2, 3, 64, 0), *w = fill(env, "w", 2, 48, 64, 0), wf[48 * 64];
+    long d[2] = {48, 64};
+    Buf *q = env_alloc(env, "wq", T_Q8, 2, d);
+    for (long i = 0; i < 48 * 64; i++)
+        wf[i] = rnd();
+    q8_quantize(wf, 48 * 64, (int8_t *)q->q, (uint16_t *)q->s);
+    ok(run(p, env) == 0, "matmul runs");
+    double want[3 * 48], wantq[3 * 48];
+    for (long t = 0; t < 3; t++)
+        for (long o = 0; o < 48; o++) {
+            long i = o % 16, fr = o - i + (i < 4 ? 2 * i : i < 8 ? 2 * (i - 4) + 1 : i);
+            double s = 0, sq = 0;
+            for (long c = 0; c < 64; c++) {
+                s += (double)w[o * 64 + c] * x[t * 64 + c];
+                sq += q->q[fr * 64 + c] * (double)f16_to_f32(q->s[(fr * 64 + c) / 32]) * x[t * 64 + c];
+            }
+            want[t * 48 + o] = s;
+            wantq[t * 48 + o] = sq;
+        }
+    close_to(out(env, "y"), want, 3 * 48, "f32 matmul of 3 rows");
+    close_to(out(env, "yq"), wantq, 3 * 48, "q8 matmul through unpair(16,8)");
+    env_free(env);
+}
+
+/* ---- norms and rope ---- */
+
+static void test_rmsnorm(void)
+{
+    Prog *p = prog("logos 1 t t\nin x : f32[64]\nweight g : f32[16]\nout y : f32[4,16]\n"
+                   "y = rmsnorm(x ~ [4,16], g, eps=1e-5, offset=1)\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 1, 64, 0, 0), *g = fill(env, "g", 1, 16, 0, 0);
+    ok(run(p, env) == 0, "rmsnorm runs");
+    double want[64];
+    for (int h = 0; h < 4; h++) {
+        double ss = 0;
+        for (int i = 0; i < 16; i++)
+            ss += (double)x[h * 16 + i] * x[h * 16 + i];
+        for (int i = 0; i < 16; i++)
+            want[h * 16 + i] = x[h * 16 + i] / sqrt(ss / 16 + 1e-5) * (1 + g[i]);
+    }
+    close_to(out(env, "y"), want, 64, "per-head rmsnorm with offset 1");
+    env_free(env);
+}
+
+static double llama3_freq(int i, int rot)
+{
+    double f = pow(500000, -2.0 * i / rot), wl = 2 * M_PI / f;
+    if (wl < 8192 / 4.0)
+        return f;
+    if (wl > 8192 / 1.0)
+        return f / 32;
+    double sm = (8192 / wl - 1) / (4 - 1);
+    return (1 - sm) * f / 32 + sm * f;
+}
+
+static void test_rope(void)
+{
+    Prog *p = prog("logos 1 t t\nin pos : i32\nin x : f32[4,16]\nout y : f32[4,16]\n"
+                   "y = rope(x, pos, theta=500000, rot=8, scaling=llama3, factor=32, low=1, high=4, orig=8192)\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 2, 4, 16, 0);
+    ints(env, "pos", 0, 1, (int32_t[]){37});
+    ok(run(p, env) == 0, "rope runs");
+    double want[64];
+    for (int h = 0; h < 4; h++)
+        for (int i = 0; i < 16; i++)
+            want[h * 16 + i] = x[h * 16 + i];
+    for (int h = 0; h < 4; h++)
+        for (int i = 0; i < 4; i++) {
+            double a = 36 * llama3_freq(i, 8), x0 = x[h * 16 + i], x1 = x[h * 16 + i + 4];
+            want[h * 16 + i] = x0 * cos(a) - x1 * sin(a);
+            want[h * 16 + i + 4] = x1 * cos(a) + x0 * sin(a);
+        }
+    close_to(out(env, "y"), want, 64, "rope: NEOX pairs, rot 8 of 16, llama3 scaling");
+    env_free(env);
+}
+
+static double yarn_freq(int i, int dim)
+{
+    double base = 10000, orig = 64, factor = 4;
+    double lo = floor(dim * log(orig / (32 * 2 * M_PI)) / (2 * log(base)));
+    double hi = ceil(dim * log(orig / (1 * 2 * M_PI)) / (2 * log(base)));
+    lo = fmax(lo, 0);
+    hi = fmin(hi, dim - 1);
+    double ramp = fmin(1, fmax(0, (i - lo) / (hi == lo ? 0.001 : hi - lo)));
+    double ex = pow(base, -2.0 * i / dim);
+    return ex / factor * ramp + ex * (1 - ramp);
+}
+
+static void test_yarn(void)
+{
+    Prog *p = prog("logos 1 t t\nin pos : i32\nin x : f32[2,16]\nout y : f32[2,16]\n"
+                   "y = rope(x, pos, theta=10000, scaling=yarn, factor=4, orig=64, attn_factor=1.2)\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 2, 2, 16, 0);
+    ints(env, "pos", 0, 1, (int32_t[]){50});
+    ok(run(p, env) == 0, "yarn rope runs");
+    double want[32];
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < 8; i++) {
+            double a = 49 * yarn_freq(i, 16), x0 = x[h * 16 + i], x1 = x[h * 16 + i + 8];
+            want[h * 16 + i] = 1.2 * (x0 * cos(a) - x1 * sin(a));
+            want[h * 16 + i + 8] = 1.2 * (x1 * cos(a) + x0 * sin(a));
+        }
+    close_to(out(env, "y"), want, 32, "rope with yarn scaling and attn_factor");
+    env_free(env);
+}
+
+/* ---- attention ---- */
+
+static const char *attend_src =
+    "logos 1 t t\nin pos : i32\nin q : f32[4,8]\nin sk : f32[4]\nstate K : f32[16,2,8]\n"
+    "state V : f32[16,2,6]\nout o : f32[4,6]\n"
+    "o = attend(q, K[..pos], V[..pos], sk, scale=0.35, softcap=1.5, window=4)\nend\n";
+
+static void attend_want(const float *q, const float *K, const float *V, const float *sk, int p, double *want)
+{
+    for (int h = 0; h < 4; h++) {
+        int kh = h / 2;
+        double s[16], mx = sk ? sk[h] : -1e300, sum = 0;
+        int lo = p > 4 ? p - 4 : 0;
+        for (int j = lo; j < p; j++) {
+            double d = 0;
+            for (int i = 0; i < 8; i++)
+                d += (double)q[h * 8 + i] * K[(j * 2 + kh) * 8 + i];
+            s[j] = 1.5 * tanh(0.35 * d / 1.5);
+            mx = fmax(mx, s[j]);
+        }
+        for (int j = lo; j < p; j++)
+            sum += exp(s[j] - mx);
+        sum += sk ? exp(sk[h] - mx) : 0;
+        for (int v = 0; v < 6; v++) {
+            double acc = 0;
+            for (int j = lo; j < p; j++)
+                acc += exp(s[j] - mx) / sum * V[(j * 2 + kh) * 6 + v];
+            want[h * 6 + v] = acc;
+        }
+    }
+}
+
+static void test_attend(void)
+{
+    Prog *p = prog(attend_src);
+    Env *env = env_new();
+    float *q = fill(env, "q", 2, 4, 8, 0), *sk = fill(env, "sk", 1, 4, 0, 0);
+    float *K = fill(env, "K", 3, 16, 2, 8), *V = fill(env, "V", 3, 16, 2, 6);
+    ints(env, "pos", 0, 1, (int32_t[]){10});
+    ok(run(p, env) == 0, "attend runs");
+    double want[24];
+    attend_want(q, K, V, sk, 10, want);
+    close_to(out(env, "o"), want, 24, "attend: GQA, softcap, window 4, sinks");
+    env_free(env);
+}
+
+static void test_stacked_attend(void)
+{
+    Prog *one = prog(attend_src);
+    Prog *st = prog("logos 1 t t\nsize T\nin bpos : i32[T]\nin bq : f32[T,4,8]\nin sk : f32[4]\n"
+                    "state K : f32[16,2,8]\nstate V : f32[16,2,6]\nout bo : f32[T,4,6]\n"
+                    "bo = attend(bq, K[..bpos], V[..bpos], sk, scale=0.35, softcap=1.5, window=4)\nend\n");
+    Env *env = env_new();
+    float *bq = fill(env, "bq", 3, 3, 4, 8);
+    fill(env, "sk", 1, 4, 0, 0);
+    fill(env, "K", 3, 16, 2, 8);
+    fill(env, "V", 3, 16, 2, 6);
+    ints(env, "bpos", 1, 3, (int32_t[]){5, 6, 7});
+    ok(run(st, env) == 0, "stacked attend runs");
+    float got[72];
+    memcpy(got, out(env, "bo"), sizeof got);
+    double want[72];
+    for (int t = 0; t < 3; t++) {
+        memcpy(fill(env, "q", 2, 4, 8, 0), bq + t * 32, 32 * sizeof(float));
+        ints(env, "pos", 0, 1, (int32_t[]){5 + t});
+        run(one, env);
+        for (int i = 0; i < 24; i++)
+            want[t * 24 + i] = out(env, "o")[i];
+    }
+    close_to(got, want, 72, "stacked attend (causal rows) equals 3 single attends");
+    env_free(env);
+}
+
+static void test_latent(void)
+{
+    Prog *p = prog("logos 1 t t\nin pos : i32\nin qr : f32[2,12]\nin qp : f32[2,4]\nstate C : f32[8,20]\n"
+                   "weight wk : f32[16,16]\nweight wv : f32[12,16]\nout o : f32[2,6]\n"
+                   "o = latent(qr, qp, C[..pos], wk, wv, scale=0.3, lora=16)\nend\n");
+    Env *env = env_new();
+    float *qr = fill(env, "qr", 2, 2, 12, 0), *qp = fill(env, "qp", 2, 2, 4, 0), *C = fill(env, "C", 2, 8, 20, 0);
+    float *wk = fill(env, "wk", 2, 16, 16, 0), *wv = fill(env, "wv", 2, 12, 16, 0);
+    ints(env, "pos", 0, 1, (int32_t[]){5});
+    ok(run(p, env) == 0, "latent runs");
+    double want[12];
+    for (int h = 0; h < 2; h++) {
+        double u[16] = {0}, s[5], c[16] = {0}, mx = -1e300, sum = 0;
+        for (int i = 0; i < 8; i++)
+            for (int l = 0; l < 16; l++)
+                u[l] += (double)qr[h * 12 + i] * wk[(h * 8 + i) * 16 + l];
+        for (int j = 0; j < 5; j++) {
+            double d = 0;
+            for (int l = 0; l < 16; l++)
+                d += u[l] * C[j * 20 + l];
+            for (int l = 0; l < 4; l++)
+                d += (double)qp[h * 4 + l] * C[j * 20 + 16 + l];
+            s[j] = 0.3 * d;
+            mx = fmax(mx, s[j]);
+        }
+        for (int j = 0; j < 5; j++)
+            sum += exp(s[j] - mx);
+        for (int j = 0; j < 5; j++)
+            for (int l = 0; l < 16; l++)
+                c[l] += exp(s[j] - mx) / sum * C[j * 20 + l];
+        for (int v = 0; v < 6; v++) {
+            double o = 0;
+            for (int l = 0; l < 16; l++)
+                o += (double)wv[(h * 6 + v) * 16 + l] * c[l];
+            want[h * 6 + v] = o;
+        }
+    }
+    close_to(out(env, "o"), want, 12, "latent attention over 5 cache rows");
+    env_free(env);
+}
+
+/* ---- recurrent mixers ---- */
+
+static void test_conv(void)
+{
+    Prog *one = prog("logos 1 t t\nin x : f32[8]\nweight w : f32[8,4]\nweight b : f32[8]\n"
+                     "state R : f32[3,8]\nout y : f32[8]\ny = conv(x, R, w, b)\nend\n");
+    Prog *st = prog("logos 1 t t\nsize T\nin bx : f32[T,8]\nweight w : f32[8,4]\nweight b : f32[8]\n"
+                    "state R2 : f32[3,8]\nout by : f32[T,8]\nby = conv(bx, R2, w, b)\nend\n");
+    Env *env = env_new();
+    float *w = fill(env, "w", 2, 8, 4, 0), *b = fill(env, "b", 1, 8, 0, 0), *seq = fill(env, "bx", 2, 3, 8, 0);
+    float got[24];
+    double want[24];
+    int good = 1;
+    for (int t = 0; t < 3; t++) {
+        memcpy(fill(env, "x", 1, 8, 0, 0), seq + t * 8, 8 * sizeof(float));
+        good &= run(one, env) == 0;
+        memcpy(got + t * 8, out(env, "y"), 8 * sizeof(float));
+        for (int c = 0; c < 8; c++) {
+            double acc = b[c];
+            for (int i = 0; i < 4; i++) {
+                int s = t + i - 3;
+                acc += s >= 0 ? (double)w[c * 4 + i] * seq[s * 8 + c] : 0;
+            }
+            want[t * 8 + c] = acc;
+        }
+    }
+    ok(good, "conv runs 3 steps");
+    close_to(got, want, 24, "conv ring over 3 steps equals the direct convolution");
+    ok(run(st, env) == 0, "stacked conv runs");
+    close_to(out(env, "by"), want, 24, "stacked conv rows equal the 3 steps");
+    double last[24];
+    for (int i = 0; i < 24; i++)
+        last[i] = seq[i];
+    close_to(env_get(env, "R")->f, last, 24, "the ring keeps the last 3 inputs");
+    close_to(env_get(env, "R2")->f, last, 24, "the stacked ring keeps the last 3 inputs");
+    env_free(env);
+}
+
+static void test_delta(void)
+{
+    Prog *p = prog("logos 1 t t\nin q : f32[2,4]\nin k : f32[2,4]\nin v : f32[4,3]\nin g : f32[4]\n"
+                   "in beta : f32[4]\nstate S : f32[4,4,3]\nout o : f32[4,3]\n"
+                   "o = delta(q, k, v, g, beta, S)\nend\n");
+    Env *env = env_new();
+    double S[48] = {0}, want[12];
+    int good = 1;
+    for (int step = 0; step < 2; step++) {
+        float *q = fill(env, "q", 2, 2, 4, 0), *k = fill(env, "k", 2, 2, 4, 0), *v = fill(env, "v", 2, 4, 3, 0);
+        float *g = fill(env, "g", 1, 4, 0, 0), *beta = fill(env, "beta", 1, 4, 0, 0);
+        good &= run(p, env) == 0;
+        for (int h = 0; h < 4; h++) {
+            double *Sh = S + h * 12;
+            const float *kk = k + (h / 2) * 4, *qq = q + (h / 2) * 4;
+            for (int i = 0; i < 12; i++)
+                Sh[i] *= exp(g[h]);
+            for (int j = 0; j < 3; j++) {
+                double kv = 0;
+                for (int i = 0; i < 4; i++)
+                    kv += Sh[i * 3 + j] * kk[i];
+                double u = beta[h] * (v[h * 3 + j] - kv);
+                for (int i = 0; i < 4; i++)
+                    Sh[i * 3 + j] += kk[i] * u;
+            }
+            for (int j = 0; j < 3; j++) {
+                double o = 0;
+                for (int i = 0; i < 4; i++)
+                    o += Sh[i * 3 + j] * qq[i];
+                want[h * 3 + j] = o;
+            }
+        }
+    }
+    ok(good, "delta runs 2 steps");
+    close_to(out(env, "o"), want, 12, "delta rule, second step's output");
+    close_to(env_get(env, "S")->f, S, 48, "delta rule, state after 2 steps");
+    env_free(env);
+}
+
+/* ---- routing and experts ---- */
+
+/* The route expected: scores s, selection c; keep[] marks allowed experts. */
+static void route_want(const float *lg, const float *bias, const char *score, int k, int groups, int tg, int norm,
+                       double scale, double *want)
+{
+    double s[8], c[8], mx = -1e300, sum = 0;
+    int allowed[8], kept[8] = {0};
+    for (int i = 0; i < 8; i++)
+        mx = fmax(mx, lg[i]);
+    for (int i = 0; i < 8; i++)
+        sum += exp(lg[i] - mx);
+    for (int i = 0; i < 8; i++) {
+        s[i] = !strcmp(score, "softmax") ? exp(lg[i] - mx) / sum : !strcmp(score, "sigmoid") ? 1 / (1 + exp(-lg[i])) : lg[i];
+        c[i] = s[i] + (bias ? bias[i] : 0);
+        allowed[i] = 1;
+    }
+    int gsz = 8 / groups, gkeep[8];
+    double gs[8];
+    for (int g = 0; g < groups; g++) {
+        double a = -1e300, b = -1e300;   /* best two */
+        for (int i = g * gsz; i < (g + 1) * gsz; i++) {
+            if (c[i] > a) {
+                b = a;
+                a = c[i];
+            } else if (c[i] > b) {
+                b = c[i];
+            }
+        }
+        gs[g] = bias ? a + b : a;
+        gkeep[g] = 0;
+    }
+    for (int n = 0; n < tg; n++) {
+        int best = -1;
+        for (int g = 0; g < groups; g++)
+            if (!gkeep[g] && (best < 0 || gs[g] > gs[best]))
+                best = g;
+        gkeep[best] = 1;
+    }
+    for (int i = 0; i < 8; i++)
+        allowed[i] = gkeep[i / gsz];
+    for (int n = 0; n < k; n++) {
+        int best = -1;
+        for (int i = 0; i < 8; i++)
+            if (allowed[i] && !kept[i] && (best < 0 || c[i] > c[best]))
+                best = i;
+        kept[best] = 1;
+    }
+    double w[8], tot = 0, km = -1e300;
+    for (int i = 0; i < 8; i++)
+        km = kept[i] ? fmax(km, s[i]) : km;
+    for (int i = 0; i < 8; i++) {
+        w[i] = !kept[i] ? 0 : !strcmp(score, "topk_softmax") ? exp(s[i] - km) : s[i];
+        tot += w[i];
+    }
+    int renorm = norm || !strcmp(score, "topk_softmax");
+    for (int i = 0; i < 8; i++)
+        want[i] = w[i] / (renorm ? tot : 1) * scale;
+}
+
+static void test_route(void)
+{
+    Prog *p = prog("logos 1 t t\nin l : f32[8]\nin bias : f32[8]\nout a : f32[8]\nout b : f32[8]\nout c : f32[8]\n"
+                   "a = route(l, k=2, score=softmax, norm=1)\n"
+                   "b = route(l, bias, k=3, score=sigmoid, groups=4, topk_groups=2, norm=1, scale=2.5)\n"
+                   "c = route(l, k=2, score=topk_softmax)\nend\n");
+    Env *env = env_new();
+    float *l = fill(env, "l", 1, 8, 0, 0), *bias = fill(env, "bias", 1, 8, 0, 0);
+    ok(run(p, env) == 0, "route runs");
+    double want[8];
+    route_want(l, NULL, "softmax", 2, 1, 1, 1, 1, want);
+    close_to(out(env, "a"), want, 8, "route softmax top-2, renormalized");
+    route_want(l, bias, "sigmoid", 3, 4, 2, 1, 2.5, want);
+    close_to(out(env, "b"), want, 8, "route sigmoid with bias, 4 groups keeping 2, scale 2.5");
+    route_want(l, NULL, "topk_softmax", 2, 1, 1, 0, 1, want);
+    close_to(out(env, "c"), want, 8, "route topk_softmax top-2");
+    env_free(env);
+}
+
+static double sig(double x)
+{
+    return 1 / (1 + exp(-x));
+}
+
+static void moe_want(const float *x, const float *r, const float *wg, const float *wu, const float *wd,
+                     const float *bg, const float *bu, const float *bd, int oai, double *want)
+{
+    for (int i = 0; i < 16; i++)
+        want[i] = 0;
+    for (int e = 0; e < 4; e++) {
+        if (r[e] == 0)
+            continue;
+        float a[32];
+        for (int f = 0; f < 32; f++) {
+            double g = bg ? bg[e * 32 + f] : 0, u = bu ? bu[e * 32 + f] : 0;
+            for (int c = 0; c < 16; c++) {
+                g += (double)wg[(e * 32 + f) * 16 + c] * x[c];
+                u += (double)wu[(e * 32 + f) * 16 + c] * x[c];
+            }
+            if (oai) {
+                g = fmin(g, 0.5);
+                u = fmax(-0.5, fmin(u, 0.5));
+                a[f] = (float)((u + 1) * g * sig(1.702 * g));
+            } else {
+                a[f] = (float)(g * sig(g) * u);
+            }
+        }
+        for (int o = 0; o < 16; o++) {
+            double y = bd ? bd[e * 16 + o] : 0;
+            for (int f = 0; f < 32; f++)
+                y += (double)wd[(e * 16 + o) * 32 + f] * a[f];
+            want[o] += r[e] * y;
+        }
+    }
+}
+
+static void test_moe(void)
+{
+    Prog *p = prog("logos 1 t t\nin x : f32[16]\nin r : f32[4]\nweight wg : f32[4,32,16]\n"
+                   "weight wu : f32[4,32,16]\nweight wd : f32[4,16,32]\nweight bg : f32[4,32]\n"
+                   "weight bu : f32[4,32]\nweight bd : f32[4,16]\nout s : f32[16]\nout o : f32[16]\n"
+                   "s = moe(x, r, wg, wu, wd, act=silu)\n"
+                   "o = moe(x, r, wg, wu, wd, bg, bu, bd, act=oai, limit=0.5)\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 1, 16, 0, 0), *r = fill(env, "r", 1, 4, 0, 0);
+    float *wg = fill(env, "wg", 3, 4, 32, 16), *wu = fill(env, "wu", 3, 4, 32, 16), *wd = fill(env, "wd", 3, 4, 16, 32);
+    float *bg = fill(env, "bg", 2, 4, 32, 0), *bu = fill(env, "bu", 2, 4, 32, 0), *bd = fill(env, "bd", 2, 4, 16, 0);
+    r[1] = r[2] = 0;
+    ok(run(p, env) == 0, "moe runs");
+    double want[16];
+    moe_want(x, r, wg, wu, wd, NULL, NULL, NULL, 0, want);
+    close_to(out(env, "s"), want, 16, "moe silu over 2 kept experts");
+    moe_want(x, r, wg, wu, wd, bg, bu, bd, 1, want);
+    close_to(out(env, "o"), want, 16, "moe oai with biases, limit 0.5");
+    env_free(env);
+}
+
+/* ---- rows, shapes, states, errors ---- */
+
+static void test_rows(void)
+{
+    Prog *p = prog("logos 1 t t\nin x : f32[2,10]\nin pos : i32\nin bpos : i32[2]\nstate S : f32[4,10]\n"
+                   "out m : i32[2]\nout y : f32[10]\nout z : f32[2,10]\nout c : f32[13]\nout w : f32[2,10]\n"
+                   "m = argmax(x)\nS[pos] = x[1]\nS[bpos] = x * 2\ny = S[pos]\nz = S[bpos]\n"
+                   "c = concat(slice(last(x), at=2, n=3), x[0] - 1)\nw = stack(x[1], x[0])\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 2, 2, 10, 0);
+    x[4] = x[7] = 5;
+    x[10 + 9] = 7;
+    ints(env, "pos", 0, 1, (int32_t[]){1});
+    ints(env, "bpos", 1, 2, (int32_t[]){3, 4});
+    ok(run(p, env) == 0, "rows program runs");
+    int32_t *m = env_get(env, "m")->i;
+    ok(m[0] == 4 && m[1] == 9, "argmax: first largest per row");
+    double want[20];
+    for (int i = 0; i < 10; i++)
+        want[i] = x[10 + i];
+    close_to(out(env, "y"), want, 10, "state row write then read at position 1");
+    for (int i = 0; i < 20; i++)
+        want[i] = 2 * x[i];
+    close_to(out(env, "z"), want, 20, "state rows written at positions [3,4]");
+    for (int i = 0; i < 13; i++)
+        want[i] = i < 3 ? x[12 + i] : x[i - 3] - 1;
+    close_to(out(env, "c"), want, 13, "concat of slice of last and a broadcast difference");
+    for (int i = 0; i < 20; i++)
+        want[i] = x[(i + 10) % 20];
+    close_to(out(env, "w"), want, 20, "stack of rows");
+    env_free(env);
+}
+
+/* Runs p expecting an input error whose message contains `msg`. */
+static void expect_error(const Prog *p, Env *env, const char *msg, const char *what)
+{
+    char buf[4096] = {0};
+    FILE *t = tmpfile();
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(t), 2);
+    int rc = ref_run(p, env);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(t);
+    size_t n = fread(buf, 1, sizeof buf - 1, t);
+    buf[n] = 0;
+    fclose(t);
+    if (!strstr(buf, msg))
+        printf("# got: %s", buf);
+    ok(rc == EXIT_INPUT && strstr(buf, msg) != NULL, what);
+}
+
+static void test_errors(void)
+{
+    Prog *p = prog("logos 1 t t\nin tok : i32\nin pos : i32\nweight emb : f32[16,8]\nstate K : f32[4,8]\n"
+                   "out y : f32[8]\nK[pos] = emb[tok]\ny = K[pos]\nend\n");
+    Env *env = env_new();
+    fill(env, "emb", 2, 16, 8, 0);
+    expect_error(p, env, "input 'tok' is not given", "a missing input is an input error");
+    ints(env, "tok", 0, 1, (int32_t[]){3});
+    ints(env, "pos", 0, 1, (int32_t[]){5});
+    expect_error(p, env, "test.logos:7:3: position 5 is past the 4 rows of K", "a position past a state's rows");
+    ints(env, "pos", 0, 1, (int32_t[]){0});
+    expect_error(p, env, "position 0: positions start at 1", "position 0 is an input error");
+    ints(env, "pos", 0, 1, (int32_t[]){2});
+    ints(env, "tok", 0, 1, (int32_t[]){16});
+    expect_error(p, env, "token 16 is past the 16 rows of emb", "a token past the table");
+    env_free(env);
+}
+
+int main(void)
+{
+    A = arena_new();
+    diag_tool = "test_ref";
+    test_matmul();
+    test_rmsnorm();
+    test_rope();
+    test_yarn();
+    test_attend();
+    test_stacked_attend();
+    test_latent();
+    test_conv();
+    test_delta();
+    test_route();
+    test_moe();
+    test_rows();
+    test_errors();
+    arena_free(A);
+    printf("1..%d\n", ntest);
+    return nfail != 0;
+}
