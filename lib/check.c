@@ -12,7 +12,8 @@ enum { N_SIZE, N_IN, N_WEIGHT, N_STATE, N_OUT, N_LOCAL };   /* N_* match D_* */
 typedef struct Name {
     const char *name;
     int kind, line, set;
-    Type ty;
+    Type ty;          /* base T_NONE: its statement was rejected (no more messages) */
+    int col;
 } Name;
 
 typedef struct Ck {
@@ -72,6 +73,11 @@ static char *type_str(Ck *c, const Type *t)
                    : arena_printf(c->a, "%s%s%ld", s, sep, d->n);
     }
     return arena_printf(c->a, "%s]%s", s, t->ragged ? " (causal rows)" : "");
+}
+
+static const char *dim_str(Ck *c, const Dim *d)
+{
+    return d->sym ? c->p->syms[d->sym - 1].name : arena_printf(c->a, "%ld", d->n);
 }
 
 static int dim_eq(const Dim *a, const Dim *b)
@@ -260,9 +266,8 @@ static int want_dim(Ck *c, const Expr *op, int axis, const Dim *d, const char *w
     const Dim *have = &op->ty.d[axis < 0 ? op->ty.rank + axis : axis];
     if (dim_eq(have, d))
         return 0;
-    Type t = mk(T_F32, 1, d);
-    return err(c, op, arena_printf(c->a, "%s: %s does not match %s", what, type_str(c, &op->ty),
-                                   type_str(c, &t) + 3));
+    return err(c, op, arena_printf(c->a, "%s: %s where %s is needed (the operand is %s)", what, dim_str(c, have),
+                                   dim_str(c, d), type_str(c, &op->ty)));
 }
 
 static int is_weight(Ck *c, const Expr *e)
@@ -375,8 +380,10 @@ static int shape_upto(Ck *c, Expr *e)
     if (i->ty.base != T_I32 || i->ty.rank > 1)
         return err(c, i, arena_printf(c->a, "the end of a row range must be i32 or i32[n], not %s",
                                       type_str(c, &i->ty)));
+    if (i->op != E_NAME)
+        return err(c, i, "the end of a row range is a name (an i32 input or a range of positions)");
     Type t = a->ty;
-    const char *key = i->op == E_NAME ? i->name : "?";
+    const char *key = i->name;
     t.d[0] = (Dim){a->ty.d[0].n, sym_of(c, arena_printf(c->a, "..%s", key), a->ty.d[0].n)};
     t.ragged = i->ty.rank == 1;
     e->ty = t;
@@ -457,6 +464,8 @@ static int shape_rope(Ck *c, Expr *e)
         positions(c, x, e->args[1], 2) || word_in(c, e, "scaling", scalings))
         return -1;
     long hd = last_dim(&x->ty)->n, rot = (long)attr_num(e, "rot", (double)hd);
+    if (!attr(e, "rot") && hd % 2)
+        return err(c, e, arena_printf(c->a, "the head width %ld is odd: rope rotates pairs of values", hd));
     if (last_dim(&x->ty)->sym || rot < 2 || rot > hd || rot % 2)
         return err(c, e, arena_printf(c->a, "the rotated width %ld must be even and at most the head width %ld",
                                       rot, hd));
@@ -545,7 +554,8 @@ static int shape_conv(Ck *c, Expr *e)
     if (want_dim(c, r, 1, last_dim(&x->ty), "the ring's channels") ||
         want_dim(c, r, 0, &(Dim){w->ty.d[1].n - 1, 0}, "the ring's rows (kernel width - 1)"))
         return -1;
-    if (e->nargs == 4 && (want_rank(c, e->args[3], 1, 1, "the convolution's bias") ||
+    if (e->nargs == 4 && (want_f32(c, e->args[3], "the convolution's bias") ||
+                          want_rank(c, e->args[3], 1, 1, "the convolution's bias") ||
                           want_dim(c, e->args[3], 0, last_dim(&x->ty), "the convolution's bias")))
         return -1;
     e->ty = x->ty;
@@ -591,7 +601,8 @@ static int shape_route(Ck *c, Expr *e)
     if (want_f32(c, l, "the router logits") || want_rank(c, l, 1, 2, "the router logits") ||
         word_in(c, e, "score", scores))
         return -1;
-    if (e->nargs == 2 && (want_rank(c, e->args[1], 1, 1, "the selection bias") ||
+    if (e->nargs == 2 && (want_f32(c, e->args[1], "the selection bias") ||
+                          want_rank(c, e->args[1], 1, 1, "the selection bias") ||
                           want_dim(c, e->args[1], 0, last_dim(&l->ty), "the selection bias")))
         return -1;
     long ne = last_dim(&l->ty)->n, k = (long)attr_num(e, "k", 1), g = (long)attr_num(e, "groups", 1),
@@ -622,9 +633,11 @@ static int shape_moe(Ck *c, Expr *e)
     if (want_dim(c, wg, 2, d, "the gate's columns") || !type_eq(&wg->ty, &wu->ty) ||
         want_dim(c, wd, 1, d, "the down product's rows") || want_dim(c, wd, 2, ff, "the down product's columns"))
         return c->errors ? -1 : err(c, wu, "the up weights must match the gate's");
+    if (e->nargs != 5 && e->nargs != 8)
+        return err(c, e, arena_printf(c->a, "moe takes its expert biases as three (bg, bu, bd), not %d", e->nargs - 5));
     for (int i = 5; i < e->nargs; i++) {
         const Dim *cols = i == 7 ? d : ff;
-        if (want_rank(c, e->args[i], 2, 2, "an expert bias") || want_dim(c, e->args[i], 0, ne, "an expert bias") ||
+        if (want_f32(c, e->args[i], "an expert bias") || want_rank(c, e->args[i], 2, 2, "an expert bias") || want_dim(c, e->args[i], 0, ne, "an expert bias") ||
             want_dim(c, e->args[i], 1, cols, "an expert bias"))
             return -1;
     }
@@ -759,7 +772,9 @@ static int name_ref(Ck *c, Expr *e, int role)
 {
     Name *n = find(c, e->name);
     if (!n)
-        return err(c, e, arena_printf(c->a, "'%s' is not defined", e->name));
+        return err(c, e, arena_printf(c->a, "'%.60s' is not defined", e->name));
+    if (n->ty.base == T_NONE && n->kind != N_SIZE)
+        return -1;   /* already reported where it was defined */
     if (n->kind == N_SIZE)
         return err(c, e, arena_printf(c->a, "'%s' is a size, not a tensor", e->name));
     if (n->kind == N_OUT && !n->set)
@@ -838,26 +853,51 @@ static int check_write(Ck *c, Stmt *s)
     return 0;
 }
 
-static int check_assign(Ck *c, Stmt *s)
+static int redefined(Ck *c, const Stmt *s, const Name *n)
 {
-    Name *n = find(c, s->name);
-    if (n && !(n->kind == N_OUT && !n->set))
-        return errl(c, s->line, s->col, arena_printf(c->a, "'%s' is already defined at line %d", s->name, n->line));
+    const char *m;
+    switch (n->kind) {
+    case N_STATE:
+        m = arena_printf(c->a, "state '%s' is written only by row writes (%s[pos] = ...)", s->name, s->name);
+        break;
+    case N_IN:
+    case N_WEIGHT:
+    case N_SIZE:
+        m = arena_printf(c->a, "'%s' is %s (declared at line %d): it is not assigned", s->name,
+                         n->kind == N_IN ? "an input" : n->kind == N_WEIGHT ? "a weight" : "a size", n->line);
+        break;
+    default:
+        m = arena_printf(c->a, "'%s' is already defined at line %d", s->name, n->line);
+    }
+    return errl(c, s->line, s->col, m);
+}
+
+static int assign_value(Ck *c, Stmt *s, Name *n)
+{
     if (expr_in(c, s->value, NULL, 0))
         return -1;
     if (s->value->ty.ragged)
         return err(c, s->value, "causal rows X[..positions] are read only by attention");
-    if (n) {
-        if (!type_eq(&n->ty, &s->value->ty))
-            return err(c, s->value, arena_printf(c->a, "output '%s' is declared %s but assigned %s", s->name,
-                                                 type_str(c, &n->ty), type_str(c, &s->value->ty)));
+    if (n && !type_eq(&n->ty, &s->value->ty))
+        return err(c, s->value, arena_printf(c->a, "output '%s' is declared %s but assigned %s", s->name,
+                                             type_str(c, &n->ty), type_str(c, &s->value->ty)));
+    return 0;
+}
+
+static int check_assign(Ck *c, Stmt *s)
+{
+    Name *n = find(c, s->name);
+    if (n && !(n->kind == N_OUT && !n->set))
+        return redefined(c, s, n);
+    int bad = assign_value(c, s, n);
+    if (n) {   /* an output, set even when rejected: one message is enough */
         n->set = 1;
         n->line = s->line;
-        return 0;
+        return bad;
     }
     Name *l = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
-    *l = (Name){s->name, N_LOCAL, s->line, 1, s->value->ty};
-    return 0;
+    *l = (Name){s->name, N_LOCAL, s->line, 1, bad ? (Type){0} : s->value->ty, s->col};
+    return bad;
 }
 
 static int check_decl(Ck *c, const Decl *d)
@@ -877,8 +917,9 @@ static int check_decl(Ck *c, const Decl *d)
         return errl(c, d->line, d->col, arena_printf(c->a, "a q8 weight's rows must be whole 32-value blocks: %s",
                                                      type_str(c, &t)));
     if ((d->kind == D_WEIGHT || d->kind == D_STATE) && (d->rank == 0 || d->base == T_I32))
-        return errl(c, d->line, d->col, arena_printf(c->a, "a %s is an f32 or q8 tensor, not %s",
-                                                     d->kind == D_WEIGHT ? "weight" : "state", type_str(c, &t)));
+        return errl(c, d->line, d->col, arena_printf(c->a, "a %s is %s tensor, not %s",
+                                                     d->kind == D_WEIGHT ? "weight" : "state",
+                                                     d->kind == D_WEIGHT ? "an f32 or q8" : "an f32", type_str(c, &t)));
     for (int i = 0; i < d->rank; i++)
         if (t.d[i].sym && (d->kind == D_WEIGHT || d->kind == D_STATE))
             return errl(c, d->line, d->col, "weights and states have constant shapes");
@@ -889,7 +930,7 @@ static int check_decl(Ck *c, const Decl *d)
                                                          t.d[0].n));
     }
     Name *n = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
-    *n = (Name){d->name, d->kind, d->line, 0, t};
+    *n = (Name){d->name, d->kind, d->line, 0, t, d->col};
     return 0;
 }
 
@@ -917,7 +958,7 @@ int check_prog(Arena *a, Prog *p)
     }
     for (int i = 0; i < c.nnames; i++)
         if (c.names[i].kind == N_OUT && !c.names[i].set)
-            errl(&c, c.names[i].line, 1, arena_printf(a, "output '%s' is never assigned", c.names[i].name));
+            errl(&c, c.names[i].line, c.names[i].col, arena_printf(a, "output '%s' is never assigned", c.names[i].name));
     if (p->nstmts == 0 && !c.errors)
         errl(&c, p->line, 1, "the program has no statements");
     return c.errors;

@@ -31,7 +31,7 @@ static void show_line(const Src *s, int line, int col)
     fputs("  ", stderr);
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)p[from + i];
-        fputc(ch == '\t' || ch >= 32 ? ch : '?', stderr);
+        fputc(ch == '\t' || (ch >= 32 && ch != 127) ? ch : '?', stderr);
     }
     fputs("\n  ", stderr);
     for (size_t i = from; i < c; i++)

@@ -105,6 +105,7 @@ typedef struct Expr {
     Attr *attrs;
     int rank;             /* OP_RESHAPE: the view's shape */
     const char *dims[LOGOS_MAXRANK];   /* spelled dims (numbers or size names) */
+    int depth;            /* levels of the tree below and including it */
     Type ty;              /* filled by check.c */
 } Expr;
 
@@ -348,5 +349,30 @@ void weights_synth(const char *name, int rank, const long *d, uint64_t seed, flo
  * Returns 0, or reports a located error and returns EXIT_INPUT (a position
  * past a state's rows, a token past a table, a missing input). */
 int ref_run(const Prog *p, Env *env);
+
+/* ---- run.c: generating over a stream ------------------------------------ */
+enum Phase { PH_CHUNK, PH_STEP, PH_BATCH, PH_COUNT };
+typedef struct Prompt {
+    int32_t *ids;
+    int n;
+} Prompt;
+typedef struct Stream {
+    Arena *a;
+    const char *src;          /* the stream's file name, for messages */
+    Prog **progs; int nprogs, cprogs;
+    int has[PH_COUNT];        /* filled by run_plan */
+    long vocab, ctx;          /* from emb's rows and the KV caches' rows; -1 unknown */
+    int batch;                /* sequences of a batch phase */
+    FILE *logits;             /* every step's logits, raw f32, or NULL */
+    long generated;           /* tokens generated so far */
+} Stream;
+/* Sorts the stream's programs into phases; 0 or EXIT_INPUT. */
+int run_plan(Stream *st);
+/* Runs the prompts (one, or one per sequence of a batch) and generates ngen
+ * tokens greedily, printing them to out. 0 or an exit status. */
+int run_generate(Stream *st, Env *env, const Prompt *prompts, int nprompts, int ngen, FILE *out);
+/* One decode step of the stream's step programs: token tok at position pos;
+ * the next token out. 0 or an exit status. */
+int run_step(Stream *st, Env *env, int32_t tok, int32_t pos, int32_t *next);
 
 #endif

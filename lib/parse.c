@@ -29,7 +29,16 @@ static int is_keyword(const char *s, int len)
 
 static _Noreturn void fail(Parser *ps, const Token *t, const char *msg)
 {
-    diag_at(ps->lx->src, t->line, t->col, "%s", msg);
+    int line = t->line, col = t->col;
+    const Src *s = ps->lx->src;
+    if (t->kind == TK_EOF && col == 1 && line > 1) {   /* point past the last line's end */
+        const char *end = s->text + s->len - 1, *p = end;
+        while (p > s->text && p[-1] != '\n')
+            p--;
+        line--;
+        col = (int)(end - p) + 1;
+    }
+    diag_at(s, line, col, "%s", msg);
     longjmp(ps->fail, 1);
 }
 
@@ -49,6 +58,8 @@ static _Noreturn void fail_tok(Parser *ps, const char *want)
     fail(ps, t, m);
 }
 
+enum { MAX_NAME = 256 };
+
 static void next(Parser *ps)
 {
     if (ps->have_ahead) {
@@ -57,6 +68,9 @@ static void next(Parser *ps)
     } else {
         ps->tok = lex_next(ps->lx);
     }
+    if ((ps->tok.kind == TK_IDENT || ps->tok.kind == TK_NUM) && ps->tok.len > MAX_NAME)
+        fail(ps, &ps->tok, ps->tok.kind == TK_IDENT ? "a name longer than 256 characters"
+                                                    : "a number longer than 256 characters");
 }
 
 static Token *peek2(Parser *ps)
@@ -155,12 +169,28 @@ static Expr *node(Parser *ps, int op, const Token *at, int nargs)
     return e;
 }
 
+/* Sets e's depth from its operands; a tree deeper than MAX_DEPTH is refused
+ * so that no later pass recurses without bound. */
+static Expr *deepen(Parser *ps, Expr *e)
+{
+    int d = 0;
+    for (int i = 0; i < e->nargs; i++)
+        if (e->args[i]->depth > d)
+            d = e->args[i]->depth;
+    e->depth = d + 1;
+    if (e->depth > MAX_DEPTH) {
+        Token at = {0, e->line, e->col, NULL, 0};
+        fail(ps, &at, "expression nested too deeply (more than 200 levels)");
+    }
+    return e;
+}
+
 static Expr *binary(Parser *ps, int op, const Token *at, Expr *l, Expr *r)
 {
     Expr *e = node(ps, op, at, 2);
     e->args[0] = l;
     e->args[1] = r;
-    return e;
+    return deepen(ps, e);
 }
 
 static void enter(Parser *ps)
@@ -222,7 +252,7 @@ static Expr *call(Parser *ps, const Token *name)
     if (op < 0)
         fail(ps, name, arena_printf(ps->a, "unknown op '%s'", e->name));
     e->op = op;
-    return e;
+    return deepen(ps, e);
 }
 
 static Expr *primary(Parser *ps)
@@ -281,7 +311,7 @@ static Expr *unary(Parser *ps)
         Expr *e = node(ps, OP_NEG, &at, 1);
         e->args[0] = unary(ps);
         ps->depth--;
-        return e;
+        return deepen(ps, e);
     }
     return postfix(ps);
 }
@@ -364,7 +394,7 @@ static Expr *expr(Parser *ps)
         Expr *v = node(ps, OP_RESHAPE, &at, 1);
         v->args[0] = e;
         v->rank = dims(ps, v->dims);
-        e = v;
+        e = deepen(ps, v);
     }
     ps->depth--;
     return e;
@@ -511,11 +541,14 @@ static void body(Parser *ps, Prog *p)
             fail(ps, &ps->tok, "unexpected end of input: the program has no 'end'");
         if (tok_is(&ps->tok, "end")) {
             p->endpre = take_pre(ps, &p->nendpre);
+            Token end = ps->tok;
             next(ps);
             if (is(ps, TK_COMMENT)) {
                 p->endtrail = comment_text(ps, &ps->tok);
                 next(ps);
             }
+            if (is(ps, TK_EQ) || is(ps, TK_LB))
+                fail(ps, &end, "'end' is a keyword, not a name");
             if (!is(ps, TK_NL) && !is(ps, TK_EOF))
                 fail_tok(ps, "end of line after 'end'");
             return;

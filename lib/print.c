@@ -69,10 +69,12 @@ void print_expr(FILE *f, const Expr *e)
     const char *in = infix(e->op);
     int p = prec(e);
     if (in) {
-        /* + - * / group to the left, @ to the right */
-        sub(f, e->args[0], e->op == OP_MATMUL ? p + 1 : p);
+        /* + - * / group to the left, @ to the right; a product under * or /
+         * keeps its parentheses, as numpy's readers expect */
+        int keep = e->op == OP_MUL || e->op == OP_DIV ? 5 : 0;
+        sub(f, e->args[0], e->op == OP_MATMUL ? p + 1 : e->args[0]->op == OP_MATMUL && keep ? keep : p);
         fputs(in, f);
-        sub(f, e->args[1], e->op == OP_MATMUL ? p : p + 1);
+        sub(f, e->args[1], e->op == OP_MATMUL ? p : e->args[1]->op == OP_MATMUL && keep ? keep : p + 1);
         return;
     }
     switch (e->op) {

@@ -1,5 +1,6 @@
 /* logos-check — is a ModelSpec writable as programs (and splittable over N
  * chips), or is a stream of LOGOS programs well-formed and well-typed? */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,7 +96,7 @@ static int emit(const char *outpath, const char *text, size_t len)
     int ok = f && fwrite(text, 1, len, f) == len;
     ok = f && fclose(f) == 0 && ok;
     if (!ok || rename(tmp, outpath) != 0) {
-        diag_file(outpath, "cannot write");
+        diag_file(outpath, "cannot write: %s", strerror(errno));
         remove(tmp);
         free(tmp);
         return EXIT_SYSTEM;
@@ -126,6 +127,9 @@ int main(int argc, char **argv)
                 return EXIT_USAGE;
             }
             tp = (int)v;
+        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--tp")) && i + 1 == argc) {
+            diag("%s needs %s", argv[i], argv[i][1] == 'o' ? "a FILE" : "a number of chips");
+            return EXIT_USAGE;
         } else if (!strcmp(argv[i], "--")) {
             i++;
             break;

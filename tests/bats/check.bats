@@ -12,13 +12,6 @@ bats_require_minimum_version 1.5.0
 OPS="$TOP/tests/golden/ops"
 BAD="$TOP/tests/golden/bad"
 
-# Rejected programs whose .err holds the message wanted from a reported
-# lib/check.c or lib/parse.c fix; until it lands only the status and the
-# empty stdout are checked for them. Drop a name once its message matches.
-KNOWN="state_assigned assign_input keyword_end_name shape_rope_odd_width state_i32 out_wrong_type out_never_set"
-
-known() { case " $KNOWN " in *" $1 "*) return 0 ;; esac; return 1; }
-
 # programs FILE: how many programs FILE holds (one, but the stream test).
 programs() { [ "$(basename "$1")" = stream.logos ] && echo "2 programs" || echo "1 program"; }
 
@@ -69,7 +62,7 @@ no_crash() {
         run --separate-stderr "$LOGOS_BIN/logos-check" "$f"
         [ "$status" -eq 1 ] || { echo "$f: status $status: $stderr"; return 1; }
         [ -z "$output" ] || { echo "$f: stdout: $output"; return 1; }
-        if [ "$stderr" != "$(cat "$name.err")" ] && ! known "$name"; then
+        if [ "$stderr" != "$(cat "$name.err")" ]; then
             fails="$fails $name"
             diff <(printf '%s\n' "$stderr") "$name.err" || true
         fi

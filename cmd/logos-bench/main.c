@@ -1,0 +1,197 @@
+/* logos-bench — times decode steps of a program stream and prints the
+ * bytes of weights each step reads against the time it took: a table, or
+ * CSV or JSON. Without a GPU lane it times the CPU reference. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "logos.h"
+
+static const char usage[] =
+    "usage: logos-bench (--weights DIR | --synthetic SEED) [-n STEPS] [--pos P]\n"
+    "                   [--ceiling GBPS] [--csv | --json] [FILE]\n"
+    "  FILE              a program stream with a decode step (stdin when absent)\n"
+    "  -n STEPS          decode steps timed (default 8), after one untimed step\n"
+    "  --pos P           the position of the first step (default 1)\n"
+    "  --ceiling GBPS    the read bandwidth to compare with (GB/s)\n"
+    "  --csv, --json     machine-readable output\n"
+    "  -h                this help\n";
+
+typedef struct Opts {
+    const char *weights, *input;
+    uint64_t seed;
+    int synthetic, steps, pos, fmt;   /* fmt: 0 table, 1 csv, 2 json */
+    double ceiling;
+} Opts;
+
+static int number(const char *flag, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || *end || errno || x < lo || x > hi) {
+        diag("%s takes a number from %g to %g, not '%s'", flag, lo, hi, v);
+        return EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+static int options(int argc, char **argv, Opts *o)
+{
+    double v;
+    int i = 1;
+    o->steps = 8;
+    o->pos = 1;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        const char *f = argv[i], *arg = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
+            fputs(usage, stdout);
+            exit(EXIT_OK);
+        } else if (!strcmp(f, "--csv") || !strcmp(f, "--json")) {
+            o->fmt = f[2] == 'c' ? 1 : 2;
+            continue;
+        }
+        if (!arg) {
+            diag("%s needs a value", f);
+            return EXIT_USAGE;
+        }
+        if (!strcmp(f, "--weights")) {
+            o->weights = arg;
+        } else if (!strcmp(f, "--synthetic")) {
+            if (number(f, arg, 0, 2147483647.0, &v))
+                return EXIT_USAGE;
+            o->seed = (uint64_t)v;
+            o->synthetic = 1;
+        } else if (!strcmp(f, "-n")) {
+            if (number(f, arg, 1, 1e6, &v))
+                return EXIT_USAGE;
+            o->steps = (int)v;
+        } else if (!strcmp(f, "--pos")) {
+            if (number(f, arg, 1, 1e9, &v))
+                return EXIT_USAGE;
+            o->pos = (int)v;
+        } else if (!strcmp(f, "--ceiling")) {
+            if (number(f, arg, 1e-3, 1e6, &o->ceiling))
+                return EXIT_USAGE;
+        } else {
+            diag("unknown option '%s'", f);
+            fputs(usage, stderr);
+            return EXIT_USAGE;
+        }
+        i++;
+    }
+    o->input = i < argc ? argv[i] : "-";
+    if (argc - i > 1 || !!o->weights + o->synthetic != 1) {
+        diag(argc - i > 1 ? "one program stream at a time"
+                          : "give the weights: --weights DIR or --synthetic SEED (one of them)");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Bytes of weights the step programs declare (each weight counted once). */
+static double step_bytes(Env *env, const Stream *st)
+{
+    double bytes = 0;
+    Arena *a = arena_new();
+    char *seen = arena_strdup(a, " ");
+    for (int k = 0; k < st->nprogs; k++)
+        for (int i = 0; i < st->progs[k]->ndecls; i++) {
+            const Decl *d = &st->progs[k]->decls[i];
+            char *key = arena_printf(a, " %s ", d->name);
+            if (d->kind != D_WEIGHT || strstr(seen, key))
+                continue;
+            seen = arena_printf(a, "%s%s ", seen, d->name);
+            const Buf *b = env_get(env, d->name);
+            bytes += b->base == T_Q8 ? (double)b->n * (1 + 2.0 / 32) : (double)b->n * 4;
+        }
+    arena_free(a);
+    return bytes;
+}
+
+static int load(Arena *a, const char *path, Stream *st)
+{
+    Src *src = src_read(a, path);
+    if (!src)
+        return EXIT_INPUT;
+    st->a = a;
+    st->src = src->name;
+    Lexer lx;
+    lex_init(&lx, src);
+    int err = 0;
+    for (Prog *p; (p = parse_prog(a, &lx, &err));) {
+        if (check_prog(a, p))
+            return EXIT_INPUT;
+        *VEC_PUSH(a, st->progs, st->nprogs, st->cprogs) = p;
+    }
+    if (err)
+        return EXIT_INPUT;
+    if (st->nprogs == 0 || run_plan(st))
+        return EXIT_INPUT;
+    if (!st->has[PH_STEP] || st->has[PH_CHUNK]) {
+        diag_file(src->name, "logos-bench times decode steps: give a stream of decode-step programs only");
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void report(const Opts *o, const char *model, double bytes, double secs)
+{
+    double ms = 1e3 * secs / o->steps, gbps = bytes / (secs / o->steps) / 1e9;
+    double frac = o->ceiling ? gbps / o->ceiling : 0;
+    if (o->fmt == 1) {
+        printf("model,lane,steps,ms_per_step,weight_bytes,gb_per_s,fraction_of_ceiling\n");
+        printf("%s,cpu,%d,%.4f,%.0f,%.4f,%.4f\n", model, o->steps, ms, bytes, gbps, frac);
+    } else if (o->fmt == 2) {
+        printf("{\"model\": \"%s\", \"lane\": \"cpu\", \"steps\": %d, \"ms_per_step\": %.4f, "
+               "\"weight_bytes\": %.0f, \"gb_per_s\": %.4f, \"fraction_of_ceiling\": %.4f}\n",
+               model, o->steps, ms, bytes, gbps, frac);
+    } else {
+        printf("%-24s %-5s %6s %12s %14s %10s %8s\n", "model", "lane", "steps", "ms/step", "weight bytes", "GB/s",
+               "ceiling");
+        printf("%-24s %-5s %6d %12.4f %14.0f %10.3f %7.1f%%\n", model, "cpu", o->steps, ms, bytes, gbps, 100 * frac);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    diag_tool = "logos-bench";
+    Arena *a = arena_new();
+    Opts o = {0};
+    Stream st = {0};
+    int s = options(argc, argv, &o);
+    if (!s)
+        s = load(a, o.input, &st);
+    Env *env = env_new();
+    Weights **w = arena_alloc(a, sizeof *w * (size_t)(st.nprogs + 1));
+    for (int k = 0; !s && k < st.nprogs; k++)
+        s = weights_bind(&w[k], st.progs[k], env, o.weights, o.seed);
+    if (!s && st.ctx > 0 && o.pos + o.steps > st.ctx) {
+        diag("steps at positions %d to %d are past the %ld positions the states hold", o.pos, o.pos + o.steps,
+             st.ctx);
+        s = EXIT_INPUT;
+    }
+    int32_t tok = 1;
+    if (!s)
+        s = run_step(&st, env, tok, o.pos, &tok);   /* untimed: first touches */
+    double t0 = now();
+    for (int k = 1; !s && k <= o.steps; k++)
+        s = run_step(&st, env, tok, o.pos + k, &tok);
+    double secs = now() - t0;
+    if (!s)
+        report(&o, st.progs[0]->model, step_bytes(env, &st), secs);
+    env_free(env);
+    for (int k = 0; k < st.nprogs; k++)
+        weights_close(w[k]);
+    arena_free(a);
+    return s;
+}

@@ -1,0 +1,283 @@
+/* logos-run — runs a stream of LOGOS programs over a prompt and prints the
+ * generated token ids; the CPU reference executes every op. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "logos.h"
+
+static const char usage[] =
+    "usage: logos-run (--weights DIR | --synthetic SEED) [-p IDS]... [-P FILE] [-n N]\n"
+    "                 [--logits FILE] [-o FILE] [FILE]\n"
+    "       logos-run --synthetic SEED --write-weights DIR [FILE]\n"
+    "  FILE              the program stream (stdin when absent or -)\n"
+    "  --weights DIR     load each weight from DIR/NAME.f or DIR/NAME.q and NAME.s\n"
+    "  --synthetic SEED  deterministic synthetic weights instead of files\n"
+    "  --write-weights DIR  write the synthetic weights the stream declares, then stop\n"
+    "  -p IDS            a prompt of token ids (\"1 2 3\"); once per sequence of a batch\n"
+    "  -P FILE           prompts from FILE, one per line\n"
+    "  -n N              tokens to generate (default 16)\n"
+    "  --logits FILE     write every step's logits as raw f32\n"
+    "  -o FILE           write the token ids to FILE instead of stdout\n"
+    "  -q                no figures on stderr\n"
+    "  -h                this help\n";
+
+typedef struct Opts {
+    const char *weights, *write_weights, *logits, *out, *input;
+    uint64_t seed;
+    int synthetic, ngen, quiet;
+    Prompt prompts[256];
+    int nprompts;
+} Opts;
+
+static int parse_ids(Arena *a, const char *text, const char *where, Prompt *pr)
+{
+    int cap = 16;
+    pr->ids = arena_alloc(a, sizeof *pr->ids * (size_t)cap);
+    pr->n = 0;
+    for (const char *p = text;;) {
+        while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n' || *p == '\r')
+            p++;
+        if (!*p)
+            return 0;
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < -2147483647L || v > 2147483647L ||
+            (*end && !strchr(" \t,\n\r", *end))) {
+            diag("%s: '%.*s' is not a token id", where, (int)strcspn(p, " \t,\n\r"), p);
+            return EXIT_USAGE;
+        }
+        if (pr->n == cap)
+            pr->ids = vec_grow(a, pr->ids, &cap, sizeof *pr->ids);
+        pr->ids[pr->n++] = (int32_t)v;
+        p = end;
+    }
+}
+
+static int prompts_from_file(Arena *a, const char *path, Opts *o)
+{
+    Src *s = src_read(a, path);
+    if (!s)
+        return EXIT_INPUT;
+    char *text = arena_strdup(a, s->text);
+    int line = 0;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        line++;
+        if (strspn(l, " \t\r") == strlen(l))
+            continue;
+        if (o->nprompts == 256) {
+            diag_file(path, "more than 256 prompts");
+            return EXIT_INPUT;
+        }
+        int st = parse_ids(a, l, arena_printf(a, "%s:%d", path, line), &o->prompts[o->nprompts++]);
+        if (st)
+            return EXIT_INPUT;
+    }
+    return 0;
+}
+
+static int want_int(const char *flag, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi) {
+        diag("%s takes a whole number from %ld to %ld, not '%s'", flag, lo, hi, v);
+        return EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+static int options(Arena *a, int argc, char **argv, Opts *o)
+{
+    long v;
+    int i = 1;
+    o->ngen = 16;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        const char *f = argv[i], *arg = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = strcmp(f, "-h") && strcmp(f, "--help") && strcmp(f, "-q");
+        if (takes && !arg) {
+            diag("%s needs a value", f);
+            return EXIT_USAGE;
+        }
+        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
+            fputs(usage, stdout);
+            exit(EXIT_OK);
+        } else if (!strcmp(f, "-q")) {
+            o->quiet = 1;
+            continue;
+        } else if (!strcmp(f, "--weights")) {
+            o->weights = arg;
+        } else if (!strcmp(f, "--write-weights")) {
+            o->write_weights = arg;
+        } else if (!strcmp(f, "--synthetic")) {
+            if (want_int(f, arg, 0, 2147483647L, &v))
+                return EXIT_USAGE;
+            o->seed = (uint64_t)v;
+            o->synthetic = 1;
+        } else if (!strcmp(f, "-n")) {
+            if (want_int(f, arg, 0, 1 << 24, &v))
+                return EXIT_USAGE;
+            o->ngen = (int)v;
+        } else if (!strcmp(f, "-p")) {
+            if (o->nprompts == 256 || parse_ids(a, arg, "-p", &o->prompts[o->nprompts++]))
+                return EXIT_USAGE;
+        } else if (!strcmp(f, "-P")) {
+            int st = prompts_from_file(a, arg, o);
+            if (st)
+                return st;
+        } else if (!strcmp(f, "--logits")) {
+            o->logits = arg;
+        } else if (!strcmp(f, "-o")) {
+            o->out = arg;
+        } else {
+            diag("unknown option '%s'", f);
+            fputs(usage, stderr);
+            return EXIT_USAGE;
+        }
+        i++;
+    }
+    if (argc - i > 1) {
+        diag("one program stream at a time: '%s' and '%s'", argv[i], argv[i + 1]);
+        return EXIT_USAGE;
+    }
+    o->input = i < argc ? argv[i] : "-";
+    if (!!o->weights + o->synthetic != 1) {
+        diag("give the weights: --weights DIR or --synthetic SEED (one of them)");
+        return EXIT_USAGE;
+    }
+    if (o->write_weights && !o->synthetic) {
+        diag("--write-weights writes synthetic weights: give --synthetic SEED");
+        return EXIT_USAGE;
+    }
+    if (!o->write_weights && o->nprompts == 0) {
+        diag("give a prompt: -p \"1 2 3\" or -P FILE");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Reads and checks every program of the stream. */
+static int load_stream(Arena *a, const char *path, Stream *st)
+{
+    Src *src = src_read(a, path);
+    if (!src)
+        return EXIT_INPUT;
+    st->a = a;
+    st->src = src->name;
+    Lexer lx;
+    lex_init(&lx, src);
+    int err = 0;
+    for (Prog *p; (p = parse_prog(a, &lx, &err));) {
+        if (check_prog(a, p))
+            return EXIT_INPUT;
+        *VEC_PUSH(a, st->progs, st->nprogs, st->cprogs) = p;
+    }
+    if (err)
+        return EXIT_INPUT;
+    if (st->nprogs == 0) {
+        diag_file(src->name, "no program in the input");
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+/* A file written under a temporary name, renamed into place on success. */
+typedef struct Out {
+    const char *path;
+    char *tmp;
+    FILE *f;
+} Out;
+
+static int out_open(Out *o, const char *path, FILE *dflt)
+{
+    o->path = path;
+    o->f = dflt;
+    if (!path)
+        return 0;
+    o->tmp = malloc(strlen(path) + 32);
+    sprintf(o->tmp, "%s.tmp%ld", path, (long)getpid());
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f) {
+        diag_file(path, "cannot write: %s", strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        return EXIT_SYSTEM;
+    }
+    return 0;
+}
+
+/* Keeps the file when ok, else removes it; returns the status. */
+static int out_close(Out *o, int status)
+{
+    if (!o->tmp)
+        return status;
+    int bad = fclose(o->f) != 0;
+    if (status == 0 && !bad && rename(o->tmp, o->path) == 0) {
+        free(o->tmp);
+        return 0;
+    }
+    if (status == 0) {
+        diag_file(o->path, "cannot write");
+        status = EXIT_SYSTEM;
+    }
+    remove(o->tmp);
+    free(o->tmp);
+    return status;
+}
+
+static int generate(Stream *st, Env *env, Opts *o)
+{
+    Out tokens = {0}, logits = {0};
+    int s = out_open(&tokens, o->out, stdout);
+    if (!s)
+        s = out_open(&logits, o->logits, NULL);
+    st->logits = logits.f;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!s)
+        s = run_generate(st, env, o->prompts, o->nprompts, o->ngen, tokens.f);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    s = out_close(&logits, s);
+    s = out_close(&tokens, s);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (!s && !o->quiet)
+        diag("cpu reference: %ld tokens generated in %.3f s", st->generated, secs);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    diag_tool = "logos-run";
+    Arena *a = arena_new();
+    Opts o = {0};
+    Stream st = {0};
+    int s = options(a, argc, argv, &o);
+    if (!s)
+        s = load_stream(a, o.input, &st);
+    if (!s && o.write_weights) {
+        for (int k = 0; !s && k < st.nprogs; k++)
+            s = weights_write_synthetic(st.progs[k], o.write_weights, o.seed);
+        arena_free(a);
+        return s;
+    }
+    if (!s)
+        s = run_plan(&st);
+    Env *env = env_new();
+    Weights **w = arena_alloc(a, sizeof *w * (size_t)(st.nprogs + 1));
+    for (int k = 0; !s && k < st.nprogs; k++)
+        s = weights_bind(&w[k], st.progs[k], env, o.weights, o.seed);
+    if (!s && !o.quiet)
+        diag("no GPU lane in this build: running the CPU reference");
+    if (!s)
+        s = generate(&st, env, &o);
+    env_free(env);
+    for (int k = 0; k < st.nprogs; k++)
+        weights_close(w[k]);
+    arena_free(a);
+    return s;
+}

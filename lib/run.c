@@ -1,0 +1,208 @@
+/* run.c — drives a stream of programs over prompts: the prompt phase (a
+ * prefill chunk's programs), then decode steps (or a batch of them) that
+ * generate tokens greedily. Programs of one phase run in order on one env,
+ * so a cut form's output is the next program's input by name. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "logos.h"
+
+/* The phase a program belongs to, from what it declares. */
+static int phase_of(const Prog *p)
+{
+    int batch = 0, chunk = 0;
+    for (int i = 0; i < p->ndecls; i++) {
+        const Decl *d = &p->decls[i];
+        if (d->kind == D_SIZE)
+            chunk = 1;
+        if (d->kind == D_IN && !strncmp(d->name, "pos_s", 5))
+            batch = 1;
+    }
+    return chunk ? PH_CHUNK : batch ? PH_BATCH : PH_STEP;
+}
+
+static long decl_rows(const Decl *d)
+{
+    return d->rank ? strtol(d->dims[0], NULL, 10) : 0;
+}
+
+/* Facts of a stream: its phases, the vocabulary and the context. */
+int run_plan(Stream *st)
+{
+    st->vocab = -1;
+    st->ctx = -1;
+    st->batch = 0;
+    for (int k = 0; k < st->nprogs; k++) {
+        const Prog *p = st->progs[k];
+        int ph = phase_of(p);
+        st->has[ph] = 1;
+        for (int i = 0; i < p->ndecls; i++) {
+            const Decl *d = &p->decls[i];
+            if (d->kind == D_WEIGHT && !strcmp(d->name, "emb"))
+                st->vocab = decl_rows(d);
+            if (d->kind == D_STATE && (st->ctx < 0 || decl_rows(d) < st->ctx) && d->name[0] == 'K')
+                st->ctx = decl_rows(d);
+            if (d->kind == D_IN && !strcmp(d->name, "toks") && ph == PH_BATCH)
+                st->batch = (int)decl_rows(d);
+        }
+    }
+    if (st->has[PH_BATCH] && (st->has[PH_STEP] || st->has[PH_CHUNK])) {
+        diag_file(st->src, "a batch of decode steps does not mix with single-sequence programs in one stream");
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+static void set_i32(Env *env, const char *name, const int32_t *v, int n, int vector)
+{
+    long d = n;
+    Buf *b = env_alloc(env, name, T_I32, vector ? 1 : 0, &d);
+    memcpy(b->i, v, sizeof *v * (size_t)n);
+}
+
+/* Runs every program of one phase; returns 0 or an exit status. */
+static int run_phase(Stream *st, Env *env, int ph)
+{
+    for (int k = 0; k < st->nprogs; k++)
+        if (phase_of(st->progs[k]) == ph) {
+            int s = ref_run(st->progs[k], env);
+            if (s)
+                return s;
+        }
+    return 0;
+}
+
+/* The phase's logits (B rows for a batch) and next tokens. */
+static int harvest(Stream *st, Env *env, int32_t *next, int rows)
+{
+    Buf *lg = env_get(env, "logits"), *nx = env_get(env, "next");
+    if (!lg && !nx) {
+        diag_file(st->src, "the stream's last program has no 'logits' or 'next' output to generate from");
+        return EXIT_INPUT;
+    }
+    long v = lg ? lg->n / rows : 0;
+    if (lg && st->logits && fwrite(lg->f, sizeof(float), (size_t)lg->n, st->logits) != (size_t)lg->n) {
+        diag("cannot write the logits");
+        return EXIT_SYSTEM;
+    }
+    for (int r = 0; r < rows; r++) {
+        if (nx) {
+            next[r] = nx->i[r];
+            continue;
+        }
+        long best = 0;
+        for (long j = 1; j < v; j++)
+            if (lg->f[r * v + j] > lg->f[r * v + best])
+                best = j;
+        next[r] = (int32_t)best;
+    }
+    return 0;
+}
+
+static int check_prompt(Stream *st, const Prompt *pr, int ngen)
+{
+    if (pr->n == 0) {
+        diag("the prompt is empty: give at least one token id");
+        return EXIT_INPUT;
+    }
+    for (int i = 0; i < pr->n; i++)
+        if (pr->ids[i] < 0 || (st->vocab > 0 && pr->ids[i] >= st->vocab)) {
+            diag("prompt token %d is %d: token ids run from 0 to %ld", i + 1, pr->ids[i], st->vocab - 1);
+            return EXIT_INPUT;
+        }
+    long need = pr->n + (ngen > 0 ? ngen - 1 : 0);
+    if (st->ctx > 0 && need > st->ctx) {
+        diag("the prompt (%d tokens) and %d generated tokens need %ld positions; the program's states hold %ld",
+             pr->n, ngen, need, st->ctx);
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+int run_step(Stream *st, Env *env, int32_t tok, int32_t pos, int32_t *next)
+{
+    set_i32(env, "tok", &tok, 1, 0);
+    set_i32(env, "pos", &pos, 1, 0);
+    int s = run_phase(st, env, PH_STEP);
+    return s ? s : harvest(st, env, next, 1);
+}
+
+/* One sequence: the prompt as a chunk or step by step, then decode steps. */
+static int run_one(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out)
+{
+    int32_t next = 0, pos;
+    int s;
+    if (st->has[PH_CHUNK]) {
+        int32_t one = 1;
+        set_i32(env, "toks", pr->ids, pr->n, 1);
+        set_i32(env, "pos0", &one, 1, 0);
+        if ((s = run_phase(st, env, PH_CHUNK)) || (s = harvest(st, env, &next, 1)))
+            return s;
+    } else {
+        for (pos = 1; pos <= pr->n; pos++)
+            if ((s = run_step(st, env, pr->ids[pos - 1], pos, &next)))
+                return s;
+    }
+    for (int g = 0; g < ngen; g++) {
+        fprintf(out, "%d\n", next);
+        st->generated++;
+        if (g == ngen - 1)
+            break;
+        if ((s = run_step(st, env, next, pr->n + 1 + g, &next)))
+            return s;
+    }
+    return 0;
+}
+
+/* B sequences stepping together: sequence b feeds its prompt, then what it
+ * generates; it prints `b id` for each generated token. */
+static int run_batch(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out)
+{
+    int B = st->batch, longest = 0;
+    size_t nb = B > 0 ? (size_t)B : 1;
+    int32_t *toks = calloc(nb, sizeof *toks), *next = calloc(nb, sizeof *next);
+    int *made = calloc(nb, sizeof *made);
+    for (int b = 0; b < B; b++)
+        longest = pr[b].n > longest ? pr[b].n : longest;
+    int s = 0;
+    for (int step = 0; !s && step < longest + ngen - 1; step++) {
+        for (int b = 0; b < B; b++) {
+            toks[b] = step < pr[b].n ? pr[b].ids[step] : next[b];
+            int32_t pos = step + 1;
+            set_i32(env, arena_printf(st->a, "pos_s%d", b), &pos, 1, 0);
+        }
+        set_i32(env, "toks", toks, B, 1);
+        if ((s = run_phase(st, env, PH_BATCH)) || (s = harvest(st, env, next, B)))
+            break;
+        for (int b = 0; b < B; b++)
+            if (step + 1 >= pr[b].n && made[b] < ngen) {
+                fprintf(out, "%d %d\n", b, next[b]);
+                made[b]++;
+                st->generated++;
+            }
+    }
+    free(toks);
+    free(next);
+    free(made);
+    return s;
+}
+
+int run_generate(Stream *st, Env *env, const Prompt *prompts, int nprompts, int ngen, FILE *out)
+{
+    if (!st->has[PH_STEP] && !st->has[PH_BATCH] && ngen > 1) {
+        diag_file(st->src, "the stream has no decode step: it gives one token after the prompt, not %d", ngen);
+        return EXIT_INPUT;
+    }
+    int want = st->has[PH_BATCH] ? st->batch : 1;
+    if (nprompts != want) {
+        diag("the stream runs %d sequence%s: give %d prompt%s, not %d", want, want == 1 ? "" : "s", want,
+             want == 1 ? "" : "s", nprompts);
+        return EXIT_INPUT;
+    }
+    for (int b = 0; b < nprompts; b++) {
+        int s = check_prompt(st, &prompts[b], ngen);
+        if (s)
+            return s;
+    }
+    return st->has[PH_BATCH] ? run_batch(st, env, prompts, ngen, out) : run_one(st, env, prompts, ngen, out);
+}
