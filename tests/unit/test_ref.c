@@ -117,6 +117,28 @@ static void test_matmul(void)
     env_free(env);
 }
 
+/* unpair(12, 4, 8): in each group of 12 rows, rows 8..11 are rotated pairs
+ * read as (8, 10, 9, 11); the rest in place (a latent query's layout). */
+static void test_unpair_at(void)
+{
+    Prog *p = prog("logos 1 t t\nin x : f32[64]\nweight w : f32[24,64] unpair(12, 4, 8)\nout y : f32[24]\n"
+                   "y = w @ x\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 1, 64, 0, 0), *w = fill(env, "w", 2, 24, 64, 0);
+    ok(run(p, env) == 0, "matmul through unpair with an offset runs");
+    double want[24];
+    static const int from[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 9, 11};
+    for (long o = 0; o < 24; o++) {
+        long fr = o - o % 12 + from[o % 12];
+        double s = 0;
+        for (long c = 0; c < 64; c++)
+            s += (double)w[fr * 64 + c] * x[c];
+        want[o] = s;
+    }
+    close_to(out(env, "y"), want, 24, "unpair(12, 4, 8) reads rows 8, 10, 9, 11 of each group");
+    env_free(env);
+}
+
 /* ---- norms and rope ---- */
 
 static void test_rmsnorm(void)
@@ -607,6 +629,7 @@ int main(void)
     A = arena_new();
     diag_tool = "test_ref";
     test_matmul();
+    test_unpair_at();
     test_rmsnorm();
     test_rope();
     test_yarn();

@@ -1,0 +1,77 @@
+/* ref.h — what ref.c and ref_ops.c share: a run's values and state, and
+ * the helpers the ops use (values, attributes, weight rows). */
+#ifndef REF_H
+#define REF_H
+
+#include <setjmp.h>
+
+#include "logos.h"
+
+/* A value: concrete shape and data (in the run's arena or a view of the
+ * env). Causal rows S[..pos] keep the rows each stacked row reads in ends. */
+typedef struct Val {
+    int base, rank;
+    long d[LOGOS_MAXRANK];
+    long n;
+    float *f;
+    int32_t *i;
+    const int32_t *ends;
+    long nends;
+    int aliased;   /* a view of a state's rows, which later writes change */
+} Val;
+
+typedef struct Local {
+    const char *name;
+    Val v;
+} Local;
+
+typedef struct Run {
+    const Prog *p;
+    Env *env;
+    Arena *a;          /* every value of the run */
+    Local *loc; int nloc, cloc;
+    long *size;        /* bound sizes by declaration index; -1 unbound */
+    jmp_buf fail;
+} Run;
+
+/* A weight read by logical rows (through its unpair permutation). */
+typedef struct WRows {
+    const Buf *b;
+    long rows, cols;
+    int hd, rot, at;   /* unpair(hd, rot, at) of its declaration */
+} WRows;
+
+Val val_new(Run *r, int base, int rank, const long *d);
+long val_last(const Val *v);
+double dot(const float *a, const float *b, long n);
+const Attr *attr(const Expr *e, const char *name);
+double attr_num(const Expr *e, const char *name, double dflt);
+const char *attr_word(const Expr *e, const char *name, const char *dflt);
+Buf *named_buf(Run *r, const Expr *e, int kind);
+WRows wrows(Run *r, const Expr *e);
+const float *wrow(const WRows *w, long r, float *tmp);
+void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y);
+float *weight_values(Run *r, const WRows *w);
+_Noreturn void ref_fail(Run *r, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+long size_of(Run *r, const char *s, int line, int col);
+Val eval_unary(Run *r, const Expr *e);
+Val eval_binary(Run *r, const Expr *e);
+Val eval_norm(Run *r, const Expr *e);
+Val eval_matmul(Run *r, const Expr *e);
+Val eval_argmax(Run *r, const Expr *e);
+Val eval_stack(Run *r, const Expr *e);
+Val eval_concat(Run *r, const Expr *e);
+Val eval_slice(Run *r, const Expr *e);
+Val eval_last(Run *r, const Expr *e);
+Val eval_range(Run *r, const Expr *e);
+Val eval_allgather(Run *r, const Expr *e);
+Val eval_rope(Run *r, const Expr *e);
+Val eval_attend(Run *r, const Expr *e);
+Val eval_latent(Run *r, const Expr *e);
+Val eval_conv(Run *r, const Expr *e);
+Val eval_delta(Run *r, const Expr *e);
+Val eval_route(Run *r, const Expr *e);
+Val eval_moe(Run *r, const Expr *e);
+Val eval(Run *r, const Expr *e);
+
+#endif

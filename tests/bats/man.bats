@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# man.bats — every man page's EXAMPLES run as tests (as jq's manual does):
+# each `$ ` line of a literal block of the EXAMPLES section (with its
+# continuation lines: a line ending in ` \e`, ` \\` or `|` goes on) runs with
+# `sh -c` from a scratch directory that links examples/ and tests/ of the
+# repository, with the sanitized tools first on PATH, in the order of the
+# page, so a command may use what an earlier one wrote. Each must exit 0
+# with no sanitizer report. `$ cat NAME` followed by the lines of a file
+# writes those lines to NAME first, so a page may show the file it uses.
+# The exceptions are listed in KNOWN below, each with its reason.
+
+load common
+bats_require_minimum_version 1.5.0
+
+# page <TAB> command <TAB> what to expect: "status N" (the example shows a
+# rejection and must exit N) or "inline" (it needs a file the page shows only
+# as text elsewhere: not run).
+KNOWN="logos-check.1	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1
+logos-check.1	logos-check -p step.logos | diff - step.logos && echo same	inline
+logos-check.1	logos-check -o step.logos step.logos	inline
+logos-check.1	logos-check bad.logos	inline
+logos-spec.5	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1"
+
+# Pages whose EXAMPLES hold no command to run: logos-weights.5 shows numpy
+# code that writes and reads weight files.
+NOCOMMANDS="logos-weights.5"
+
+# examples PAGE: the page's examples as NUL-terminated records, "C<TAB>cmd"
+# for a command and "F<TAB>name<TAB>text" for a file shown by `$ cat name`.
+examples() {
+    awk '
+    function unesc(s) {
+        gsub(/\\&/, "", s); gsub(/\\-/, "-", s); gsub(/\\e/, "\\", s); gsub(/\\\\/, "\\", s)
+        return s
+    }
+    function flush() {
+        if (file != "") printf "F\t%s\t%s\001", file, body
+        file = ""; body = ""
+    }
+    /^\.Sh / { flush(); ex = ($0 ~ /^\.Sh EXAMPLES/); next }
+    !ex { next }
+    /^\.Bd -literal/ { lit = 1; next }
+    /^\.Ed/ { flush(); lit = 0; cont = 0; next }
+    !lit { next }
+    {
+        line = unesc($0)
+        if (cont) cmd = cmd "\n" line
+        else if (line ~ /^\$ /) { flush(); cmd = substr(line, 3) }
+        else { if (file != "") body = body line "\n"; next }
+        cont = (line ~ /( \\|\|)$/)
+        if (cont) next
+        if (cmd ~ /^cat [A-Za-z0-9_.\/-]+$/) file = substr(cmd, 5)
+        else printf "C\t%s\001", cmd
+    }
+    END { flush() }' "$1" | tr '\001' '\0'
+}
+
+# run_examples PAGE: runs the examples of man/*/PAGE; fails on the first
+# that does not do what it should, naming it.
+run_examples() {
+    local page="$1" src n=0
+    src=$(ls "$TOP"/man/man*/"$page")
+    local dir="$BATS_TEST_TMPDIR/scratch"
+    mkdir -p "$dir"
+    ln -s "$TOP/examples" "$dir/examples"
+    ln -s "$TOP/tests" "$dir/tests"
+    cd "$dir"
+    while IFS= read -r -d '' rec; do
+        local kind="${rec%%	*}" rest="${rec#*	}"
+        if [ "$kind" = F ]; then
+            [ -e "${rest%%	*}" ] || printf '%s' "${rest#*	}" >"${rest%%	*}"
+            continue
+        fi
+        local want=0 known
+        known=$(awk -F '\t' -v p="$page" -v c="$rest" '$1 == p && $2 == c { print $3 }' <<<"$KNOWN")
+        [ "$known" = inline ] && continue
+        [ -n "$known" ] && want="${known#status }"
+        run --separate-stderr sh -c "$rest"
+        if [ "$status" -ne "$want" ] ||
+            grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|internal error' <<<"$stderr"; then
+            echo "$page: \$ $rest"
+            echo "status $status (expected $want)"
+            echo "stdout: $(head -c 2000 <<<"$output")"
+            echo "stderr: $(head -c 2000 <<<"$stderr")"
+            return 1
+        fi
+        n=$((n + 1))
+    done < <(examples "$src")
+    [ "$n" -gt 0 ] || [[ " $NOCOMMANDS " == *" $page "* ]] || { echo "$page: no example ran"; return 1; }
+}
+
+@test "every page has its examples run here" {
+    for f in "$TOP"/man/man*/*.[157]; do
+        grep -q "^    run_examples $(basename "$f")\$" "$BATS_TEST_FILENAME" ||
+            { echo "$(basename "$f") has no test in man.bats"; return 1; }
+    done
+}
+
+@test "every known exception is still an example of its page" {
+    while IFS='	' read -r page cmd _; do
+        local src
+        src=$(ls "$TOP"/man/man*/"$page")
+        examples "$src" | tr '\0' '\n' | grep -qxF "C	$cmd" ||
+            { echo "$page no longer shows: $cmd"; return 1; }
+    done <<<"$KNOWN"
+}
+
+@test "logos-author.1 examples" {
+    run_examples logos-author.1
+}
+
+@test "logos-bench.1 examples" {
+    run_examples logos-bench.1
+}
+
+@test "logos-check.1 examples" {
+    run_examples logos-check.1
+}
+
+@test "logos-fuse.1 examples" {
+    run_examples logos-fuse.1
+}
+
+@test "logos-run.1 examples" {
+    run_examples logos-run.1
+}
+
+@test "logos-spec.5 examples" {
+    run_examples logos-spec.5
+}
+
+@test "logos-weights.5 examples" {
+    run_examples logos-weights.5
+}
+
+@test "logos.7 examples" {
+    run_examples logos.7
+}
