@@ -1,18 +1,15 @@
-/* spec.c — the ModelSpec (man5/logos-spec.5): reads a spec's YAML with
- * libyaml's event API into a small tree (no aliases, anchors or tags, at most
- * MAX_DEPTH levels), fills a Spec from it through tables of fields, checks
- * its shapes, and answers the seed's check (spec_not_yet). Every rejection
- * is one located message and NULL. */
+/* spec.c — the ModelSpec (man5/logos-spec.5): fills a Spec from the YAML
+ * tree spec_yaml.c reads, through tables of fields, checks its shapes, and
+ * answers the seed's check (spec_not_yet). Every rejection is one located
+ * message and NULL. */
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
-#include "logos.h"
+#include "spec.h"
 
-enum { MAX_DEPTH = 32, MAX_LAYERS = 65536, SHOW_MAX = 40, MAX_FIELDS = 24 };
+enum { MAX_LAYERS = 65536, MAX_FIELDS = 24 };
 
 /* Values the schema recognizes but the language cannot express yet. They
  * extend logos.h's enums so the parser can keep them; spec_not_yet names
@@ -32,187 +29,6 @@ static const char *const class_names[WC_COUNT] = {"embed", "head", "attn", "ffn"
                                                   "expert", "router", "mixer"};
 
 /* ---- the YAML tree ---------------------------------------------------- */
-
-enum { N_SCALAR, N_SEQ, N_MAP };
-typedef struct Node {
-    int kind, line, col;
-    const char *s;           /* a scalar's text */
-    size_t len;
-    int plain;               /* an unquoted scalar */
-    struct Node **kids;      /* a sequence's items; a mapping's keys and values, paired */
-    int n, cap;
-} Node;
-
-typedef struct P {
-    Arena *a;
-    const Src *src;
-    Spec *s;
-    const Node *dim;         /* the top-level dim's value, where width errors point */
-} P;
-
-static int fail(P *p, const Node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Report one located message; returns -1 for the caller to pass up. */
-static int fail(P *p, const Node *at, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    diag_at(p->src, at ? at->line : 1, at ? at->col : 1, "%s", msg);
-    return -1;
-}
-
-/* A value as a message shows it: a scalar quoted (cut at SHOW_MAX), or its kind. */
-static const char *show(P *p, const Node *v)
-{
-    if (v->kind == N_MAP)
-        return "a mapping";
-    if (v->kind == N_SEQ)
-        return "a sequence";
-    if (v->len > SHOW_MAX)
-        return arena_printf(p->a, "'%.*s...'", SHOW_MAX, v->s);
-    return arena_printf(p->a, "'%s'", v->s);
-}
-
-static Node *node_new(P *p, int kind, yaml_mark_t m)
-{
-    Node *n = arena_alloc(p->a, sizeof *n);
-    n->kind = kind;
-    n->line = (int)m.line + 1;
-    n->col = (int)m.column + 1;
-    return n;
-}
-
-typedef struct Reader {
-    Node *stack[MAX_DEPTH];
-    int depth, docs;
-    Node *root;
-} Reader;
-
-static int reject_decorations(P *p, const Node *at, const yaml_char_t *anchor,
-                              const yaml_char_t *tag)
-{
-    if (anchor)
-        return fail(p, at, "anchors are not supported");
-    if (tag)
-        return fail(p, at, "tags are not supported");
-    return 0;
-}
-
-/* Hang n on the open collection, or make it the root. */
-static void attach(P *p, Reader *r, Node *n)
-{
-    if (r->depth == 0) {
-        r->root = n;
-        return;
-    }
-    Node *up = r->stack[r->depth - 1];
-    *VEC_PUSH(p->a, up->kids, up->n, up->cap) = n;
-}
-
-static int on_scalar(P *p, Reader *r, yaml_event_t *ev)
-{
-    Node *n = node_new(p, N_SCALAR, ev->start_mark);
-    if (reject_decorations(p, n, ev->data.scalar.anchor, ev->data.scalar.tag))
-        return -1;
-    n->len = ev->data.scalar.length;
-    n->s = arena_strndup(p->a, (const char *)ev->data.scalar.value, n->len);
-    n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-    attach(p, r, n);
-    return 0;
-}
-
-static int on_open(P *p, Reader *r, yaml_event_t *ev, int kind)
-{
-    Node *n = node_new(p, kind, ev->start_mark);
-    int bad = kind == N_MAP
-        ? reject_decorations(p, n, ev->data.mapping_start.anchor, ev->data.mapping_start.tag)
-        : reject_decorations(p, n, ev->data.sequence_start.anchor, ev->data.sequence_start.tag);
-    if (bad)
-        return -1;
-    if (r->depth == MAX_DEPTH)
-        return fail(p, n, "nesting deeper than %d levels", MAX_DEPTH);
-    attach(p, r, n);
-    r->stack[r->depth++] = n;
-    return 0;
-}
-
-static int on_event(P *p, Reader *r, yaml_event_t *ev)
-{
-    switch (ev->type) {
-    case YAML_DOCUMENT_START_EVENT:
-        if (++r->docs > 1)
-            return fail(p, node_new(p, N_SCALAR, ev->start_mark),
-                        "a spec is one YAML document; a second one starts here");
-        return 0;
-    case YAML_ALIAS_EVENT:
-        return fail(p, node_new(p, N_SCALAR, ev->start_mark), "aliases are not supported");
-    case YAML_SCALAR_EVENT:
-        return on_scalar(p, r, ev);
-    case YAML_SEQUENCE_START_EVENT:
-        return on_open(p, r, ev, N_SEQ);
-    case YAML_MAPPING_START_EVENT:
-        return on_open(p, r, ev, N_MAP);
-    case YAML_SEQUENCE_END_EVENT:
-    case YAML_MAPPING_END_EVENT:
-        r->depth--;
-        return 0;
-    default:
-        return 0;
-    }
-}
-
-/* libyaml's own complaint, at its mark (a reader error gives a byte offset). */
-static void yaml_problem(P *p, const yaml_parser_t *y)
-{
-    Node at = {.line = (int)y->problem_mark.line + 1, .col = (int)y->problem_mark.column + 1};
-    if (y->error == YAML_READER_ERROR) {
-        at.line = at.col = 1;
-        for (size_t i = 0; i < y->problem_offset && i < p->src->len; i++) {
-            at.col++;
-            if (p->src->text[i] == '\n')
-                at.line++, at.col = 1;
-        }
-    }
-    const char *problem = y->problem ? y->problem : "malformed YAML";
-    if (y->context)
-        fail(p, &at, "%s %s", problem, y->context);
-    else
-        fail(p, &at, "%s", problem);
-}
-
-static Node *read_yaml(P *p)
-{
-    yaml_parser_t y;
-    yaml_event_t ev;
-    Reader r = {0};
-    int bad = 0, done = 0;
-    if (!yaml_parser_initialize(&y)) {
-        diag("out of memory");
-        exit(EXIT_SYSTEM);
-    }
-    yaml_parser_set_input_string(&y, (const unsigned char *)p->src->text, p->src->len);
-    while (!bad && !done) {
-        if (!yaml_parser_parse(&y, &ev)) {
-            yaml_problem(p, &y);
-            bad = 1;
-            break;
-        }
-        bad = on_event(p, &r, &ev) != 0;
-        done = ev.type == YAML_STREAM_END_EVENT;
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&y);
-    if (bad)
-        return NULL;
-    if (!r.root) {
-        fail(p, NULL, "the spec is empty");
-        return NULL;
-    }
-    return r.root;
-}
 
 /* ---- fields: a section's keys, their types and where they go ---------- */
 
@@ -246,8 +62,8 @@ static int unknown_key(P *p, const Node *k, const char *where)
 {
     for (const Section *s = sections(); s->where; s++)
         if (field_index(s->f, k->s) >= 0)
-            return fail(p, k, "unknown key '%s' %s ('%s' goes %s)", k->s, where, k->s, s->where);
-    return fail(p, k, "unknown key '%s' %s", k->s, where);
+            return spec_fail(p, k, "unknown key '%s' %s ('%s' goes %s)", k->s, where, k->s, s->where);
+    return spec_fail(p, k, "unknown key '%s' %s", k->s, where);
 }
 
 /* Index in m->kids of the first key spelled key, or -1. */
@@ -269,7 +85,7 @@ static const Node *map_get(const Node *m, const char *key)
 static int want_map(P *p, const Node *m, const char *key)
 {
     if (m->kind != N_MAP)
-        return fail(p, m, "expected a mapping for '%s', got %s", key, show(p, m));
+        return spec_fail(p, m, "expected a mapping for '%s', got %s", key, spec_show(p, m));
     return 0;
 }
 
@@ -284,12 +100,12 @@ static int collect(P *p, const Node *m, const char *key, const char *where, cons
     for (int i = 0; i < m->n; i += 2) {
         const Node *k = m->kids[i];
         if (k->kind != N_SCALAR)
-            return fail(p, k, "a key must be a word, got %s", show(p, k));
+            return spec_fail(p, k, "a key must be a word, got %s", spec_show(p, k));
         int j = field_index(f, k->s);
         if (j < 0)
             return unknown_key(p, k, where);
         if (got[j])
-            return fail(p, k, "duplicate key '%s' (first at line %d)", k->s,
+            return spec_fail(p, k, "duplicate key '%s' (first at line %d)", k->s,
                         m->kids[key_at(m, k->s)]->line);
         got[j] = m->kids[i + 1];
     }
@@ -299,7 +115,7 @@ static int collect(P *p, const Node *m, const char *key, const char *where, cons
 static int want_scalar(P *p, const Node *v, const char *what, const char *key)
 {
     if (v->kind != N_SCALAR || !v->plain || v->len == 0)
-        return fail(p, v, "expected %s for '%s', got %s", what, key, show(p, v));
+        return spec_fail(p, v, "expected %s for '%s', got %s", what, key, spec_show(p, v));
     return 0;
 }
 
@@ -310,12 +126,12 @@ static int get_int(P *p, const Node *v, const Field *f, int *out)
     char *end;
     long long x = strtoll(v->s, &end, 10);
     if (end != v->s + v->len || strspn(v->s, "+-0123456789") != v->len)
-        return fail(p, v, "expected an integer for '%s', got %s", f->key, show(p, v));
+        return spec_fail(p, v, "expected an integer for '%s', got %s", f->key, spec_show(p, v));
     long hi = f->hi ? f->hi : INT32_MAX;
     if (x < f->lo)
-        return fail(p, v, "'%s' must be at least %ld, got %s", f->key, f->lo, show(p, v));
+        return spec_fail(p, v, "'%s' must be at least %ld, got %s", f->key, f->lo, spec_show(p, v));
     if (x > hi)
-        return fail(p, v, "'%s' must be at most %ld, got %s", f->key, hi, show(p, v));
+        return spec_fail(p, v, "'%s' must be at most %ld, got %s", f->key, hi, spec_show(p, v));
     *out = (int)x;
     return 0;
 }
@@ -327,10 +143,10 @@ static int get_num(P *p, const Node *v, const Field *f, double *out)
     char *end;
     double x = strtod(v->s, &end);
     if (end != v->s + v->len || !isfinite(x) || strspn(v->s, "+-.0123456789eE") != v->len)
-        return fail(p, v, "expected a number for '%s', got %s", f->key, show(p, v));
+        return spec_fail(p, v, "expected a number for '%s', got %s", f->key, spec_show(p, v));
     if (x < 0 || (f->lo && x == 0))
-        return fail(p, v, "'%s' must be %s, got %s", f->key,
-                    f->lo ? "positive" : "at least 0", show(p, v));
+        return spec_fail(p, v, "'%s' must be %s, got %s", f->key,
+                    f->lo ? "positive" : "at least 0", spec_show(p, v));
     *out = x;
     return 0;
 }
@@ -341,7 +157,7 @@ static int get_bool(P *p, const Node *v, const char *key, int *out)
         *out = v->s[0] == 't';
         return 0;
     }
-    return fail(p, v, "expected true or false for '%s', got %s", key, show(p, v));
+    return spec_fail(p, v, "expected true or false for '%s', got %s", key, spec_show(p, v));
 }
 
 static int get_enum(P *p, const Node *v, const Field *f, int *out)
@@ -357,13 +173,13 @@ static int get_enum(P *p, const Node *v, const Field *f, int *out)
         strcat(list, i ? ", " : "");
         strcat(list, f->names[i]);
     }
-    return fail(p, v, "expected one of %s for '%s', got %s", list, f->key, show(p, v));
+    return spec_fail(p, v, "expected one of %s for '%s', got %s", list, f->key, spec_show(p, v));
 }
 
 static int get_str(P *p, const Node *v, const char *key, const char **out)
 {
     if (v->kind != N_SCALAR || v->len == 0)
-        return fail(p, v, "expected a string for '%s', got %s", key, show(p, v));
+        return spec_fail(p, v, "expected a string for '%s', got %s", key, spec_show(p, v));
     *out = v->s;
     return 0;
 }
@@ -388,7 +204,7 @@ static int fill(P *p, const Node *m, const char *where, const Field *f, const No
 {
     for (int i = 0; f[i].key; i++)
         if (f[i].req && !got[i])
-            return fail(p, m, "missing '%s' %s", f[i].key, where);
+            return spec_fail(p, m, "missing '%s' %s", f[i].key, where);
     for (int i = 0; f[i].key; i++)
         if (got[i] && fill_one(p, got[i], &f[i], base))
             return -1;
@@ -411,7 +227,7 @@ static int one_of(P *p, const Node *m, const char *key, const char *where, const
     int which = -1;
     for (int i = 0; f[i].key; i++) {
         if (got[i] && which >= 0)
-            return fail(p, map_get(m, f[i].key) ? got[i] : m,
+            return spec_fail(p, map_get(m, f[i].key) ? got[i] : m,
                         "'%s' has both '%s' and '%s'; give one", key, f[which].key, f[i].key);
         if (got[i])
             which = i;
@@ -420,7 +236,7 @@ static int one_of(P *p, const Node *m, const char *key, const char *where, const
         char list[128] = "";
         for (int i = 0; f[i].key; i++)
             strcat(strcat(list, i ? ", " : ""), f[i].key);
-        return fail(p, m, "'%s' needs one of %s", key, list);
+        return spec_fail(p, m, "'%s' needs one of %s", key, list);
     }
     return which;
 }
@@ -431,7 +247,7 @@ static int one_of(P *p, const Node *m, const char *key, const char *where, const
 static int blocks(P *p, const Node *at, int wc, const char *what, long width)
 {
     if (p->s->fmt[wc] == FMT_Q8 && width % 32)
-        return fail(p, at, "%s %ld is not a whole number of 32-value blocks (formats.%s is q8)",
+        return spec_fail(p, at, "%s %ld is not a whole number of 32-value blocks (formats.%s is q8)",
                     what, width, class_names[wc]);
     return 0;
 }
@@ -448,9 +264,9 @@ static int rope_fits(P *p, const Node *rope, const Rope *r, const char *head, in
     if (!at || !r->dim)
         return 0;
     if (r->dim % 2)
-        return fail(p, at, "rope dim %d is odd", r->dim);
+        return spec_fail(p, at, "rope dim %d is odd", r->dim);
     if (r->dim > width)
-        return fail(p, at, "rope dim %d is wider than the head (%s %d)", r->dim, head, width);
+        return spec_fail(p, at, "rope dim %d is wider than the head (%s %d)", r->dim, head, width);
     return 0;
 }
 
@@ -482,10 +298,10 @@ static int scaling_needs(P *p, const Node *v, const Rope *r, const Node **got)
     };
     for (int i = 0; need[r->scaling][i]; i++)
         if (!got[field_index(scaling_fields, need[r->scaling][i])])
-            return fail(p, v, "missing '%s' in 'scaling' (type %s needs it)",
+            return spec_fail(p, v, "missing '%s' in 'scaling' (type %s needs it)",
                         need[r->scaling][i], scale_names[r->scaling]);
     if (r->scaling == SCALE_LLAMA3 && r->high <= r->low)
-        return fail(p, got[field_index(scaling_fields, "high")],
+        return spec_fail(p, got[field_index(scaling_fields, "high")],
                     "'high' (%g) must exceed 'low' (%g)", r->high, r->low);
     return 0;
 }
@@ -581,7 +397,7 @@ static int sub_attention(P *p, const Node *v, void *base)
     if (!t->value_dim)
         t->value_dim = t->head_dim;
     if (t->heads % t->kv_heads)
-        return fail(p, got[1], "heads %d are not a multiple of kv_heads %d", t->heads, t->kv_heads);
+        return spec_fail(p, got[1], "heads %d are not a multiple of kv_heads %d", t->heads, t->kv_heads);
     if (rope_fits(p, got[4], &t->rope, "head_dim", t->head_dim) || dim_blocks(p, WC_ATTN))
         return -1;
     return blocks(p, got[3] ? got[3] : got[2], WC_ATTN, "attention heads*value_dim",
@@ -614,7 +430,7 @@ static int sub_latent(P *p, const Node *v, void *base)
     if (parse_map(p, v, "latent", "in latent", latent_fields, t, got))
         return -1;
     if (t->rope_dim % 2)
-        return fail(p, got[4], "rope_dim %d is odd", t->rope_dim);
+        return spec_fail(p, got[4], "rope_dim %d is odd", t->rope_dim);
     if (rope_fits(p, got[6], &t->rope, "rope_dim", t->rope_dim) || dim_blocks(p, WC_ATTN))
         return -1;
     if (t->q_lora && blocks(p, got[1], WC_ATTN, "latent q_lora", t->q_lora))
@@ -642,7 +458,7 @@ static int sub_delta(P *p, const Node *v, void *base)
     if (parse_map(p, v, "delta", "in delta", delta_fields, t, got))
         return -1;
     if (t->v_heads % t->k_heads)
-        return fail(p, got[1], "v_heads %d are not a multiple of k_heads %d", t->v_heads,
+        return spec_fail(p, got[1], "v_heads %d are not a multiple of k_heads %d", t->v_heads,
                     t->k_heads);
     if (dim_blocks(p, WC_MIXER))
         return -1;
@@ -696,7 +512,7 @@ static int sub_dense(P *p, const Node *v, void *base)
     if (parse_map(p, v, "dense", "in dense", dense_fields, t, got))
         return -1;
     if (t->act == ACT_OAI)
-        return fail(p, got[1], "act 'oai' is for moe only");
+        return spec_fail(p, got[1], "act 'oai' is for moe only");
     if (dim_blocks(p, WC_FFN))
         return -1;
     return blocks(p, got[0], WC_FFN, "ffn hidden", t->hidden);
@@ -742,19 +558,19 @@ enum { MOE_EXPERTS, MOE_TOPK, MOE_HIDDEN, MOE_ACT, MOE_GROUPS = 6, MOE_TOPKG, MO
 static int moe_shape(P *p, const MoeSpec *t, const Node **got)
 {
     if (t->top_k > t->experts)
-        return fail(p, got[MOE_TOPK], "top_k %d exceeds experts %d", t->top_k, t->experts);
+        return spec_fail(p, got[MOE_TOPK], "top_k %d exceeds experts %d", t->top_k, t->experts);
     if (t->experts % t->groups)
-        return fail(p, got[MOE_GROUPS], "groups %d do not divide experts %d", t->groups,
+        return spec_fail(p, got[MOE_GROUPS], "groups %d do not divide experts %d", t->groups,
                     t->experts);
     if (t->topk_groups > t->groups)
-        return fail(p, got[MOE_TOPKG], "topk_groups %d exceeds groups %d", t->topk_groups,
+        return spec_fail(p, got[MOE_TOPKG], "topk_groups %d exceeds groups %d", t->topk_groups,
                     t->groups);
     if (t->top_k > t->experts / t->groups * t->topk_groups)
-        return fail(p, got[MOE_TOPK], "top_k %d exceeds the %d experts of %d kept groups",
+        return spec_fail(p, got[MOE_TOPK], "top_k %d exceeds the %d experts of %d kept groups",
                     t->top_k, t->experts / t->groups * t->topk_groups, t->topk_groups);
     for (int i = MOE_ALPHA; i <= MOE_LIMIT; i++)
         if (got[i] && t->act != ACT_OAI)
-            return fail(p, got[i], "'%s' is for act: oai only", moe_fields[i].key);
+            return spec_fail(p, got[i], "'%s' is for act: oai only", moe_fields[i].key);
     if (dim_blocks(p, WC_EXPERT) || dim_blocks(p, WC_ROUTER))
         return -1;
     return blocks(p, got[MOE_HIDDEN], WC_EXPERT, "expert hidden", t->hidden);
@@ -935,7 +751,7 @@ static KindName *parse_kinds(P *p, const Node *m)
     if (want_map(p, m, "kinds"))
         return NULL;
     if (m->n == 0) {
-        fail(p, m, "'kinds' is empty");
+        spec_fail(p, m, "'kinds' is empty");
         return NULL;
     }
     s->nkinds = m->n / 2;
@@ -944,7 +760,7 @@ static KindName *parse_kinds(P *p, const Node *m)
     for (int i = 0; i < s->nkinds; i++) {
         const Node *k = m->kids[2 * i];
         if (k->kind != N_SCALAR || k->len == 0) {
-            fail(p, k, "a kind's name must be a word, got %s", show(p, k));
+            spec_fail(p, k, "a kind's name must be a word, got %s", spec_show(p, k));
             return NULL;
         }
         names[i] = (KindName){k->s, i, k};
@@ -952,7 +768,7 @@ static KindName *parse_kinds(P *p, const Node *m)
     qsort(names, (size_t)s->nkinds, sizeof *names, by_name);
     for (int i = 1; i < s->nkinds; i++)
         if (!strcmp(names[i].name, names[i - 1].name)) {
-            fail(p, names[i].at, "duplicate kind '%s' (first at line %d)", names[i].name,
+            spec_fail(p, names[i].at, "duplicate kind '%s' (first at line %d)", names[i].name,
                  names[i - 1].at->line);
             return NULL;
         }
@@ -971,14 +787,14 @@ static int cmp_key(const void *key, const void *elem)
 static int name_list(P *p, const Node *v, const char *key, const KindName *names, int *out)
 {
     if (v->kind != N_SEQ)
-        return fail(p, v, "expected a list of kind names for '%s', got %s", key, show(p, v));
+        return spec_fail(p, v, "expected a list of kind names for '%s', got %s", key, spec_show(p, v));
     for (int i = 0; i < v->n; i++) {
         const Node *e = v->kids[i];
         const KindName *k = e->kind == N_SCALAR
             ? bsearch(e->s, names, (size_t)p->s->nkinds, sizeof *names, cmp_key) : NULL;
         if (!k)
-            return fail(p, e, "'%s' names no kind: %s is not defined in 'kinds'", key,
-                        show(p, e));
+            return spec_fail(p, e, "'%s' names no kind: %s is not defined in 'kinds'", key,
+                        spec_show(p, e));
         out[i] = k->idx;
     }
     return 0;
@@ -987,11 +803,11 @@ static int name_list(P *p, const Node *v, const char *key, const KindName *names
 static int list_len(P *p, const Node *v, const char *key, int max, const char *rel)
 {
     if (v->kind != N_SEQ)
-        return fail(p, v, "expected a list of kind names for '%s', got %s", key, show(p, v));
+        return spec_fail(p, v, "expected a list of kind names for '%s', got %s", key, spec_show(p, v));
     if (v->n == 0)
-        return fail(p, v, "'%s' is empty", key);
+        return spec_fail(p, v, "'%s' is empty", key);
     if (rel[0] == '=' ? v->n != max : v->n > max)
-        return fail(p, v, "'%s' names %d layers, but 'layers' is %d", key, v->n, max);
+        return spec_fail(p, v, "'%s' names %d layers, but 'layers' is %d", key, v->n, max);
     return 0;
 }
 
@@ -1022,11 +838,11 @@ static int kinds_layout(P *p, const Node *top, const Node **got)
 {
     const Node *pat = got[TOP_PATTERN], *per = got[TOP_PER_LAYER];
     if (pat && per)
-        return fail(p, per, "give either 'pattern' or 'per_layer', not both");
+        return spec_fail(p, per, "give either 'pattern' or 'per_layer', not both");
     if (!pat && !per)
-        return fail(p, top, "'kinds' needs a 'pattern' or a 'per_layer'");
+        return spec_fail(p, top, "'kinds' needs a 'pattern' or a 'per_layer'");
     if (got[TOP_FIRST] && per)
-        return fail(p, got[TOP_FIRST], "'first' goes with 'pattern', not 'per_layer'");
+        return spec_fail(p, got[TOP_FIRST], "'first' goes with 'pattern', not 'per_layer'");
     const KindName *names = parse_kinds(p, got[TOP_KINDS]);
     if (!names || assign(p, got, names))
         return -1;
@@ -1035,7 +851,7 @@ static int kinds_layout(P *p, const Node *top, const Node **got)
         used[p->s->layer_kind[l]] = 1;
     for (int i = 0; i < p->s->nkinds; i++)
         if (!used[i])
-            return fail(p, got[TOP_KINDS]->kids[2 * i],
+            return spec_fail(p, got[TOP_KINDS]->kids[2 * i],
                         "kind '%s' is defined but no layer uses it", p->s->kinds[i].kind);
     return 0;
 }
@@ -1045,14 +861,14 @@ static int layout(P *p, const Node *top, const Node **got)
     Spec *s = p->s;
     s->layer_kind = arena_alloc(p->a, (size_t)s->nlayers * sizeof *s->layer_kind);
     if (got[TOP_LAYER] && got[TOP_KINDS])
-        return fail(p, got[TOP_KINDS], "give either 'layer' or 'kinds', not both");
+        return spec_fail(p, got[TOP_KINDS], "give either 'layer' or 'kinds', not both");
     if (got[TOP_KINDS])
         return kinds_layout(p, top, got);
     if (!got[TOP_LAYER])
-        return fail(p, top, "missing 'layer' (or 'kinds' with 'pattern' or 'per_layer')");
+        return spec_fail(p, top, "missing 'layer' (or 'kinds' with 'pattern' or 'per_layer')");
     for (int i = TOP_PATTERN; i <= TOP_PER_LAYER; i++)
         if (got[i])
-            return fail(p, got[i], "'%s' goes with 'kinds', not 'layer'", top_fields[i].key);
+            return spec_fail(p, got[i], "'%s' goes with 'kinds', not 'layer'", top_fields[i].key);
     s->nkinds = 1;
     s->kinds = arena_alloc(p->a, sizeof *s->kinds);
     return parse_layer(p, top->kids[key_at(top, "layer")], got[TOP_LAYER], s->kinds);
@@ -1063,7 +879,7 @@ static int parse_top(P *p, const Node *top)
     Spec *s = p->s;
     const Node *got[MAX_FIELDS];
     if (top->kind != N_MAP)
-        return fail(p, top, "the top level must be a mapping of keys, got %s", show(p, top));
+        return spec_fail(p, top, "the top level must be a mapping of keys, got %s", spec_show(p, top));
     s->embed_scale = 1;
     for (int i = 0; i < WC_COUNT; i++)
         s->fmt[i] = FMT_Q8;
@@ -1085,7 +901,7 @@ Spec *spec_load(Arena *a, const char *path)
         return NULL;
     p.s = arena_alloc(a, sizeof *p.s);
     p.s->file = p.src->name;
-    const Node *top = read_yaml(&p);
+    const Node *top = spec_read_yaml(&p);
     if (!top || parse_top(&p, top))
         return NULL;
     return p.s;
