@@ -98,6 +98,8 @@ const char *rope_attrs(Em *e, const Rope *r, int width)
         s = arena_printf(e->a, "%s, scaling=yarn, factor=%s, orig=%d, beta_fast=%s, beta_slow=%s", s,
                          num(e, r->factor), r->orig, num(e, r->beta_fast ? r->beta_fast : 32),
                          num(e, r->beta_slow ? r->beta_slow : 1));
+    if (r->scaling == SCALE_YARN && !r->truncate)
+        s = arena_printf(e->a, "%s, truncate=0", s);
     if (r->attn_factor && r->attn_factor != 1)
         s = arena_printf(e->a, "%s, attn_factor=%s", s, num(e, r->attn_factor));
     return s;

@@ -204,6 +204,7 @@ typedef struct Rope {
     int scaling;         /* enum Scaling */
     double factor, low, high, beta_fast, beta_slow, attn_factor;
     int orig;            /* original context of the scaling */
+    int truncate;        /* yarn: whole dimensions at the ramp's ends (transformers' default) */
 } Rope;
 
 typedef struct AttnSpec {

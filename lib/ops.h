@@ -47,7 +47,7 @@ X(RMSNORM, "rmsnorm",  1, 2,  K_REDUCE,  F_PROD, "eps:f! offset:f",           -1
 X(L2NORM,  "l2norm",   1, 1,  K_REDUCE,  F_PROD, "eps:f!",                    -1, norm)
 /* rotary position embedding, NEOX pairing over the first rot values of a head */
 X(ROPE,    "rope",     2, 2,  K_ELEM,    F_PROD,
-  "theta:f! rot:i scaling:s factor:f low:f high:f orig:i beta_fast:f beta_slow:f attn_factor:f",
+  "theta:f! rot:i scaling:s factor:f low:f high:f orig:i beta_fast:f beta_slow:f truncate:i attn_factor:f",
   -1, rope)
 /* attention */
 X(ATTEND,  "attend",   3, 4,  K_ATTN,    F_NONE, "scale:f! softcap:f window:i", -1, attend)

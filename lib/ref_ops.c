@@ -268,8 +268,12 @@ static void rope_freqs(const Expr *e, long rot, double *inv)
         }
     } else if (strcmp(sc, "yarn") == 0) {
         double fast = attr_num(e, "beta_fast", 32), slow = attr_num(e, "beta_slow", 1), dim = (double)rot;
-        double lo = floor(dim * log(orig / (fast * 2 * M_PI)) / (2 * log(theta)));
-        double hi = ceil(dim * log(orig / (slow * 2 * M_PI)) / (2 * log(theta)));
+        double lo = dim * log(orig / (fast * 2 * M_PI)) / (2 * log(theta));
+        double hi = dim * log(orig / (slow * 2 * M_PI)) / (2 * log(theta));
+        if (attr_num(e, "truncate", 1)) {   /* whole dimensions, as transformers does by default */
+            lo = floor(lo);
+            hi = ceil(hi);
+        }
         lo = lo < 0 ? 0 : lo;
         hi = hi > dim - 1 ? dim - 1 : hi;
         if (hi == lo)

@@ -284,6 +284,7 @@ static const Field scaling_fields[] = {
     {"beta_fast", T_NUM, .off = F(Rope, beta_fast)},
     {"beta_slow", T_NUM, .off = F(Rope, beta_slow)},
     {"attn_factor", T_NUM, .off = F(Rope, attn_factor), .lo = 1},
+    {"truncate", T_BOOL, .off = F(Rope, truncate)},
     {0},
 };
 
@@ -312,6 +313,7 @@ static int sub_scaling(P *p, const Node *v, void *base)
     const Node *got[MAX_FIELDS];
     r->beta_fast = 32;
     r->beta_slow = 1;
+    r->truncate = 1;
     if (parse_map(p, v, "scaling", "in scaling", scaling_fields, r, got))
         return -1;
     if (scaling_needs(p, v, r, got))

@@ -193,11 +193,15 @@ static void test_rope(void)
     env_free(env);
 }
 
-static double yarn_freq(int i, int dim)
+static double yarn_freq(int i, int dim, int truncate)
 {
     double base = 10000, orig = 64, factor = 4;
-    double lo = floor(dim * log(orig / (32 * 2 * M_PI)) / (2 * log(base)));
-    double hi = ceil(dim * log(orig / (1 * 2 * M_PI)) / (2 * log(base)));
+    double lo = dim * log(orig / (32 * 2 * M_PI)) / (2 * log(base));
+    double hi = dim * log(orig / (1 * 2 * M_PI)) / (2 * log(base));
+    if (truncate) {
+        lo = floor(lo);
+        hi = ceil(hi);
+    }
     lo = fmax(lo, 0);
     hi = fmin(hi, dim - 1);
     double ramp = fmin(1, fmax(0, (i - lo) / (hi == lo ? 0.001 : hi - lo)));
@@ -205,10 +209,13 @@ static double yarn_freq(int i, int dim)
     return ex / factor * ramp + ex * (1 - ramp);
 }
 
-static void test_yarn(void)
+static void test_yarn(int truncate)
 {
-    Prog *p = prog("logos 1 t t\nin pos : i32\nin x : f32[2,16]\nout y : f32[2,16]\n"
-                   "y = rope(x, pos, theta=10000, scaling=yarn, factor=4, orig=64, attn_factor=1.2)\nend\n");
+    Prog *p = prog(truncate ? "logos 1 t t\nin pos : i32\nin x : f32[2,16]\nout y : f32[2,16]\n"
+                              "y = rope(x, pos, theta=10000, scaling=yarn, factor=4, orig=64, attn_factor=1.2)\nend\n"
+                            : "logos 1 t t\nin pos : i32\nin x : f32[2,16]\nout y : f32[2,16]\n"
+                              "y = rope(x, pos, theta=10000, scaling=yarn, factor=4, orig=64, truncate=0, "
+                              "attn_factor=1.2)\nend\n");
     Env *env = env_new();
     float *x = fill(env, "x", 2, 2, 16, 0);
     ints(env, "pos", 0, 1, (int32_t[]){50});
@@ -216,11 +223,12 @@ static void test_yarn(void)
     double want[32];
     for (int h = 0; h < 2; h++)
         for (int i = 0; i < 8; i++) {
-            double a = 49 * yarn_freq(i, 16), x0 = x[h * 16 + i], x1 = x[h * 16 + i + 8];
+            double a = 49 * yarn_freq(i, 16, truncate), x0 = x[h * 16 + i], x1 = x[h * 16 + i + 8];
             want[h * 16 + i] = 1.2 * (x0 * cos(a) - x1 * sin(a));
             want[h * 16 + i + 8] = 1.2 * (x1 * cos(a) + x0 * sin(a));
         }
-    close_to(out(env, "y"), want, 32, "rope with yarn scaling and attn_factor");
+    close_to(out(env, "y"), want, 32, truncate ? "rope with yarn scaling and attn_factor"
+                                               : "rope with yarn scaling, fractional ramp ends (truncate=0)");
     env_free(env);
 }
 
@@ -632,7 +640,8 @@ int main(void)
     test_unpair_at();
     test_rmsnorm();
     test_rope();
-    test_yarn();
+    test_yarn(1);
+    test_yarn(0);
     test_attend();
     test_stacked_attend();
     test_latent();

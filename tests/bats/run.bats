@@ -1,0 +1,551 @@
+#!/usr/bin/env bats
+# run.bats — logos-run, logos-fuse and logos-bench on the CPU reference:
+# the generate pipeline on every tiny spec; the same tokens from a decode
+# step alone (the prompt stepped), from a stream of cut forms and from weight
+# files; the logits file; a batch; -o; every rejected input with its exact
+# status and message; the fuser's pass-through; the bench's table, CSV and
+# JSON.
+
+load common
+bats_require_minimum_version 1.5.0
+
+TINY="$EX/tiny"
+BAD="$TOP/tests/golden/bad"
+NOTICE="logos-fuse: the CUDA lane's fusion is not built yet: passing the programs through unchanged"
+CPU="logos-run: no GPU lane in this build: running the CPU reference"
+
+setup() {
+    mkdir -p "$BATS_TEST_TMPDIR/d"
+    cd "$BATS_TEST_TMPDIR/d"
+}
+
+layers() { sed -n 's/^layers: *//p' "$1"; }
+
+# cut SPEC: decode_embed, decode_layer 0..L-1, decode_head as one stream.
+cut() {
+    local l
+    "$LOGOS_BIN/logos-author" decode_embed "$1"
+    for ((l = 0; l < $(layers "$1"); l++)); do "$LOGOS_BIN/logos-author" decode_layer "$l" "$1"; done
+    "$LOGOS_BIN/logos-author" decode_head "$1"
+}
+
+no_sanitizer() {
+    ! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|internal error' <<<"$stderr"
+}
+
+# A step stream of the tiny Llama for the rejection tests.
+step() { "$LOGOS_BIN/logos-author" decode_step "$TINY/llama.yaml" >step.logos; }
+
+# weights: the tiny Llama's synthetic weights written to w/.
+weights() {
+    step
+    "$LOGOS_BIN/logos-run" --synthetic 1 --write-weights w step.logos
+}
+
+@test "the generate pipeline prints 5 ids for each tiny spec" {
+    for spec in "$TINY"/*.yaml; do
+        run --separate-stderr bash -c '"$1/logos-author" generate "$2" | "$1/logos-fuse" --lane cuda |
+            "$1/logos-run" --synthetic 1 -p "1 2 3" -n 5' _ "$LOGOS_BIN" "$spec"
+        [ "$status" -eq 0 ] || { echo "$spec: $stderr"; return 1; }
+        [ "${#lines[@]}" -eq 5 ]
+        for id in "${lines[@]}"; do [[ "$id" =~ ^[0-9]+$ ]] && [ "$id" -lt 256 ]; done
+        [ "$(sed -n 1p <<<"$stderr")" = "$NOTICE" ]
+        [ "$(sed -n 2p <<<"$stderr")" = "$CPU" ]
+        [[ "$(sed -n 3p <<<"$stderr")" =~ ^logos-run:\ cpu\ reference:\ 5\ tokens\ generated\ in\ [0-9.]+\ s$ ]]
+        [ "$(wc -l <<<"$stderr")" -eq 3 ]
+    done
+}
+
+@test "a decode step alone, a cut stream and weight files give the same tokens" {
+    for spec in "$TINY"/*.yaml; do
+        "$LOGOS_BIN/logos-author" generate "$spec" >gen.logos
+        "$LOGOS_BIN/logos-author" decode_step "$spec" >step.logos
+        cut "$spec" >cut.logos
+        local want
+        want=$("$LOGOS_BIN/logos-run" -q --synthetic 3 -p "1 2 3" -n 5 gen.logos)
+        [ "$(wc -l <<<"$want")" -eq 5 ]
+        run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 3 -p "1 2 3" -n 5 step.logos
+        [ "$status" -eq 0 ] && [ -z "$stderr" ]
+        [ "$output" = "$want" ] || { echo "$spec: decode_step: $output, generate: $want"; return 1; }
+        run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 3 -p "1 2 3" -n 5 cut.logos
+        [ "$status" -eq 0 ] || { echo "$spec: $stderr"; return 1; }
+        [ "$output" = "$want" ] || { echo "$spec: cut: $output, generate: $want"; return 1; }
+        rm -rf w
+        run --separate-stderr "$LOGOS_BIN/logos-run" --synthetic 3 --write-weights w gen.logos
+        [ "$status" -eq 0 ] && [ -z "$output" ] && [ -z "$stderr" ]
+        run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p "1 2 3" -n 5 gen.logos
+        [ "$status" -eq 0 ] || { echo "$spec: $stderr"; return 1; }
+        [ "$output" = "$want" ] || { echo "$spec: weights: $output, synthetic: $want"; return 1; }
+    done
+}
+
+@test "another seed gives other weights" {
+    "$LOGOS_BIN/logos-author" generate "$TINY/qwen3next.yaml" >gen.logos
+    [ "$("$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 5 gen.logos)" != \
+      "$("$LOGOS_BIN/logos-run" -q --synthetic 2 -p "1 2 3" -n 5 gen.logos)" ]
+}
+
+@test "--logits writes one row of vocab f32 a step run" {
+    local spec="$TINY/gemma2.yaml"
+    "$LOGOS_BIN/logos-author" generate "$spec" >gen.logos
+    "$LOGOS_BIN/logos-author" decode_step "$spec" >step.logos
+    # a prefill chunk gives one row, then one row a token fed back
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "4 5 6 7" -n 3 --logits lg gen.logos
+    [ "$status" -eq 0 ]
+    [ "$(wc -c <lg)" -eq $((3 * 256 * 4)) ]
+    # a stepped prompt gives a row for each prompt token
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "4 5 6 7" -n 3 --logits lg2 step.logos
+    [ "$status" -eq 0 ]
+    [ "$(wc -c <lg2)" -eq $(((4 + 3 - 1) * 256 * 4)) ]
+    # the last rows agree: both runs computed the same steps
+    cmp <(tail -c 2048 lg) <(tail -c 2048 lg2)
+}
+
+@test "a batch of two prints SEQ ID lines; each sequence's tokens are a single run's" {
+    local spec="$TINY/qwen3next.yaml"
+    "$LOGOS_BIN/logos-author" --batch 2 decode_batch "$spec" >batch.logos
+    "$LOGOS_BIN/logos-author" generate "$spec" >gen.logos
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -p "4 5" -n 4 batch.logos
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    [ "${#lines[@]}" -eq 8 ]
+    for l in "${lines[@]}"; do [[ "$l" =~ ^[01]\ [0-9]+$ ]]; done
+    [ "$(sed -n 's/^0 //p' <<<"$output")" = "$("$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 4 gen.logos)" ]
+    [ "$(sed -n 's/^1 //p' <<<"$output")" = "$("$LOGOS_BIN/logos-run" -q --synthetic 1 -p "4 5" -n 4 gen.logos)" ]
+    # -P: one prompt a line, blank lines skipped
+    printf '1 2 3\n\n4,5\n' >prompts
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -P prompts -n 4 batch.logos
+    [ "$status" -eq 0 ]
+    [ "$output" = "$("$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -p "4 5" -n 4 batch.logos)" ]
+}
+
+@test "a batch needs one prompt a sequence" {
+    "$LOGOS_BIN/logos-author" --batch 2 decode_batch "$TINY/llama.yaml" >batch.logos
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" batch.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: the stream runs 2 sequences: give 2 prompts, not 1" ]
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -p 2 step.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: the stream runs 1 sequence: give 1 prompt, not 2" ]
+}
+
+@test "-o writes the ids whole; a failed run leaves no file and keeps the old one" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 3 -o ids step.logos
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    [ "$(cat ids)" = "$("$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 3 step.logos)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 999" -n 3 -o ids --logits lg step.logos
+    [ "$status" -eq 1 ]
+    [ "$(wc -l <ids)" -eq 3 ]
+    [ "$(ls)" = "ids
+step.logos" ]
+}
+
+@test "-n 0 runs the prompt and prints nothing" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 0 step.logos
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+}
+
+@test "the prompt and the tokens fed back may fill the context exactly" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 62 step.logos
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 62 ]
+}
+
+@test "-h prints the usage on stdout and exits 0" {
+    run --separate-stderr "$LOGOS_BIN/logos-run" -h
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "usage: logos-run (--weights DIR | --synthetic SEED) [-p IDS]... [-P FILE] [-n N]" ]
+    [ -z "$stderr" ]
+}
+
+# ---- rejected: weights ----
+
+@test "a missing .q file" {
+    weights
+    rm w/wq0.q
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: w/wq0.q: missing (expected 4096 bytes for q8[64,64])" ]
+}
+
+@test "a truncated .q file" {
+    weights
+    head -c 100 w/wk1.q >t && mv t w/wk1.q
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: w/wk1.q: 100 bytes, expected 2048 (q8[32,64]: one int8 quant per value)" ]
+}
+
+@test "a .s file of the wrong size" {
+    weights
+    head -c 1000 w/emb.s >t && mv t w/emb.s
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 step.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: w/emb.s: 1000 bytes, expected 1024 (q8[256,64]: one f16 scale per 32 values)" ]
+}
+
+@test "a long .f file" {
+    weights
+    printf 'xy' >>w/nm0.f
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 step.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: w/nm0.f: 258 bytes, expected 256 (f32[64]: four bytes per value)" ]
+}
+
+@test "every bad weight file is reported, not just the first" {
+    weights
+    rm w/wq0.q
+    printf 'xy' >>w/nm0.f
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 step.logos
+    [ "$status" -eq 1 ]
+    grep -qxF "logos-run: w/wq0.q: missing (expected 4096 bytes for q8[64,64])" <<<"$stderr"
+    grep -qxF "logos-run: w/nm0.f: 258 bytes, expected 256 (f32[64]: four bytes per value)" <<<"$stderr"
+}
+
+@test "a weight linked to a file outside the weights directory" {
+    weights
+    mv w/nf.f outside.f
+    ln -s ../outside.f w/nf.f
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: w/nf.f: resolves outside the weights directory" ]
+}
+
+@test "a weight linked to another file inside the directory is followed" {
+    weights
+    cp w/nm0.f w/other.f
+    rm w/nm0.f
+    ln -s other.f w/nm0.f
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p "1 2" -n 2 step.logos
+    [ "$status" -eq 0 ]
+    [ "$output" = "$("$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2" -n 2 step.logos)" ]
+}
+
+@test "a missing weights directory" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights nodir -p 1 step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: nodir: No such file or directory" ]
+}
+
+# ---- rejected: prompts and counts ----
+
+@test "a token id past the vocabulary" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 256" step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: prompt token 2 is 256: token ids run from 0 to 255" ]
+}
+
+@test "a negative token id" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "-1 2" step.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: prompt token 1 is -1: token ids run from 0 to 255" ]
+}
+
+@test "a prompt id that is not a number" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 two 3" step.logos
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: -p: 'two' is not a token id" ]
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2x" step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: -p: '2x' is not a token id" ]
+}
+
+@test "a bad line of a prompt file" {
+    step
+    printf '1 2\n3 x\n' >prompts
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -P prompts step.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: prompts:2: 'x' is not a token id" ]
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -P nosuch step.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: nosuch: No such file or directory" ]
+}
+
+@test "an empty prompt" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "" step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: the prompt is empty: give at least one token id" ]
+}
+
+@test "no prompt" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = 'logos-run: give a prompt: -p "1 2 3" or -P FILE' ]
+}
+
+@test "-n negative, or not a number, or without a value" {
+    step
+    for bad in -1 abc 1.5 16777217; do
+        run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -n "$bad" step.logos
+        [ "$status" -eq 2 ]
+        [ -z "$output" ]
+        [ "$stderr" = "logos-run: -n takes a whole number from 0 to 16777216, not '$bad'" ] || { echo "$stderr"; return 1; }
+    done
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -n
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: -n needs a value" ]
+}
+
+@test "a prompt and generation past the context" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 63 step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: the prompt (3 tokens) and 63 generated tokens need 65 positions; the program's states hold 64" ]
+}
+
+# ---- rejected: options ----
+
+@test "both --weights and --synthetic, or neither" {
+    weights
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w --synthetic 1 -p 1 step.logos
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: give the weights: --weights DIR or --synthetic SEED (one of them)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q -p 1 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: give the weights: --weights DIR or --synthetic SEED (one of them)" ]
+}
+
+@test "--write-weights without --synthetic" {
+    weights
+    run --separate-stderr "$LOGOS_BIN/logos-run" --weights w --write-weights x step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: --write-weights writes synthetic weights: give --synthetic SEED" ]
+    [ ! -e x ]
+}
+
+@test "a bad seed" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic -4 -p 1 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: --synthetic takes a whole number from 0 to 2147483647, not '-4'" ]
+}
+
+@test "an unknown option" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" --fast --synthetic 1 -p 1 step.logos
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$(head -n 1 <<<"$stderr")" = "logos-run: unknown option '--fast'" ]
+    [ "$(sed -n 2p <<<"$stderr")" = "usage: logos-run (--weights DIR | --synthetic SEED) [-p IDS]... [-P FILE] [-n N]" ]
+}
+
+@test "two files" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 step.logos step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: one program stream at a time: 'step.logos' and 'step.logos'" ]
+}
+
+# ---- rejected: streams ----
+
+@test "a program that fails to check exits 1 with its message" {
+    cd "$BAD"
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 undefined_name.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "$(sed 's/^logos-check:/logos-run:/' undefined_name.err)" ]
+}
+
+@test "empty input" {
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 </dev/null
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: <stdin>: no program in the input" ]
+}
+
+@test "a missing stream file" {
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 nosuch.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: nosuch.logos: No such file or directory" ]
+}
+
+@test "--logits into a missing directory exits 3 and leaves no file" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -o ids --logits no/such/lg step.logos
+    [ "$status" -eq 3 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: no/such/lg: cannot write: No such file or directory" ]
+    [ "$(ls)" = "step.logos" ]
+}
+
+@test "a stream with only a prefill gives one token, not two" {
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >prefill.logos
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 2 prefill.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: prefill.logos: the stream has no decode step: it gives one token after the prompt, not 2" ]
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 1 prefill.logos
+    [ "$status" -eq 0 ]
+    [ "$output" = "$("$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" | "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2 3" -n 1)" ]
+}
+
+@test "a forward program's input is not given" {
+    "$LOGOS_BIN/logos-author" forward "$TINY/llama.yaml" >fwd.logos
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -n 1 fwd.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: fwd.logos:2:4: input 'x' is not given
+  in x : f32[64]
+     ^" ]
+}
+
+@test "a batch does not mix with single-sequence programs" {
+    { "$LOGOS_BIN/logos-author" --batch 2 decode_batch "$TINY/llama.yaml"
+      "$LOGOS_BIN/logos-author" decode_step "$TINY/llama.yaml"; } >mixed.logos
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -p 2 mixed.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: mixed.logos: a batch of decode steps does not mix with single-sequence programs in one stream" ]
+}
+
+# ---- logos-fuse ----
+
+@test "logos-fuse passes a good stream through byte-identical, with the notice" {
+    "$LOGOS_BIN/logos-author" generate "$TINY/deepseek2.yaml" >gen.logos
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane cuda gen.logos
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(cat gen.logos)" ]
+    [ "$stderr" = "$NOTICE" ]
+    run --separate-stderr bash -c '"$1" <"$2" | cmp - "$2"' _ "$LOGOS_BIN/logos-fuse" gen.logos
+    [ "$status" -eq 0 ]
+    [ "$stderr" = "$NOTICE" ]
+}
+
+@test "logos-fuse -q silences the notice" {
+    "$LOGOS_BIN/logos-author" decode_step "$TINY/lfm2.yaml" >step.logos
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" -q --lane cuda step.logos
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(cat step.logos)" ]
+    [ -z "$stderr" ]
+}
+
+@test "logos-fuse: an unknown lane exits 2" {
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane metal
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-fuse: unknown lane 'metal' (lanes: cuda)" ]
+}
+
+@test "logos-fuse: a bad program exits 1 with its message and prints nothing" {
+    cd "$BAD"
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane cuda undefined_name.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "$(sed 's/^logos-check:/logos-fuse:/' undefined_name.err)" ]
+}
+
+@test "logos-fuse: empty input, two files, an unknown option, -h" {
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" </dev/null
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-fuse: <stdin>: no program in the input" ]
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" a.logos b.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-fuse: one program stream at a time" ]
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" -x
+    [ "$status" -eq 2 ]
+    [ "$(head -n 1 <<<"$stderr")" = "logos-fuse: unknown option '-x'" ]
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" -h
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "usage: logos-fuse [--lane cuda] [-q] [FILE]" ]
+}
+
+# ---- logos-bench ----
+
+@test "logos-bench prints a table header and one row" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 -n 2 --ceiling 4500 step.logos
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    [ "${#lines[@]}" -eq 2 ]
+    [ "$(tr -s ' ' <<<"${lines[0]}")" = "model lane steps ms/step weight bytes GB/s ceiling" ]
+    # 90432 weight values: 89984 of q8 at 1 + 2/32 bytes, 448 of f32 at 4
+    [[ "$(tr -s ' ' <<<"${lines[1]}")" =~ ^tiny-llama\ cpu\ 2\ [0-9.]+\ 97024\ [0-9.]+\ [0-9.]+%$ ]]
+}
+
+@test "logos-bench --csv and --json" {
+    cut "$TINY/llama.yaml" >cut.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 -n 3 --csv cut.logos
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 2 ]
+    [ "${lines[0]}" = "model,lane,steps,ms_per_step,weight_bytes,gb_per_s,fraction_of_ceiling" ]
+    [[ "${lines[1]}" =~ ^tiny-llama,cpu,3,[0-9.]+,97024,[0-9.]+,0\.0000$ ]]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 -n 3 --ceiling 1 --json cut.logos
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ "$output" =~ ^\{\"model\":\ \"tiny-llama\",\ \"lane\":\ \"cpu\",\ \"steps\":\ 3,\ \"ms_per_step\":\ [0-9.]+,\ \"weight_bytes\":\ 97024,\ \"gb_per_s\":\ [0-9.]+,\ \"fraction_of_ceiling\":\ [0-9.]+\}$ ]]
+    if command -v python3 >/dev/null; then python3 -c 'import json,sys; json.loads(sys.argv[1])' "$output"; fi
+}
+
+@test "logos-bench reads weight files" {
+    weights
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --weights w -n 1 --csv step.logos
+    [ "$status" -eq 0 ]
+    [[ "${lines[1]}" == tiny-llama,cpu,1,* ]]
+    rm w/wo1.q
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --weights w -n 1 step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: w/wo1.q: missing (expected 4096 bytes for q8[64,64])" ]
+}
+
+@test "logos-bench rejects a stream without a decode step, or with a prefill" {
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >prefill.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 prefill.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: prefill.logos: logos-bench times decode steps: give a stream of decode-step programs only" ]
+    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >gen.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 gen.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-bench: gen.logos: logos-bench times decode steps: give a stream of decode-step programs only" ]
+}
+
+@test "logos-bench rejects positions past the context" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --pos 60 step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: steps at positions 60 to 68 are past the 64 positions the states hold" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --pos 56 -n 8 --csv step.logos
+    [ "$status" -eq 0 ]
+}
+
+@test "logos-bench usage errors" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-bench" step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: give the weights: --weights DIR or --synthetic SEED (one of them)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 -n 0 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: -n takes a number from 1 to 1e+06, not '0'" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 step.logos step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: one program stream at a time" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --pos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: --pos needs a value" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" -h
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "usage: logos-bench (--weights DIR | --synthetic SEED) [-n STEPS] [--pos P]" ]
+}
