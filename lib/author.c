@@ -441,6 +441,7 @@ static const Form forms[] = {
     {"decode_head", M_STEP, 0, f_head},
     {"layer", M_FWD, 1, f_layer},
     {"head", M_FWD, 0, f_head},
+    {"prefill_embed", M_CHUNK, 0, f_embed},
     {"stacked_layer", M_CHUNK, 1, f_layer},
     {"prefill_head", M_CHUNK, 0, f_head},
     {"decode_batch_embed", M_BATCH, 0, f_embed},
@@ -529,6 +530,6 @@ int author(Arena *a, const Spec *s, const char *form, int l, int batch, FILE *ou
 const char *author_forms(void)
 {
     return "forward decode_step prefill decode_batch decode_embed decode_layer decode_head layer head "
-           "layer_input stacked_layer stacked_layer_input prefill_head decode_batch_embed decode_batch_head "
-           "generate";
+           "layer_input prefill_embed stacked_layer stacked_layer_input prefill_head decode_batch_embed "
+           "decode_batch_head generate";
 }

@@ -364,6 +364,7 @@ typedef struct Stream {
     int has[PH_COUNT];        /* filled by run_plan */
     long vocab, ctx;          /* from emb's rows and the KV caches' rows; -1 unknown */
     int batch;                /* sequences of a batch phase */
+    int batched;              /* a program reads pos_s0: the stream is a batch's */
     FILE *logits;             /* every step's logits, raw f32, or NULL */
     long generated;           /* tokens generated so far */
 } Stream;
@@ -375,5 +376,22 @@ int run_generate(Stream *st, Env *env, const Prompt *prompts, int nprompts, int 
 /* One decode step of the stream's step programs: token tok at position pos;
  * the next token out. 0 or an exit status. */
 int run_step(Stream *st, Env *env, int32_t tok, int32_t pos, int32_t *next);
+
+/* ---- import*.c: checkpoints to a spec and weight files (import.h inside) -- */
+typedef struct ImportOpts {
+    const char *in, *out;   /* a Hugging Face folder or a .gguf; the output folder */
+    int fmt;                /* enum Fmt of the classes a spec may quantize */
+    long ctx;               /* the spec's ctx; 0: min(the model's, 4096) */
+    int rewrite_rope;       /* put interleaved q/k rows back to halves */
+    int quiet;              /* no summary line */
+} ImportOpts;
+/* Writes OUT/spec.yaml and every weight file its decode step declares, each
+ * atomically; 0 or an exit status after a message. */
+int import_run(const ImportOpts *o);
+/* The fuzzers' entry points: parse a safetensors or GGUF file image held in
+ * buf; 0 or EXIT_INPUT. import_quiet silences the messages. */
+extern int import_quiet;
+int import_st_header(const unsigned char *buf, size_t len);
+int import_gguf_header(const unsigned char *buf, size_t len);
 
 #endif

@@ -7,18 +7,22 @@
 
 #include "logos.h"
 
-/* The phase a program belongs to, from what it declares. */
-static int phase_of(const Prog *p)
+static int declares(const Prog *p, int kind, const char *name)
 {
-    int batch = 0, chunk = 0;
-    for (int i = 0; i < p->ndecls; i++) {
-        const Decl *d = &p->decls[i];
-        if (d->kind == D_SIZE)
-            chunk = 1;
-        if (d->kind == D_IN && !strncmp(d->name, "pos_s", 5))
-            batch = 1;
-    }
-    return chunk ? PH_CHUNK : batch ? PH_BATCH : PH_STEP;
+    for (int i = 0; i < p->ndecls; i++)
+        if (p->decls[i].kind == kind && !strcmp(p->decls[i].name, name))
+            return 1;
+    return 0;
+}
+
+/* The phase a program belongs to: a chunk's programs declare a size; in a
+ * stream where any program reads pos_s0, the others run as the batch's. */
+static int phase_of(const Stream *st, const Prog *p)
+{
+    for (int i = 0; i < p->ndecls; i++)
+        if (p->decls[i].kind == D_SIZE)
+            return PH_CHUNK;
+    return st->batched ? PH_BATCH : PH_STEP;
 }
 
 static long decl_rows(const Decl *d)
@@ -32,9 +36,12 @@ int run_plan(Stream *st)
     st->vocab = -1;
     st->ctx = -1;
     st->batch = 0;
+    st->batched = 0;
+    for (int k = 0; k < st->nprogs; k++)
+        st->batched |= declares(st->progs[k], D_IN, "pos_s0");
     for (int k = 0; k < st->nprogs; k++) {
         const Prog *p = st->progs[k];
-        int ph = phase_of(p);
+        int ph = phase_of(st, p);
         st->has[ph] = 1;
         for (int i = 0; i < p->ndecls; i++) {
             const Decl *d = &p->decls[i];
@@ -42,11 +49,15 @@ int run_plan(Stream *st)
                 st->vocab = decl_rows(d);
             if (d->kind == D_STATE && (st->ctx < 0 || decl_rows(d) < st->ctx) && d->name[0] == 'K')
                 st->ctx = decl_rows(d);
-            if (d->kind == D_IN && !strcmp(d->name, "toks") && ph == PH_BATCH)
-                st->batch = (int)decl_rows(d);
+            if (d->kind == D_IN && !strncmp(d->name, "pos_s", 5) && ph == PH_BATCH &&
+                atoi(d->name + 5) + 1 > st->batch)
+                st->batch = atoi(d->name + 5) + 1;
         }
     }
-    if (st->has[PH_BATCH] && (st->has[PH_STEP] || st->has[PH_CHUNK])) {
+    int single = 0;
+    for (int k = 0; k < st->nprogs; k++)
+        single |= declares(st->progs[k], D_IN, "pos") || declares(st->progs[k], D_IN, "tok");
+    if (st->has[PH_BATCH] && (single || st->has[PH_CHUNK])) {
         diag_file(st->src, "a batch of decode steps does not mix with single-sequence programs in one stream");
         return EXIT_INPUT;
     }
@@ -64,7 +75,7 @@ static void set_i32(Env *env, const char *name, const int32_t *v, int n, int vec
 static int run_phase(Stream *st, Env *env, int ph)
 {
     for (int k = 0; k < st->nprogs; k++)
-        if (phase_of(st->progs[k]) == ph) {
+        if (phase_of(st, st->progs[k]) == ph) {
             int s = ref_run(st->progs[k], env);
             if (s)
                 return s;

@@ -9,8 +9,9 @@
 static const char usage[] =
     "usage: logos-author [-o FILE] [--manifest] [--batch B] FORM [LAYER] SPEC.yaml\n"
     "  FORM        forward decode_step prefill decode_batch decode_embed decode_layer\n"
-    "              decode_head layer head layer_input stacked_layer stacked_layer_input\n"
-    "              prefill_head decode_batch_embed decode_batch_head generate\n"
+    "              decode_head layer head layer_input prefill_embed stacked_layer\n"
+    "              stacked_layer_input prefill_head decode_batch_embed decode_batch_head\n"
+    "              generate\n"
     "  LAYER       the layer of decode_layer, layer, stacked_layer, layer_input,\n"
     "              stacked_layer_input\n"
     "  --batch B   sequences of decode_batch (default 4); stacked_layer's rows are\n"
@@ -91,6 +92,9 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(usage, stdout);
             return EXIT_OK;
+        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--batch")) && i + 1 == argc) {
+            diag("%s needs a value", argv[i]);
+            return EXIT_USAGE;
         } else if (!strcmp(argv[i], "--manifest")) {
             list = 1;
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
@@ -121,6 +125,11 @@ int main(int argc, char **argv)
         diag("unknown form '%s' (forms: %s)", form, author_forms());
         return EXIT_USAGE;
     }
+    for (int k = i + 1; k < argc; k++)
+        if (argv[k][0] == '-' && argv[k][1] && (argv[k][1] < '0' || argv[k][1] > '9')) {
+            diag("options come before the form: '%s'", argv[k]);
+            return EXIT_USAGE;
+        }
     if (argc - i != 2 + has_layer) {
         diag(has_layer ? "form '%s' takes a layer: logos-author %s LAYER SPEC.yaml"
                        : "form '%s' takes no layer: logos-author %s SPEC.yaml", form, form);

@@ -25,6 +25,19 @@ typedef struct Opts {
     double ceiling;
 } Opts;
 
+static int whole(const char *flag, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi) {
+        diag("%s takes a whole number from %ld to %ld, not '%s'", flag, lo, hi, v);
+        return EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
 static int number(const char *flag, const char *v, double lo, double hi, double *out)
 {
     char *end;
@@ -40,7 +53,7 @@ static int number(const char *flag, const char *v, double lo, double hi, double 
 
 static int options(int argc, char **argv, Opts *o)
 {
-    double v;
+    long v;
     int i = 1;
     o->steps = 8;
     o->pos = 1;
@@ -60,16 +73,16 @@ static int options(int argc, char **argv, Opts *o)
         if (!strcmp(f, "--weights")) {
             o->weights = arg;
         } else if (!strcmp(f, "--synthetic")) {
-            if (number(f, arg, 0, 2147483647.0, &v))
+            if (whole(f, arg, 0, 2147483647L, &v))
                 return EXIT_USAGE;
             o->seed = (uint64_t)v;
             o->synthetic = 1;
         } else if (!strcmp(f, "-n")) {
-            if (number(f, arg, 1, 1e6, &v))
+            if (whole(f, arg, 1, 1000000, &v))
                 return EXIT_USAGE;
             o->steps = (int)v;
         } else if (!strcmp(f, "--pos")) {
-            if (number(f, arg, 1, 1e9, &v))
+            if (whole(f, arg, 1, 1000000000, &v))
                 return EXIT_USAGE;
             o->pos = (int)v;
         } else if (!strcmp(f, "--ceiling")) {
@@ -147,18 +160,22 @@ static double now(void)
 static void report(const Opts *o, const char *model, double bytes, double secs)
 {
     double ms = 1e3 * secs / o->steps, gbps = bytes / (secs / o->steps) / 1e9;
-    double frac = o->ceiling ? gbps / o->ceiling : 0;
+    char frac[32] = "-", pct[32] = "-";
+    if (o->ceiling) {   /* no ceiling given: no fraction of it */
+        snprintf(frac, sizeof frac, "%.4f", gbps / o->ceiling);
+        snprintf(pct, sizeof pct, "%.1f%%", 100 * gbps / o->ceiling);
+    }
     if (o->fmt == 1) {
         printf("model,lane,steps,ms_per_step,weight_bytes,gb_per_s,fraction_of_ceiling\n");
-        printf("%s,cpu,%d,%.4f,%.0f,%.4f,%.4f\n", model, o->steps, ms, bytes, gbps, frac);
+        printf("%s,cpu,%d,%.4f,%.0f,%.4f,%s\n", model, o->steps, ms, bytes, gbps, o->ceiling ? frac : "");
     } else if (o->fmt == 2) {
         printf("{\"model\": \"%s\", \"lane\": \"cpu\", \"steps\": %d, \"ms_per_step\": %.4f, "
-               "\"weight_bytes\": %.0f, \"gb_per_s\": %.4f, \"fraction_of_ceiling\": %.4f}\n",
-               model, o->steps, ms, bytes, gbps, frac);
+               "\"weight_bytes\": %.0f, \"gb_per_s\": %.4f, \"fraction_of_ceiling\": %s}\n",
+               model, o->steps, ms, bytes, gbps, o->ceiling ? frac : "null");
     } else {
         printf("%-24s %-5s %6s %12s %14s %10s %8s\n", "model", "lane", "steps", "ms/step", "weight bytes", "GB/s",
                "ceiling");
-        printf("%-24s %-5s %6d %12.4f %14.0f %10.3f %7.1f%%\n", model, "cpu", o->steps, ms, bytes, gbps, 100 * frac);
+        printf("%-24s %-5s %6d %12.4f %14.0f %10.3f %8s\n", model, "cpu", o->steps, ms, bytes, gbps, pct);
     }
 }
 

@@ -23,7 +23,10 @@ int main(int argc, char **argv)
             return EXIT_OK;
         } else if (!strcmp(argv[i], "-q")) {
             quiet = 1;
-        } else if (!strcmp(argv[i], "--lane") && i + 1 < argc) {
+        } else if (!strcmp(argv[i], "--lane") && i + 1 == argc) {
+            diag("--lane needs a value");
+            return EXIT_USAGE;
+        } else if (!strcmp(argv[i], "--lane")) {
             if (strcmp(argv[++i], "cuda")) {
                 diag("unknown lane '%s' (lanes: cuda)", argv[i]);
                 return EXIT_USAGE;

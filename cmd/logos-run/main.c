@@ -64,7 +64,7 @@ static int prompts_from_file(Arena *a, const char *path, Opts *o)
         return EXIT_INPUT;
     char *text = arena_strdup(a, s->text);
     int line = 0;
-    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    for (char *l; (l = strsep(&text, "\n"));) {
         line++;
         if (strspn(l, " \t\r") == strlen(l))
             continue;

@@ -13,7 +13,7 @@ FORMS="forward decode_step prefill decode_batch decode_embed decode_head head pr
        decode_batch_embed decode_batch_head generate"
 LAYER_FORMS="decode_layer layer stacked_layer"
 USAGE="usage: logos-author [-o FILE] [--manifest] [--batch B] FORM [LAYER] SPEC.yaml"
-ALL_FORMS="forward decode_step prefill decode_batch decode_embed decode_layer decode_head layer head layer_input stacked_layer stacked_layer_input prefill_head decode_batch_embed decode_batch_head generate"
+ALL_FORMS="forward decode_step prefill decode_batch decode_embed decode_layer decode_head layer head layer_input prefill_embed stacked_layer stacked_layer_input prefill_head decode_batch_embed decode_batch_head generate"
 
 # layers SPEC: the spec's number of layers.
 layers() { sed -n 's/^layers: *//p' "$1"; }
