@@ -28,6 +28,15 @@ void em_decl(Em *e, const char *fmt, ...)
         if (strlen(e->declared[i]) == key && strncmp(e->declared[i], line, key) == 0)
             return;
     *VEC_PUSH(e->a, e->declared, e->ndeclared, e->cdeclared) = arena_strndup(e->a, line, key);
+    if (strncmp(line, "weight ", 7) == 0) {   /* a weight names the files it is loaded from */
+        const char *name = line + 7;
+        int n = (int)strcspn(name, " ");
+        if (strstr(line, ": q8["))
+            fprintf(e->decls, "%s  # %.*s.q %.*s.s\n", line, n, name, n, name);
+        else
+            fprintf(e->decls, "%s  # %.*s.f\n", line, n, name);
+        return;
+    }
     fprintf(e->decls, "%s\n", line);
 }
 

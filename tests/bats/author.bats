@@ -114,7 +114,7 @@ logos 1 decode_step tiny-llama" ]
     run --separate-stderr "$LOGOS_BIN/logos-author" decode_layer 0 "$TINY/gptoss.yaml"
     [ "$status" -eq 0 ]
     grep -q '^rt0 = route(wr0 @ fn0 + rb0, k=2, score=topk_softmax' <<<"$output"
-    grep -q '^weight rb0 : f32\[4\]$' <<<"$output"
+    grep -q '^weight rb0 : f32\[4\]  # rb0.f$' <<<"$output"
 }
 
 @test "--manifest lists every weight once, with its format, count and files" {
