@@ -13,7 +13,7 @@ WARN     = -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_S
 LIBS     = -Wl,-Bstatic -lyaml -ljansson -Wl,-Bdynamic -ldl -lm
 SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-TOOLS   = logos-author logos-check logos-fuse logos-run logos-bench
+TOOLS   = logos-author logos-check logos-fuse logos-run logos-bench logos-import
 LIBSRC  = $(wildcard lib/*.c)
 HDRS    = $(wildcard lib/*.h)
 MAN     = $(wildcard man/man1/*.1 man/man5/*.5 man/man7/*.7)

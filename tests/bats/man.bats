@@ -136,3 +136,7 @@ run_examples() {
 @test "logos.7 examples" {
     run_examples logos.7
 }
+
+@test "logos-import.1 examples" {
+    run_examples logos-import.1
+}
