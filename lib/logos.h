@@ -54,6 +54,20 @@ _Noreturn void bug_at(const char *file, int line, const char *msg);
 Src *src_read(Arena *a, const char *path);
 Src *src_from_string(Arena *a, const char *name, const char *text);
 
+/* ---- out.c: output files written whole or not at all ------------------- */
+typedef struct OutFile {
+    const char *path;   /* NULL: the default stream */
+    char *tmp;          /* the temporary beside path */
+    FILE *f;            /* where to write */
+} OutFile;
+/* Opens path's temporary (or takes dflt when path is NULL); 0 or EXIT_SYSTEM. */
+int outfile_open(OutFile *o, const char *path, FILE *dflt);
+/* With status 0 renames the temporary into place, else removes it; returns
+ * the status, EXIT_SYSTEM when the file could not be completed. */
+int outfile_close(OutFile *o, int status);
+/* Writes text to path whole (stdout when path is NULL). */
+int outfile_whole(const char *path, const char *text, size_t len);
+
 /* ---- the op table (ops.h) -------------------------------------------- */
 enum OpKind { K_ELEM, K_REDUCE, K_PRODUCT, K_STATE, K_VIEW, K_ATTN, K_COLL, K_SUGAR };
 enum OpFuse { F_NONE, F_EPI, F_PROD };
@@ -368,6 +382,8 @@ typedef struct Stream {
     FILE *logits;             /* every step's logits, raw f32, or NULL */
     long generated;           /* tokens generated so far */
 } Stream;
+/* Reads and checks every program of the stream at path; 0 or EXIT_INPUT. */
+int stream_load(Arena *a, const char *path, Stream *st);
 /* Sorts the stream's programs into phases; 0 or EXIT_INPUT. */
 int run_plan(Stream *st);
 /* Runs the prompts (one, or one per sequence of a batch) and generates ngen

@@ -30,6 +30,30 @@ static long decl_rows(const Decl *d)
     return d->rank ? strtol(d->dims[0], NULL, 10) : 0;
 }
 
+int stream_load(Arena *a, const char *path, Stream *st)
+{
+    Src *src = src_read(a, path);
+    if (!src)
+        return EXIT_INPUT;
+    st->a = a;
+    st->src = src->name;
+    Lexer lx;
+    lex_init(&lx, src);
+    int err = 0;
+    for (Prog *p; (p = parse_prog(a, &lx, &err));) {
+        if (check_prog(a, p))
+            return EXIT_INPUT;
+        *VEC_PUSH(a, st->progs, st->nprogs, st->cprogs) = p;
+    }
+    if (err)
+        return EXIT_INPUT;
+    if (st->nprogs == 0) {
+        diag_file(src->name, "no program in the input");
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
 /* Facts of a stream: its phases, the vocabulary and the context. */
 int run_plan(Stream *st)
 {

@@ -2,7 +2,6 @@
  * program (or its weight manifest) from a ModelSpec. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "logos.h"
 
@@ -61,25 +60,6 @@ static void finish(Arena *a, const char *text, FILE *out, int list)
     }
     if (err)
         BUG("the authored program does not parse");
-}
-
-static int emit(const char *path, const char *text, size_t len)
-{
-    if (!path)
-        return fwrite(text, 1, len, stdout) == len ? EXIT_OK : EXIT_SYSTEM;
-    char *tmp = malloc(strlen(path) + 32);
-    sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(text, 1, len, f) == len;
-    ok = f && fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        diag_file(path, "cannot write");
-        remove(tmp);
-        free(tmp);
-        return EXIT_SYSTEM;
-    }
-    free(tmp);
-    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -164,7 +144,7 @@ int main(int argc, char **argv)
             len = mlen;
         }
         if (st == 0)
-            st = emit(outpath, text, len);
+            st = outfile_whole(outpath, text, len);
         free(text);
     }
     arena_free(a);

@@ -124,27 +124,13 @@ static double step_bytes(Env *env, const Stream *st)
     return bytes;
 }
 
+/* The stream: decode-step programs only. */
 static int load(Arena *a, const char *path, Stream *st)
 {
-    Src *src = src_read(a, path);
-    if (!src)
-        return EXIT_INPUT;
-    st->a = a;
-    st->src = src->name;
-    Lexer lx;
-    lex_init(&lx, src);
-    int err = 0;
-    for (Prog *p; (p = parse_prog(a, &lx, &err));) {
-        if (check_prog(a, p))
-            return EXIT_INPUT;
-        *VEC_PUSH(a, st->progs, st->nprogs, st->cprogs) = p;
-    }
-    if (err)
-        return EXIT_INPUT;
-    if (st->nprogs == 0 || run_plan(st))
+    if (stream_load(a, path, st) || run_plan(st))
         return EXIT_INPUT;
     if (!st->has[PH_STEP] || st->has[PH_CHUNK]) {
-        diag_file(src->name, "logos-bench times decode steps: give a stream of decode-step programs only");
+        diag_file(st->src, "logos-bench times decode steps: give a stream of decode-step programs only");
         return EXIT_INPUT;
     }
     return 0;

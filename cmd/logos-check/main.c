@@ -1,9 +1,7 @@
 /* logos-check — is a ModelSpec writable as programs (and splittable over N
  * chips), or is a stream of LOGOS programs well-formed and well-typed? */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "logos.h"
 
@@ -82,29 +80,6 @@ static int check_stream(Arena *a, const char *path, FILE *out)
     return EXIT_OK;
 }
 
-/* Writes the buffered text to -o FILE (through a temporary and a rename) or
- * stdout; nothing is written when any input was rejected. */
-static int emit(const char *outpath, const char *text, size_t len)
-{
-    if (!outpath) {
-        fwrite(text, 1, len, stdout);
-        return EXIT_OK;
-    }
-    char *tmp = malloc(strlen(outpath) + 16);
-    sprintf(tmp, "%s.tmp%ld", outpath, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(text, 1, len, f) == len;
-    ok = f && fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, outpath) != 0) {
-        diag_file(outpath, "cannot write: %s", strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return EXIT_SYSTEM;
-    }
-    free(tmp);
-    return EXIT_OK;
-}
-
 int main(int argc, char **argv)
 {
     diag_tool = "logos-check";
@@ -165,7 +140,7 @@ int main(int argc, char **argv)
     }
     fclose(mem);
     if (print && status == EXIT_OK)
-        status = emit(outpath, text, len);
+        status = outfile_whole(outpath, text, len);
     free(text);
     return status;
 }

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "logos.h"
 
@@ -161,89 +160,20 @@ static int options(Arena *a, int argc, char **argv, Opts *o)
     return 0;
 }
 
-/* Reads and checks every program of the stream. */
-static int load_stream(Arena *a, const char *path, Stream *st)
-{
-    Src *src = src_read(a, path);
-    if (!src)
-        return EXIT_INPUT;
-    st->a = a;
-    st->src = src->name;
-    Lexer lx;
-    lex_init(&lx, src);
-    int err = 0;
-    for (Prog *p; (p = parse_prog(a, &lx, &err));) {
-        if (check_prog(a, p))
-            return EXIT_INPUT;
-        *VEC_PUSH(a, st->progs, st->nprogs, st->cprogs) = p;
-    }
-    if (err)
-        return EXIT_INPUT;
-    if (st->nprogs == 0) {
-        diag_file(src->name, "no program in the input");
-        return EXIT_INPUT;
-    }
-    return 0;
-}
-
-/* A file written under a temporary name, renamed into place on success. */
-typedef struct Out {
-    const char *path;
-    char *tmp;
-    FILE *f;
-} Out;
-
-static int out_open(Out *o, const char *path, FILE *dflt)
-{
-    o->path = path;
-    o->f = dflt;
-    if (!path)
-        return 0;
-    o->tmp = malloc(strlen(path) + 32);
-    sprintf(o->tmp, "%s.tmp%ld", path, (long)getpid());
-    o->f = fopen(o->tmp, "wb");
-    if (!o->f) {
-        diag_file(path, "cannot write: %s", strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
-        return EXIT_SYSTEM;
-    }
-    return 0;
-}
-
-/* Keeps the file when ok, else removes it; returns the status. */
-static int out_close(Out *o, int status)
-{
-    if (!o->tmp)
-        return status;
-    int bad = fclose(o->f) != 0;
-    if (status == 0 && !bad && rename(o->tmp, o->path) == 0) {
-        free(o->tmp);
-        return 0;
-    }
-    if (status == 0) {
-        diag_file(o->path, "cannot write");
-        status = EXIT_SYSTEM;
-    }
-    remove(o->tmp);
-    free(o->tmp);
-    return status;
-}
-
 static int generate(Stream *st, Env *env, Opts *o)
 {
-    Out tokens = {0}, logits = {0};
-    int s = out_open(&tokens, o->out, stdout);
+    OutFile tokens = {0}, logits = {0};
+    int s = outfile_open(&tokens, o->out, stdout);
     if (!s)
-        s = out_open(&logits, o->logits, NULL);
+        s = outfile_open(&logits, o->logits, NULL);
     st->logits = logits.f;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (!s)
         s = run_generate(st, env, o->prompts, o->nprompts, o->ngen, tokens.f);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    s = out_close(&logits, s);
-    s = out_close(&tokens, s);
+    s = outfile_close(&logits, s);
+    s = outfile_close(&tokens, s);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (!s && !o->quiet)
         diag("cpu reference: %ld tokens generated in %.3f s", st->generated, secs);
@@ -258,7 +188,7 @@ int main(int argc, char **argv)
     Stream st = {0};
     int s = options(a, argc, argv, &o);
     if (!s)
-        s = load_stream(a, o.input, &st);
+        s = stream_load(a, o.input, &st);
     if (!s && o.write_weights) {
         for (int k = 0; !s && k < st.nprogs; k++)
             s = weights_write_synthetic(st.progs[k], o.write_weights, o.seed);

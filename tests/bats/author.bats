@@ -316,6 +316,6 @@ logos 1 decode_step tiny-llama" ]
     run --separate-stderr "$LOGOS_BIN/logos-author" -o "$BATS_TEST_TMPDIR/no/dir/x.logos" decode_step "$TINY/llama.yaml"
     [ "$status" -eq 3 ]
     [ -z "$output" ]
-    [ "$stderr" = "logos-author: $BATS_TEST_TMPDIR/no/dir/x.logos: cannot write" ]
+    [ "$stderr" = "logos-author: $BATS_TEST_TMPDIR/no/dir/x.logos: cannot write: No such file or directory" ]
     [ "$(ls)" = "keep.logos" ]
 }
