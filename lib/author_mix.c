@@ -254,12 +254,13 @@ static const char *shortconv(Em *e, const ConvSpec *C, int l, const char *xn)
 {
     long d = e->s->dim;
     const char *bcx = nm(e, "bcx", l), *u = nm(e, "cu", l), *y = nm(e, "cy", l);
-    em(e, "%s = %s", bcx, proj(e, "wci", l, 3 * d, WC_MIXER, xn, NULL));
+    em(e, "%s = %s", bcx, proj(e, "wci", l, 3 * d, WC_MIXER, xn, C->bias ? "cib" : NULL));
     em(e, "%s = slice(%s, at=0, n=%ld) * slice(%s, at=%ld, n=%ld)", u, bcx, d, bcx, 2 * d, d);
     ConvPart part = {C, u};
     per_seq(e, y, l, conv_part, &part);
-    return arena_printf(e->a, "%s @ (slice(%s, at=%ld, n=%ld) * %s)",
-                        weight(e, wname(e, "wco", l), WC_MIXER, dims2(e, d, d)), bcx, d, d, y);
+    const char *o = arena_printf(e->a, "%s @ (slice(%s, at=%ld, n=%ld) * %s)",
+                                 weight(e, wname(e, "wco", l), WC_MIXER, dims2(e, d, d)), bcx, d, d, y);
+    return C->bias ? arena_printf(e->a, "%s + %s", o, vec(e, "cob", l, d)) : o;
 }
 
 const char *mixer(Em *e, const LayerSpec *L, int l, const char *xn)

@@ -1,8 +1,8 @@
 /* import.h — what the files of logos-import share (import.c, import_st.c,
- * import_gguf.c, import_cfg.c, import_map.c, import_write.c): a checkpoint's
- * tensors as they lie in their files, the model's configuration read from
- * config.json or GGUF metadata, and how a LOGOS weight is found among the
- * tensors. */
+ * import_gguf.c, import_cfg.c, import_spec.c, import_map.c, import_write.c):
+ * a checkpoint's tensors as they lie in their files, the model's
+ * configuration read from config.json or GGUF metadata, and how a LOGOS
+ * weight is found among the tensors. */
 #ifndef IMPORT_H
 #define IMPORT_H
 
@@ -25,7 +25,8 @@ typedef struct Tensor {
 } Tensor;
 
 /* Model families: how a checkpoint's names and config map to a spec. */
-enum Family { FAM_LLAMA, FAM_MISTRAL, FAM_QWEN2, FAM_QWEN3, FAM_GEMMA2, FAM_GPTOSS, FAM_COUNT };
+enum Family { FAM_LLAMA, FAM_MISTRAL, FAM_QWEN2, FAM_QWEN3, FAM_GEMMA2, FAM_GPTOSS, FAM_DEEPSEEK2, FAM_QWEN3NEXT,
+              FAM_LFM2, FAM_COUNT };
 
 /* The rope of one kind of layer. */
 typedef struct CRope {
@@ -34,6 +35,7 @@ typedef struct CRope {
     double factor, low, high, beta_fast, beta_slow, attn_factor;
     long orig;
     int truncate;                     /* yarn: ramp ends rounded (transformers' default) */
+    double mscale_all;                /* DeepSeek's mscale_all_dim: the softmax scale's yarn factor */
 } CRope;
 
 /* A model's configuration, from config.json or GGUF metadata. */
@@ -47,12 +49,26 @@ typedef struct Cfg {
     int tied;
     long window;                      /* sliding window of the sliding layers */
     char *sliding;                    /* layers entries: 1 for a sliding layer */
+    char *mixer;                      /* layers entries: enum Mixer (NULL: all attention) */
+    char *moe;                        /* layers entries: 1 for a mixture (NULL: gpt-oss's all, else none) */
     double attn_softcap, final_softcap, scale, embed_scale;
     int norm_offset, sandwich, act;
     int q_bias, k_bias, v_bias, o_bias, qk_norm, sinks;
-    long experts, top_k;
+    int out_gate;                     /* Qwen3-Next: a gate per head after the query */
+    long q_lora, kv_lora, nope, rope_dim, v_dim;   /* latent attention */
+    double latent_scale;              /* its softmax scale; 0: the spec's default */
+    long dk_heads, dv_heads, dk_dim, dv_dim, dconv; /* the gated delta rule */
+    long conv_kernel;                 /* the short convolution */
+    int conv_bias;
+    long experts, top_k, moe_hidden;
+    int moe_norm;                     /* the kept weights renormalized */
+    double moe_scale;                 /* routed scaling factor; 0: 1 */
+    long groups, topk_groups;         /* group-limited routing; 0: none */
+    long shared_hidden;               /* the shared expert's width; 0: none */
+    int shared_gate;
     double oai_alpha, oai_limit;
     int interleaved;                  /* q/k rows in llama.cpp's interleaved order */
+    int paired;                       /* rotary pairs are neighbours in the checkpoint itself (DeepSeek) */
     int unpermute;                    /* --rewrite-rope: put them back to halves */
 } Cfg;
 
@@ -96,20 +112,28 @@ int cfg_finish(Ckpt *c, long ctx);
 const char *family_name(int fam);
 const char *sanitize_name(Arena *a, const char *s);
 
-/* import_map.c: the spec text of a Cfg, and where a LOGOS weight comes from. */
+/* import_spec.c: the spec text of a Cfg. */
 char *cfg_spec_yaml(Arena *a, const Cfg *g, int fmt);
+
+/* import_map.c: where a LOGOS weight comes from. */
 
 enum Xform {
     X_PLAIN,      /* same values, same order */
     X_UNPERM,     /* rows of each head back from interleaved pairs to halves */
     X_HALF,       /* [E, 2n] -> [E, n]: every other value from `parity` */
     X_GU_T,       /* [E, d, 2n] -> [E, n, d]: columns of `parity`, transposed */
-    X_T           /* [E, a, b] -> [E, b, a] */
+    X_T,          /* [E, a, b] -> [E, b, a] */
+    X_ROWS,       /* rows [at, at+n) of each group of `group` rows */
+    X_UNIT,       /* the same values with a unit axis at 1: [C, 1, K] -> [C, K] */
+    X_EXPERTS     /* [E, a, b] from one [a, b] tensor an expert */
 };
 typedef struct Source {
     const Tensor *t;
     int xform, parity;
     long hd;                 /* X_UNPERM: rows per head */
+    long group, at, n;       /* X_ROWS */
+    const Tensor **parts;    /* X_EXPERTS: each expert's tensor */
+    long nparts;
 } Source;
 /* Finds the tensor of LOGOS weight `name` with shape (rank, d); checks its
  * type and shape. 0 or EXIT_INPUT after a message. */

@@ -1,10 +1,13 @@
 /* import_cfg.c — a Hugging Face config.json (transformers 4 and 5 spellings)
  * read into a Cfg: the family from model_type (or architectures), shapes,
  * norms, the rope and its scaling (rope_theta + rope_scaling, or
- * rope_parameters, per layer type where given), which layers slide
- * (layer_types, or each family's older rule), and each family's fixed
- * choices (Gemma 2's caps, sandwich and (1 + w) norms, gpt-oss's sinks and
- * mixture). Defaults are those of each family's config class. */
+ * rope_parameters, per layer type where given), each layer's mixer and
+ * whether it slides (layer_types, or each family's older rule), and each
+ * family's fixed choices (Gemma 2's caps, sandwich and (1 + w) norms,
+ * gpt-oss's sinks and mixture, DeepSeek-V2's latent attention and routing,
+ * Qwen3-Next's delta rule, gated attention and gated shared expert, LFM2's
+ * short convolution and its feed-forward width rule). Defaults are those of
+ * each family's config class. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +27,9 @@ static const struct {
     {"qwen3", "Qwen3ForCausalLM", FAM_QWEN3, 0, 10000},
     {"gemma2", "Gemma2ForCausalLM", FAM_GEMMA2, 1, 10000},
     {"gpt_oss", "GptOssForCausalLM", FAM_GPTOSS, 0, 150000},
+    {"deepseek_v2", "DeepseekV2ForCausalLM", FAM_DEEPSEEK2, 0, 10000},
+    {"qwen3_next", "Qwen3NextForCausalLM", FAM_QWEN3NEXT, 0, 10000},
+    {"lfm2", "Lfm2ForCausalLM", FAM_LFM2, 1, 1000000},
 };
 enum { NFAMS = sizeof fams / sizeof *fams };
 
@@ -102,9 +108,11 @@ static int find_family(J *j)
     for (int i = 0; i < NFAMS; i++)
         if ((mt && !strcmp(mt, fams[i].model_type)) || (!mt && ar && !strcmp(ar, fams[i].arch)))
             return i;
+    const char *known = "";
+    for (int i = 0; i < NFAMS; i++)
+        known = arena_printf(j->c->a, "%s%s%s", known, i ? " " : "", fams[i].model_type);
     if (mt)
-        return imp_fail(j->file, "unknown architecture '%s' (model_type; known: llama mistral qwen2 qwen3 gemma2 "
-                        "gpt_oss)", mt), -1;
+        return imp_fail(j->file, "unknown architecture '%s' (model_type; known: %s)", mt, known), -1;
     if (ar)
         return imp_fail(j->file, "unknown architecture '%s' (architectures)", ar), -1;
     return imp_fail(j->file, "no model_type or architectures: the architecture is unknown"), -1;
@@ -126,6 +134,7 @@ static void read_rope(J *j, json_t *o, CRope *r, double theta, long maxpos)
         return;
     r->factor = jnum(j, o, "factor", 1);
     r->orig = jint(j, o, "original_max_position_embeddings", maxpos);
+    r->mscale_all = jnum(j, o, "mscale_all_dim", 0);
     if (!strcmp(type, "llama3")) {
         r->scaling = SCALE_LLAMA3;
         r->low = jnum(j, o, "low_freq_factor", 1);
@@ -165,40 +174,94 @@ static void read_ropes(J *j, double theta, long maxpos, CRope rope[2])
     rope[1] = rope[0];
 }
 
-/* Which layers slide: layer_types, else the family's rule. */
-static void read_sliding(J *j, Cfg *c)
+/* A layer_types entry: its mixer and whether it slides; -1 when the family
+ * has no such layer. */
+static int layer_type(int fam, const char *s, int *sliding)
 {
-    c->sliding = arena_alloc(j->c->a, (size_t)(c->layers > 0 ? c->layers : 1));
+    *sliding = 0;
+    if (!s)
+        return -1;
+    if (!strcmp(s, "full_attention"))
+        return fam == FAM_DEEPSEEK2 ? MIX_LATENT : MIX_ATTN;
+    if (!strcmp(s, "sliding_attention") && fam != FAM_DEEPSEEK2 && fam != FAM_QWEN3NEXT && fam != FAM_LFM2)
+        return *sliding = 1, MIX_ATTN;
+    if (!strcmp(s, "linear_attention") && fam == FAM_QWEN3NEXT)
+        return MIX_DELTA;
+    if (!strcmp(s, "conv") && fam == FAM_LFM2)
+        return MIX_CONV;
+    return -1;
+}
+
+static const char *layer_type_names(int fam)
+{
+    switch (fam) {
+    case FAM_DEEPSEEK2: return "full_attention";
+    case FAM_QWEN3NEXT: return "full_attention, linear_attention";
+    case FAM_LFM2: return "full_attention, conv";
+    default: return "full_attention, sliding_attention";
+    }
+}
+
+/* The family's rule where there is no layer_types: which layers slide, and
+ * Qwen3-Next's full_attention_interval, LFM2's full_attn_idxs. */
+static void older_layers(J *j, Cfg *c, long win)
+{
+    long from = jint(j, j->root, "max_window_layers", 0);
+    long every = c->family == FAM_QWEN3NEXT ? jint(j, j->root, "full_attention_interval", 4) : 0;
+    json_t *idx = json_object_get(j->root, "full_attn_idxs");
+    for (long l = 0; l < c->layers; l++) {
+        switch (c->family) {
+        case FAM_GEMMA2:
+        case FAM_GPTOSS: c->sliding[l] = win && l % 2 == 0; break;
+        case FAM_QWEN2:
+        case FAM_QWEN3: c->sliding[l] = win && l >= from; break;
+        case FAM_DEEPSEEK2: c->mixer[l] = MIX_LATENT; break;
+        case FAM_QWEN3NEXT: c->mixer[l] = every && (l + 1) % every == 0 ? MIX_ATTN : MIX_DELTA; break;
+        case FAM_LFM2: c->mixer[l] = json_is_array(idx) ? MIX_CONV : MIX_ATTN; break;
+        default: c->sliding[l] = win != 0;
+        }
+    }
+    for (size_t i = 0; c->family == FAM_LFM2 && i < json_array_size(idx); i++) {
+        json_int_t l = json_integer_value(json_array_get(idx, i));
+        if (!json_is_integer(json_array_get(idx, i)) || l < 0 || l >= c->layers) {
+            j->err = imp_fail(j->file, "full_attn_idxs[%zu] is not a layer index", i);
+            return;
+        }
+        c->mixer[l] = MIX_ATTN;
+    }
+}
+
+/* Each layer's mixer and whether it slides: layer_types, else the family's rule. */
+static void read_layers(J *j, Cfg *c)
+{
+    size_t n = (size_t)(c->layers > 0 ? c->layers : 1);
+    c->sliding = arena_alloc(j->c->a, n);
+    c->mixer = arena_alloc(j->c->a, n);
     json_t *lt = json_object_get(j->root, "layer_types");
     long win = jint(j, j->root, "sliding_window", c->family == FAM_GEMMA2 ? 4096 : c->family == FAM_GPTOSS ? 128 : 0);
     if ((c->family == FAM_QWEN2 || c->family == FAM_QWEN3) && !jbool(j, j->root, "use_sliding_window", 0))
         win = 0;
+    if (c->family == FAM_DEEPSEEK2 || c->family == FAM_QWEN3NEXT || c->family == FAM_LFM2)
+        win = 0;
     c->window = win;
-    if (json_is_array(lt)) {
-        if ((long)json_array_size(lt) != c->layers) {
-            j->err = imp_fail(j->file, "layer_types has %zu entries for %ld layers", json_array_size(lt), c->layers);
-            return;
-        }
-        for (long l = 0; l < c->layers; l++) {
-            const char *s = json_string_value(json_array_get(lt, (size_t)l));
-            if (!s || (strcmp(s, "sliding_attention") && strcmp(s, "full_attention"))) {
-                j->err = imp_fail(j->file, "layer_types[%ld] is not sliding_attention or full_attention "
-                                  "(logos-import reads attention layers only)", l);
-                return;
-            }
-            c->sliding[l] = win && !strcmp(s, "sliding_attention");
-        }
+    if (!json_is_array(lt)) {
+        older_layers(j, c, win);
         return;
     }
-    long from = jint(j, j->root, "max_window_layers", 0);
-    for (long l = 0; l < c->layers && win; l++) {
-        switch (c->family) {
-        case FAM_GEMMA2:
-        case FAM_GPTOSS: c->sliding[l] = l % 2 == 0; break;
-        case FAM_QWEN2:
-        case FAM_QWEN3: c->sliding[l] = l >= from; break;
-        default: c->sliding[l] = 1;
+    if ((long)json_array_size(lt) != c->layers) {
+        j->err = imp_fail(j->file, "layer_types has %zu entries for %ld layers", json_array_size(lt), c->layers);
+        return;
+    }
+    for (long l = 0; l < c->layers; l++) {
+        const char *s = json_string_value(json_array_get(lt, (size_t)l));
+        int sliding, mix = layer_type(c->family, s, &sliding);
+        if (mix < 0) {
+            j->err = imp_fail(j->file, "layer_types[%ld] is not a layer type of %s (%s)", l,
+                              family_name(c->family), layer_type_names(c->family));
+            return;
         }
+        c->mixer[l] = (char)mix;
+        c->sliding[l] = win && sliding;
     }
 }
 
@@ -212,6 +275,108 @@ static int read_act(J *j, const char *act, int *out)
         return j->err = imp_fail(j->file, "activation '%s' is not one logos-author writes (silu, gelu_pytorch_tanh)",
                                  act);
     return 0;
+}
+
+/* The layers of a mixture: from `first` on, every `step`-th, none of `skip`. */
+static void moe_layers(J *j, Cfg *c, long first, long step, json_t *skip)
+{
+    c->moe = arena_alloc(j->c->a, (size_t)(c->layers > 0 ? c->layers : 1));
+    if (step <= 0) {
+        j->err = imp_fail(j->file, "'decoder_sparse_step' is not positive");
+        return;
+    }
+    for (long l = 0; l < c->layers; l++)
+        c->moe[l] = c->experts > 0 && l >= first && (l + 1) % step == 0;
+    for (size_t i = 0; i < json_array_size(skip); i++) {
+        json_int_t l = json_integer_value(json_array_get(skip, i));
+        if (json_is_integer(json_array_get(skip, i)) && l >= 0 && l < c->layers)
+            c->moe[l] = 0;
+    }
+}
+
+/* DeepSeek-V2: latent attention with rotary pairs of neighbours, dense layers
+ * up to first_k_dense_replace, then a softmax mixture (greedy or
+ * group-limited) with shared experts. transformers' router ignores
+ * norm_topk_prob, and so does the spec written here. */
+static void read_deepseek(J *j, Cfg *c)
+{
+    json_t *r = j->root;
+    c->paired = 1;
+    c->q_lora = jint(j, r, "q_lora_rank", 0);
+    c->kv_lora = jint(j, r, "kv_lora_rank", 512);
+    c->nope = jint(j, r, "qk_nope_head_dim", 128);
+    c->rope_dim = jint(j, r, "qk_rope_head_dim", 64);
+    c->v_dim = jint(j, r, "v_head_dim", 128);
+    const CRope *ro = &c->rope[0];
+    double m = ro->scaling != SCALE_NONE && ro->mscale_all ? yarn_mscale(ro->factor, ro->mscale_all) : 1;
+    c->latent_scale = m * m / sqrt((double)(c->nope + c->rope_dim));
+    c->experts = jint(j, r, "n_routed_experts", 64);
+    c->top_k = jint(j, r, "num_experts_per_tok", 0);
+    c->moe_hidden = jint(j, r, "moe_intermediate_size", 1407);
+    c->shared_hidden = jint(j, r, "n_shared_experts", 2) * c->moe_hidden;
+    c->moe_scale = jnum(j, r, "routed_scaling_factor", 1);
+    const char *tm = jstr(r, "topk_method");
+    if (tm && !strcmp(tm, "group_limited_greedy")) {
+        c->groups = jint(j, r, "n_group", 0);
+        c->topk_groups = jint(j, r, "topk_group", 0);
+        if (c->groups <= 0 || c->topk_groups <= 0)
+            j->err = imp_fail(j->file, "group_limited_greedy routing needs a positive n_group and topk_group");
+    } else if (tm && strcmp(tm, "greedy")) {
+        j->err = imp_fail(j->file, "topk_method '%s' cannot be written (greedy, group_limited_greedy)", tm);
+    }
+    if (jbool(j, r, "attention_bias", 0) || jbool(j, r, "mlp_bias", 0))
+        j->err = imp_fail(j->file, "attention_bias and mlp_bias: latent attention and experts with biases "
+                          "cannot be written");
+    c->q_bias = c->k_bias = c->v_bias = c->o_bias = 0;
+    moe_layers(j, c, jint(j, r, "first_k_dense_replace", 0), 1, NULL);
+}
+
+/* Qwen3-Next: gated delta layers and gated attention (q/k norms, partial
+ * rotation), zero-centered norms, a mixture with a gated shared expert
+ * except on mlp_only_layers. */
+static void read_qwen3next(J *j, Cfg *c)
+{
+    json_t *r = j->root;
+    c->norm_offset = 1;
+    c->qk_norm = c->out_gate = 1;
+    c->head_dim = jint(j, r, "head_dim", 256);
+    c->dk_heads = jint(j, r, "linear_num_key_heads", 16);
+    c->dv_heads = jint(j, r, "linear_num_value_heads", 32);
+    c->dk_dim = jint(j, r, "linear_key_head_dim", 128);
+    c->dv_dim = jint(j, r, "linear_value_head_dim", 128);
+    c->dconv = jint(j, r, "linear_conv_kernel_dim", 4);
+    c->experts = jint(j, r, "num_experts", 512);
+    c->top_k = jint(j, r, "num_experts_per_tok", 10);
+    c->moe_hidden = jint(j, r, "moe_intermediate_size", 512);
+    c->shared_hidden = jint(j, r, "shared_expert_intermediate_size", 512);
+    c->shared_gate = 1;
+    c->moe_norm = jbool(j, r, "norm_topk_prob", 1);
+    moe_layers(j, c, 0, jint(j, r, "decoder_sparse_step", 1), json_object_get(r, "mlp_only_layers"));
+}
+
+/* LFM2: short convolutions and attention with q/k norms; its feed-forward
+ * width is block_ff_dim (or intermediate_size) adjusted as Lfm2MLP does:
+ * two thirds, times block_ffn_dim_multiplier, up to block_multiple_of. */
+static void read_lfm2(J *j, Cfg *c)
+{
+    json_t *r = j->root;
+    c->qk_norm = 1;
+    c->eps = jnum(j, r, "norm_eps", 1e-5);
+    c->tied = jbool(j, r, "tie_embedding", c->tied);
+    long ff = jint(j, r, "block_ff_dim", jint(j, r, "intermediate_size", 12288));
+    json_t *mult = json_object_get(r, "block_ffn_dim_multiplier");
+    if (jbool(j, r, "block_auto_adjust_ff_dim", 1)) {
+        ff = (long)(2.0 * (double)ff / 3);
+        if (!json_is_null(mult)) {
+            long of = jint(j, r, "block_multiple_of", 256);
+            ff = (long)(jnum(j, r, "block_ffn_dim_multiplier", 1) * (double)ff);
+            ff = of > 0 ? of * ((ff + of - 1) / of) : ff;
+        }
+    }
+    c->hidden = ff;
+    c->conv_kernel = jint(j, r, "conv_L_cache", 3);
+    c->conv_bias = jbool(j, r, "conv_bias", 0);
+    c->q_bias = c->k_bias = c->v_bias = c->o_bias = 0;
 }
 
 static void read_family(J *j, Cfg *c)
@@ -238,6 +403,25 @@ static void read_family(J *j, Cfg *c)
         c->oai_alpha = jnum(j, j->root, "swiglu_alpha", 1.702);
         c->oai_limit = jnum(j, j->root, "swiglu_limit", 7);
     }
+    if (c->family == FAM_DEEPSEEK2)
+        read_deepseek(j, c);
+    else if (c->family == FAM_QWEN3NEXT)
+        read_qwen3next(j, c);
+    else if (c->family == FAM_LFM2)
+        read_lfm2(j, c);
+}
+
+/* The rope parameters of full attention: rope_parameters (per layer type or
+ * not), else rope_scaling, else NULL. */
+static json_t *rope_object(J *j)
+{
+    json_t *rp = json_object_get(j->root, "rope_parameters");
+    if (json_is_object(json_object_get(rp, "full_attention")))
+        return json_object_get(rp, "full_attention");
+    if (json_is_object(rp))
+        return rp;
+    json_t *rs = json_object_get(j->root, "rope_scaling");
+    return json_is_object(rs) ? rs : NULL;
 }
 
 int cfg_from_json(Ckpt *c, const char *dir)
@@ -272,15 +456,68 @@ int cfg_from_json(Ckpt *c, const char *dir)
     g->eps = jnum(&j, j.root, "rms_norm_eps", 1e-6);
     g->ctx = jint(&j, j.root, "max_position_embeddings", 0);
     g->tied = jbool(&j, j.root, "tie_word_embeddings", fams[fi].tied);
-    double prf = jnum(&j, j.root, "partial_rotary_factor", 1);
-    g->rot = prf < 1 ? (long)(g->head_dim * prf) : 0;
+    double prf = jnum(&j, j.root, "partial_rotary_factor", g->family == FAM_QWEN3NEXT ? 0.25 : 1);
+    prf = jnum(&j, rope_object(&j), "partial_rotary_factor", prf);
     read_ropes(&j, fams[fi].theta, g->ctx, g->rope);
+    if (g->layers > 65536)   /* before a byte a layer is allocated */
+        j.err = imp_fail(path, "%ld layers are more than 65536", g->layers);
     if (!j.err)
-        read_sliding(&j, g);
+        read_layers(&j, g);
     if (!j.err)
         read_family(&j, g);
+    g->rot = prf < 1 ? (long)((double)g->head_dim * prf) : 0;
     json_decref(j.root);
     return j.err ? EXIT_INPUT : 0;
+}
+
+/* Each layer's mixer and feed-forward kind where the reader left them: all
+ * attention, gpt-oss's all mixtures. */
+static void default_kinds(Ckpt *c)
+{
+    Cfg *g = &c->cfg;
+    if (!g->mixer)
+        g->mixer = arena_alloc(c->a, (size_t)g->layers);
+    if (!g->moe) {
+        g->moe = arena_alloc(c->a, (size_t)g->layers);
+        memset(g->moe, g->family == FAM_GPTOSS, (size_t)g->layers);
+    }
+    if (g->family == FAM_GPTOSS)
+        g->moe_hidden = g->hidden;
+}
+
+/* The widths the layers' kinds need, each positive. */
+static int check_widths(const Cfg *g, const char *f)
+{
+    int has[4] = {0}, dense = 0, moe = 0;
+    for (long l = 0; l < g->layers; l++) {
+        has[(int)g->mixer[l]] = 1;
+        dense |= !g->moe[l];
+        moe |= g->moe[l];
+    }
+    struct { int on; const char *name; long v; } need[] = {
+        {has[MIX_ATTN], "heads", g->heads}, {has[MIX_ATTN], "kv heads", g->kv_heads},
+        {has[MIX_ATTN], "head width", g->head_dim}, {dense, "feed-forward width", g->hidden},
+        {moe, "feed-forward width", g->moe_hidden}, {has[MIX_LATENT], "heads", g->heads},
+        {has[MIX_LATENT], "kv_lora_rank", g->kv_lora}, {has[MIX_LATENT], "qk_nope_head_dim", g->nope},
+        {has[MIX_LATENT], "qk_rope_head_dim", g->rope_dim}, {has[MIX_LATENT], "v_head_dim", g->v_dim},
+        {has[MIX_DELTA], "linear_num_key_heads", g->dk_heads}, {has[MIX_DELTA], "linear_num_value_heads", g->dv_heads},
+        {has[MIX_DELTA], "linear_key_head_dim", g->dk_dim}, {has[MIX_DELTA], "linear_value_head_dim", g->dv_dim},
+        {has[MIX_DELTA], "linear_conv_kernel_dim", g->dconv}, {has[MIX_CONV], "conv_L_cache", g->conv_kernel}};
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+        if (need[i].on && need[i].v <= 0)
+            return imp_fail(f, "the %s is missing or not positive", need[i].name);
+    if (has[MIX_ATTN] && g->heads % g->kv_heads)
+        return imp_fail(f, "%ld heads are not a multiple of %ld kv heads", g->heads, g->kv_heads);
+    if (has[MIX_DELTA] && g->dv_heads % g->dk_heads)
+        return imp_fail(f, "%ld value heads are not a multiple of %ld key heads", g->dv_heads, g->dk_heads);
+    if (has[MIX_LATENT] && g->rope_dim % 2)
+        return imp_fail(f, "qk_rope_head_dim %ld is odd", g->rope_dim);
+    if (moe && (g->experts <= 0 || g->top_k <= 0 || g->top_k > g->experts))
+        return imp_fail(f, "the experts (%ld) and experts per token (%ld) are not a mixture", g->experts, g->top_k);
+    if (moe && g->groups && (g->experts % g->groups || g->topk_groups > g->groups))
+        return imp_fail(f, "%ld experts in %ld groups, %ld of them kept, are not group-limited routing", g->experts,
+                        g->groups, g->topk_groups);
+    return 0;
 }
 
 /* Shapes must be positive and fit; the family's fixed choices; ctx. */
@@ -288,18 +525,16 @@ int cfg_finish(Ckpt *c, long ctx)
 {
     Cfg *g = &c->cfg;
     const char *f = c->cfgfile;
-    struct { const char *name; long v; } need[] = {
-        {"vocab", g->vocab}, {"hidden size", g->dim}, {"layers", g->layers}, {"heads", g->heads},
-        {"kv heads", g->kv_heads}, {"head width", g->head_dim}, {"feed-forward width", g->hidden}};
+    struct { const char *name; long v; } need[] = {{"vocab", g->vocab}, {"hidden size", g->dim}, {"layers", g->layers}};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (need[i].v <= 0)
             return imp_fail(f, "the %s is missing or not positive", need[i].name);
     if (g->layers > 65536)
         return imp_fail(f, "%ld layers are more than 65536", g->layers);
-    if (g->heads % g->kv_heads)
-        return imp_fail(f, "%ld heads are not a multiple of %ld kv heads", g->heads, g->kv_heads);
-    if (g->family == FAM_GPTOSS && (g->experts <= 0 || g->top_k <= 0 || g->top_k > g->experts))
-        return imp_fail(f, "the experts (%ld) and experts per token (%ld) are not a mixture", g->experts, g->top_k);
+    default_kinds(c);
+    int st = check_widths(g, f);
+    if (st)
+        return st;
     if (!g->sliding) {
         g->sliding = arena_alloc(c->a, (size_t)g->layers);
         for (long l = 0; l < g->layers && g->window; l++)

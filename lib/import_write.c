@@ -1,6 +1,7 @@
 /* import_write.c — a checkpoint tensor streamed into a weight's files
  * (man5/logos-weights.5): a few megabytes of rows at a time (one head's rows
- * when they are put back in order, one expert when it is transposed) are
+ * when they are put back in order, one expert when it is transposed, one
+ * group when rows are taken from groups, one expert's tensor after another) are
  * read with pread, turned into f32 (f16 and bf16 widened, Q8_0 blocks
  * multiplied out) and written as f32 or quantized to Q8_0. A Q8_0 tensor
  * bound for a q8 weight is split into its quants and scales bit for bit
@@ -188,6 +189,31 @@ static int stream_rows(Out *o, const Source *src, long rows, long cols)
     return st;
 }
 
+/* Rows [at, at+n) of each group of a source's rows, one group at a time. */
+static int stream_groups(Out *o, const Source *src, long rows, long cols)
+{
+    float *x = malloc((size_t)(src->n * cols) * 4);
+    int st = x ? 0 : imp_sysfail(src->t->file, "out of memory");
+    for (long g = 0; !st && g < rows / src->n; g++) {
+        st = read_f32(src->t, (uint64_t)((g * src->group + src->at) * cols), src->n * cols, x);
+        if (!st)
+            st = out_values(o, x, src->n * cols);
+    }
+    free(x);
+    return st;
+}
+
+/* Experts stacked from one tensor each, in order. */
+static int stream_parts(Out *o, const Source *src, long rows, long cols)
+{
+    int st = 0;
+    for (long e = 0; !st && e < src->nparts; e++) {
+        Source part = {.t = src->parts[e], .xform = X_PLAIN};
+        st = stream_rows(o, &part, rows / src->nparts, cols);
+    }
+    return st;
+}
+
 /* gpt-oss's experts, one at a time: d [E, n, m] from the source's [E, a, b]. */
 static int stream_experts(Out *o, const Source *src, int rank, const long *d)
 {
@@ -229,10 +255,15 @@ int write_weight(const char *outdir, const char *name, int q8, int rank, const l
     }
     Out o;
     int st = out_open(&o, outdir, name, q8);
-    if (!st && q8 && src->t->dtype == DT_Q8_0 && (src->xform == X_PLAIN || src->xform == X_UNPERM))
+    int inplace = src->xform == X_PLAIN || src->xform == X_UNPERM || src->xform == X_UNIT;
+    if (!st && q8 && src->t->dtype == DT_Q8_0 && inplace)
         st = copy_q8(&o, src, rows, cols);
-    else if (!st && (src->xform == X_PLAIN || src->xform == X_UNPERM))
+    else if (!st && inplace)
         st = stream_rows(&o, src, rows, cols);
+    else if (!st && src->xform == X_ROWS)
+        st = stream_groups(&o, src, rows, cols);
+    else if (!st && src->xform == X_EXPERTS)
+        st = stream_parts(&o, src, rows, cols);
     else if (!st)
         st = stream_experts(&o, src, rank, d);
     return out_close(&o, st);

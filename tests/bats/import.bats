@@ -120,6 +120,99 @@ for e in range(E):
 PY
 }
 
+@test "import: deepseek_v2 (latent attention, rotary pairs of neighbours, a dense first layer, experts)" {
+    family_ok deepseek2
+    grep -q 'latent: {heads: 4, q_lora: 0, kv_lora: 32, nope: 16, rope_dim: 16, value_dim: 16,' out/spec.yaml
+    grep -q 'rope: {theta: 10000, pairing: interleaved}' out/spec.yaml
+    grep -q 'shared: {hidden: 32}' out/spec.yaml
+    grep -q 'pattern: \[dense, moe\]' out/spec.yaml
+    grep -q 'unpair(32, 16, 16)' <(logos-author decode_step out/spec.yaml)
+}
+
+@test "import: deepseek_v2 kv_b_proj is split per head, its experts stacked" {
+    python3 "$GEN" st deepseek2 ck
+    logos-import -q --format f32 -o out ck
+    python3 - <<'PY'
+import json, struct
+b = open("ck/model.safetensors", "rb").read()
+n = struct.unpack_from("<Q", b)[0]
+h = json.loads(b[8:8 + n])
+def get(name):
+    s, e = h[name]["data_offsets"]
+    return struct.unpack("<%df" % ((e - s) // 4), b[8 + n + s:8 + n + e])
+rd = lambda f: struct.unpack("<%df" % (len(open(f, "rb").read()) // 4), open(f, "rb").read())
+H, NOPE, V, LORA, D, E, F = 4, 16, 16, 32, 64, 4, 32
+kvb, wkb, wvb = get("model.layers.1.self_attn.kv_b_proj.weight"), rd("out/wkb1.f"), rd("out/wvb1.f")
+row = lambda t, r: t[r * LORA:(r + 1) * LORA]
+for hd in range(H):
+    for i in range(NOPE):
+        assert row(wkb, hd * NOPE + i) == row(kvb, hd * (NOPE + V) + i)
+    for i in range(V):
+        assert row(wvb, hd * V + i) == row(kvb, hd * (NOPE + V) + NOPE + i)
+weg, wed = rd("out/weg1.f"), rd("out/wed1.f")
+for e in range(E):
+    assert weg[e * F * D:(e + 1) * F * D] == get("model.layers.1.mlp.experts.%d.gate_proj.weight" % e)
+    assert wed[e * D * F:(e + 1) * D * F] == get("model.layers.1.mlp.experts.%d.down_proj.weight" % e)
+PY
+}
+
+@test "import: qwen3_next (delta and gated attention layers, (1 + w) norms, gated shared expert)" {
+    family_ok qwen3next
+    grep -q 'norm: {eps: 1e-06, offset: 1}' out/spec.yaml
+    grep -q 'delta: {k_heads: 2, v_heads: 4, k_dim: 16, v_dim: 16, conv: 4}' out/spec.yaml
+    grep -q 'qk_norm: true, out_gate: true' out/spec.yaml
+    grep -q 'rope: {theta: 10000000, dim: 4}' out/spec.yaml
+    grep -q 'norm: true,' out/spec.yaml
+    grep -q 'shared: {hidden: 32, gate: true}' out/spec.yaml
+    grep -q 'pattern: \[delta, attn\]' out/spec.yaml
+}
+
+@test "import: qwen3_next in_proj_qkvz and in_proj_ba are split per key head, conv1d loses its unit axis" {
+    python3 "$GEN" st qwen3next ck
+    logos-import -q --format f32 -o out ck
+    python3 "$GEN" stf32 ck model.layers.0.linear_attn.conv1d.weight cv.f
+    cmp cv.f out/wcv0.f
+    python3 - <<'PY'
+import json, struct
+b = open("ck/model.safetensors", "rb").read()
+n = struct.unpack_from("<Q", b)[0]
+h = json.loads(b[8:8 + n])
+def get(name):
+    s, e = h[name]["data_offsets"]
+    return struct.unpack("<%df" % ((e - s) // 4), b[8 + n + s:8 + n + e])
+rd = lambda f: struct.unpack("<%df" % (len(open(f, "rb").read()) // 4), open(f, "rb").read())
+D, KH, KD, R, VD = 64, 2, 16, 2, 16
+G = 2 * KD + 2 * R * VD
+qkvz, ba = get("model.layers.0.linear_attn.in_proj_qkvz.weight"), get("model.layers.0.linear_attn.in_proj_ba.weight")
+row = lambda t, r: t[r * D:(r + 1) * D]
+for name, at, w in (("wdq", 0, KD), ("wdk", KD, KD), ("wdv", 2 * KD, R * VD), ("wdz", 2 * KD + R * VD, R * VD)):
+    got = rd("out/%s0.f" % name)
+    for g in range(KH):
+        for i in range(w):
+            assert row(got, g * w + i) == row(qkvz, g * G + at + i), (name, g, i)
+for name, at in (("wdb", 0), ("wda", R)):
+    got = rd("out/%s0.f" % name)
+    for g in range(KH):
+        for i in range(R):
+            assert row(got, g * R + i) == row(ba, g * 2 * R + at + i), (name, g, i)
+PY
+}
+
+@test "import: lfm2 (short convolutions, its published config keys, the adjusted feed-forward width)" {
+    family_ok lfm2
+    grep -q 'conv: {kernel: 3, bias: false}' out/spec.yaml
+    grep -q 'dense: {hidden: 128, act: silu}' out/spec.yaml
+    grep -q 'head: {tied: true}' out/spec.yaml
+    grep -q 'pattern: \[conv, attn\]' out/spec.yaml
+    logos-import -q --format f32 -o f ck
+    python3 "$GEN" stf32 ck model.embedding_norm.weight nf.f
+    cmp nf.f f/nf.f
+    python3 "$GEN" stf32 ck model.layers.0.conv.conv.weight cv.f
+    cmp cv.f f/wcv0.f
+    python3 "$GEN" stf32 ck model.layers.1.self_attn.out_proj.weight wo.f
+    cmp wo.f f/wo1.f
+}
+
 @test "import: f32, f16 and bf16 tensors reach the .f files exactly" {
     for dt in f32 f16 bf16; do
         python3 "$GEN" st qwen2 "ck$dt" --dtype "$dt"
@@ -287,7 +380,21 @@ PY
 @test "reject: an unknown architecture (model_type)" {
     python3 "$GEN" st llama ck --break arch
     run logos-import -o out ck
-    reject 1 "logos-import: ck/config.json: unknown architecture 'bert' (model_type; known: llama mistral qwen2 qwen3 gemma2 gpt_oss)"
+    reject 1 "logos-import: ck/config.json: unknown architecture 'bert' (model_type; known: llama mistral qwen2 qwen3 gemma2 gpt_oss deepseek_v2 qwen3_next lfm2)"
+}
+
+@test "reject: DeepSeek routing that cannot be written (noaux_tc)" {
+    python3 "$GEN" st deepseek2 ck
+    sed -i 's/"topk_method": "greedy"/"topk_method": "noaux_tc"/' ck/config.json
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: topk_method 'noaux_tc' cannot be written (greedy, group_limited_greedy)"
+}
+
+@test "reject: a layer type the family does not have" {
+    python3 "$GEN" st lfm2 ck
+    sed -i 's/"full_attn_idxs"/"layer_types": ["conv", "linear_attention"], "x"/' ck/config.json
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: layer_types[1] is not a layer type of lfm2 (full_attention, conv)"
 }
 
 @test "reject: a folder without config.json" {

@@ -17,10 +17,13 @@ Python standard library alone (no numpy, no torch).
       a Llama-shaped bf16 checkpoint of about GB gigabytes of zeros, written
       without holding it in memory
 
-FAMILY is llama, mistral, qwen2, qwen3, gemma2 or gptoss: the tiny shapes of
-examples/tiny (vocab 256, dim 64, 4 heads of 16 with 2 kv heads, hidden 128,
-2 layers). Every value is a function of the tensor's Hugging Face name, so
-a folder and a GGUF of one family hold the same model. --break KIND writes a
+FAMILY is llama, mistral, qwen2, qwen3, gemma2, gptoss, deepseek2, qwen3next
+or lfm2: the tiny shapes of examples/tiny (vocab 256, dim 64, 4 heads of 16
+with 2 kv heads, hidden 128, 2 layers; deepseek2: a dense layer then 4
+experts; qwen3next: a delta layer then a gated attention layer, 4 experts;
+lfm2: a convolution then attention, its config.json in the published
+spelling). Every value is a function of the tensor's Hugging Face name, so a
+folder and a GGUF of one family hold the same model. --break KIND writes a
 broken variant (see BREAKS)."""
 import json
 import math
@@ -31,6 +34,8 @@ import sys
 
 V, D, H, KV, HD, FF, L = 256, 64, 4, 2, 16, 128, 2
 E, TOPK, EFF = 4, 2, 64          # gpt-oss's experts, per token, their width
+LORA, NOPE, ROPE, MFF = 32, 16, 16, 32    # deepseek2's latent widths; its and qwen3next's expert width
+KH, VH, KD, VD, CONV = 2, 4, 16, 16, 4    # qwen3next's delta heads, widths, convolution
 
 BREAKS_ST = ["truncated", "headerlen", "notjson", "past", "overlap", "dtype", "fp8",
              "shape", "missing", "arch", "noconfig", "noshard", "size"]
@@ -66,16 +71,87 @@ def config(fam):
                  rope_parameters={"rope_type": "yarn", "rope_theta": 150000.0, "factor": 32.0,
                                   "beta_fast": 32.0, "beta_slow": 1.0,
                                   "original_max_position_embeddings": 4096})
+    elif fam == "deepseek2":
+        c.update(model_type="deepseek_v2", num_key_value_heads=H, rms_norm_eps=1e-6, rope_theta=10000.0,
+                 q_lora_rank=None, kv_lora_rank=LORA, qk_nope_head_dim=NOPE, qk_rope_head_dim=ROPE,
+                 v_head_dim=HD, n_routed_experts=E, num_experts_per_tok=TOPK, moe_intermediate_size=MFF,
+                 n_shared_experts=1, first_k_dense_replace=1, topk_method="greedy")
+    elif fam == "qwen3next":
+        c.update(model_type="qwen3_next", head_dim=HD, rms_norm_eps=1e-6, rope_theta=10000000.0,
+                 partial_rotary_factor=0.25, full_attention_interval=2, linear_num_key_heads=KH,
+                 linear_num_value_heads=VH, linear_key_head_dim=KD, linear_value_head_dim=VD,
+                 linear_conv_kernel_dim=CONV, num_experts=E, num_experts_per_tok=TOPK,
+                 moe_intermediate_size=MFF, shared_expert_intermediate_size=MFF, norm_topk_prob=True)
+    elif fam == "lfm2":
+        for k in ("intermediate_size", "rms_norm_eps", "hidden_act"):
+            del c[k]
+        c.update(model_type="lfm2", norm_eps=1e-5, rope_theta=1000000.0, block_ff_dim=192, block_multiple_of=32,
+                 block_auto_adjust_ff_dim=True, block_ffn_dim_multiplier=1.0, full_attn_idxs=[1],
+                 conv_L_cache=3, conv_bias=False, tie_embedding=True)
     else:
         sys.exit("gen.py: unknown family %s" % fam)
     return c
 
 
+def mlp(p, ff=FF):
+    """A gated pair under prefix p ("model.layers.0.mlp.")."""
+    return [(p + "gate_proj.weight", [ff, D]), (p + "up_proj.weight", [ff, D]), (p + "down_proj.weight", [D, ff])]
+
+
+def experts(p, shared):
+    t = [(p + "mlp.gate.weight", [E, D])]
+    for e in range(E):
+        t += mlp(p + "mlp.experts.%d." % e, MFF)
+    return t + mlp(p + "mlp.%s." % shared, MFF)
+
+
+def mixed_tensors(fam):
+    """The layers of deepseek2, qwen3next and lfm2."""
+    t = []
+    for l in range(L):
+        p = "model.layers.%d." % l
+        if fam == "lfm2":
+            t += [(p + "operator_norm.weight", [D]), (p + "ffn_norm.weight", [D]),
+                  (p + "feed_forward.w1.weight", [FF, D]), (p + "feed_forward.w3.weight", [FF, D]),
+                  (p + "feed_forward.w2.weight", [D, FF])]
+            if l == 0:
+                t += [(p + "conv.in_proj.weight", [3 * D, D]), (p + "conv.conv.weight", [D, 1, 3]),
+                      (p + "conv.out_proj.weight", [D, D])]
+            else:
+                t += [(p + "self_attn.q_proj.weight", [H * HD, D]), (p + "self_attn.k_proj.weight", [KV * HD, D]),
+                      (p + "self_attn.v_proj.weight", [KV * HD, D]), (p + "self_attn.out_proj.weight", [D, H * HD]),
+                      (p + "self_attn.q_layernorm.weight", [HD]), (p + "self_attn.k_layernorm.weight", [HD])]
+            continue
+        t += [(p + "input_layernorm.weight", [D]), (p + "post_attention_layernorm.weight", [D])]
+        if fam == "deepseek2":
+            a = p + "self_attn."
+            t += [(a + "q_proj.weight", [H * (NOPE + ROPE), D]), (a + "kv_a_proj_with_mqa.weight", [LORA + ROPE, D]),
+                  (a + "kv_a_layernorm.weight", [LORA]), (a + "kv_b_proj.weight", [H * (NOPE + HD), LORA]),
+                  (a + "o_proj.weight", [D, H * HD])]
+            t += mlp(p + "mlp.") if l == 0 else experts(p, "shared_experts")
+        elif l == 0:
+            a, ch = p + "linear_attn.", 2 * KH * KD + VH * VD
+            t += [(a + "in_proj_qkvz.weight", [2 * KH * KD + 2 * VH * VD, D]), (a + "in_proj_ba.weight", [2 * VH, D]),
+                  (a + "A_log", [VH]), (a + "dt_bias", [VH]), (a + "conv1d.weight", [ch, 1, CONV]),
+                  (a + "norm.weight", [VD]), (a + "out_proj.weight", [D, VH * VD])]
+            t += experts(p, "shared_expert") + [(p + "mlp.shared_expert_gate.weight", [1, D])]
+        else:
+            a = p + "self_attn."
+            t += [(a + "q_proj.weight", [2 * H * HD, D]), (a + "k_proj.weight", [KV * HD, D]),
+                  (a + "v_proj.weight", [KV * HD, D]), (a + "o_proj.weight", [D, H * HD]),
+                  (a + "q_norm.weight", [HD]), (a + "k_norm.weight", [HD])]
+            t += experts(p, "shared_expert") + [(p + "mlp.shared_expert_gate.weight", [1, D])]
+    return t
+
+
 def tensors(fam):
     """(Hugging Face name, shape) of every tensor of the family."""
-    t = [("model.embed_tokens.weight", [V, D]), ("model.norm.weight", [D])]
-    if fam in ("llama", "mistral", "gptoss"):
+    t = [("model.embed_tokens.weight", [V, D]),
+         ("model.embedding_norm.weight" if fam == "lfm2" else "model.norm.weight", [D])]
+    if fam in ("llama", "mistral", "gptoss", "deepseek2", "qwen3next"):
         t.append(("lm_head.weight", [V, D]))
+    if fam in ("deepseek2", "qwen3next", "lfm2"):
+        return t + mixed_tensors(fam)
     for l in range(L):
         p = "model.layers.%d." % l
         t += [(p + "input_layernorm.weight", [D]), (p + "post_attention_layernorm.weight", [D]),
@@ -115,7 +191,9 @@ def values(name, shape):
 
 
 def gemma_norm(fam, name, v):
-    return [x - 1 for x in v] if fam == "gemma2" and "norm" in name else v
+    """Gemma 2's and Qwen3-Next's norms scale by 1 + w (but Qwen3-Next's gated one)."""
+    offset = fam == "gemma2" or (fam == "qwen3next" and "linear_attn.norm" not in name)
+    return [x - 1 for x in v] if offset and "norm" in name else v
 
 
 def f32r(x):

@@ -71,12 +71,65 @@ def gpt_oss():
                          "beta_slow": 1.0, "truncate": False, "original_max_position_embeddings": 32})
 
 
+def deepseek_v2():
+    """DeepSeek-V2-Lite's layout: no query compression, a dense first layer,
+    then greedy softmax routing over 8 experts with two shared ones. Its
+    latent norms' epsilon is transformers' fixed 1e-6, as the model's is."""
+    return "DeepseekV2Config", "DeepseekV2ForCausalLM", _base(
+        num_hidden_layers=3, num_key_value_heads=HEADS, rms_norm_eps=1e-6, q_lora_rank=None, kv_lora_rank=32,
+        qk_nope_head_dim=16, qk_rope_head_dim=16, v_head_dim=16, n_routed_experts=8, num_experts_per_tok=2,
+        moe_intermediate_size=32, n_shared_experts=2, first_k_dense_replace=1,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+
+
+def deepseek_v2_lora():
+    """DeepSeek-V2's own: query compression, group-limited routing with a
+    routed scaling factor, yarn with mscale and mscale_all_dim apart (the
+    rotation's factor and the softmax scale both move)."""
+    c, m, kw = deepseek_v2()
+    kw.update(q_lora_rank=32, topk_method="group_limited_greedy", n_group=2, topk_group=1,
+              routed_scaling_factor=2.5, first_k_dense_replace=0,
+              rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "beta_fast": 32.0,
+                               "beta_slow": 1.0, "mscale": 0.707, "mscale_all_dim": 1.0,
+                               "original_max_position_embeddings": 32})
+    return c, m, kw
+
+
+def qwen3_next():
+    """Three delta layers, then gated attention rotating half of each head;
+    a mixture with a gated shared expert, but a dense layer 1."""
+    return "Qwen3NextConfig", "Qwen3NextForCausalLM", _base(
+        num_hidden_layers=4, rms_norm_eps=1e-6, linear_num_key_heads=2, linear_num_value_heads=4,
+        linear_key_head_dim=16, linear_value_head_dim=16, linear_conv_kernel_dim=4, num_experts=8,
+        num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=32, mlp_only_layers=[1],
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5})
+
+
+def lfm2():
+    """Convolutions and one attention layer; intermediate_size 192 becomes
+    128 by block_auto_adjust_ff_dim."""
+    return "Lfm2Config", "Lfm2ForCausalLM", _base(
+        num_hidden_layers=4, intermediate_size=192, block_multiple_of=32, full_attn_idxs=[2], norm_eps=1e-5,
+        tie_word_embeddings=True, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+
+
+def lfm2_bias():
+    """LFM2 with conv_bias (biases on in_proj, the convolution and out_proj)
+    and its feed-forward width rounded up to block_multiple_of (192 -> 256)."""
+    c, m, kw = lfm2()
+    kw.update(conv_bias=True, block_multiple_of=256, full_attn_idxs=[0, 3])
+    return c, m, kw
+
+
 # ---- the LOGOS name of each Hugging Face parameter ----
 #
 # A map entry is (logos name, hf parameter name, kind): kind "plain" is the same
 # values; "gu0"/"gu1" take gpt-oss's interleaved gate/up columns [E, d, 2n]
 # (even: gate, odd: up) as [E, n, d]; "t" transposes [E, a, b] to [E, b, a];
-# "h0"/"h1" take the even/odd values of [E, 2n] biases.
+# "h0"/"h1" take the even/odd values of [E, 2n] biases; "rows/G/AT/N" takes
+# rows AT to AT+N of each group of G rows (kv_b_proj's keys and values,
+# in_proj_qkvz and in_proj_ba per key head, the halves of gate_up_proj). A
+# layer map is a function of the layer and the model's config.
 
 def _attn(l, p, bias="", qk_norm=False, sinks=False):
     m = [(f"nm{l}", f"{p}.input_layernorm.weight", "plain")]
@@ -91,12 +144,24 @@ def _attn(l, p, bias="", qk_norm=False, sinks=False):
     return m
 
 
-def _dense(l, p):
-    return [(f"w{x}{l}", f"{p}.mlp.{n}_proj.weight", "plain") for x, n in (("g", "gate"), ("u", "up"), ("d", "down"))]
+def _dense(l, p, mlp="mlp", names=("gate_proj", "up_proj", "down_proj")):
+    return [(f"w{x}{l}", f"{p}.{mlp}.{n}.weight", "plain") for x, n in zip("gud", names)]
+
+
+def _moe(l, p, shared="shared_experts", gate=False, hidden=32):
+    e = f"{p}.mlp.experts"
+    m = [(f"wr{l}", f"{p}.mlp.gate.weight", "plain"),
+         (f"weg{l}", f"{e}.gate_up_proj", f"rows/{2 * hidden}/0/{hidden}"),
+         (f"weu{l}", f"{e}.gate_up_proj", f"rows/{2 * hidden}/{hidden}/{hidden}"),
+         (f"wed{l}", f"{e}.down_proj", "plain")]
+    m += [(f"ws{x}{l}", f"{p}.mlp.{shared}.{n}_proj.weight", "plain") for x, n in zip("gud", ("gate", "up", "down"))]
+    if gate:
+        m.append((f"wsgt{l}", f"{p}.mlp.shared_expert_gate.weight", "plain"))
+    return m
 
 
 def map_dense(bias="", qk_norm=False, sandwich=False):
-    def layer(l):
+    def layer(l, config):
         p = f"model.layers.{l}"
         m = _attn(l, p, bias, qk_norm) + _dense(l, p)
         if sandwich:
@@ -109,7 +174,7 @@ def map_dense(bias="", qk_norm=False, sandwich=False):
     return layer
 
 
-def map_gpt_oss(l):
+def map_gpt_oss(l, config):
     p = f"model.layers.{l}"
     e = f"{p}.mlp.experts"
     return _attn(l, p, "qkvo", sinks=True) + [
@@ -125,6 +190,60 @@ def map_gpt_oss(l):
     ]
 
 
+def map_deepseek(l, c):
+    p, a = f"model.layers.{l}", f"model.layers.{l}.self_attn"
+    kv = c.qk_nope_head_dim + c.v_head_dim
+    m = [(f"nm{l}", f"{p}.input_layernorm.weight", "plain"), (f"nfn{l}", f"{p}.post_attention_layernorm.weight", "plain"),
+         (f"wkva{l}", f"{a}.kv_a_proj_with_mqa.weight", "plain"), (f"nkva{l}", f"{a}.kv_a_layernorm.weight", "plain"),
+         (f"wkb{l}", f"{a}.kv_b_proj.weight", f"rows/{kv}/0/{c.qk_nope_head_dim}"),
+         (f"wvb{l}", f"{a}.kv_b_proj.weight", f"rows/{kv}/{c.qk_nope_head_dim}/{c.v_head_dim}"),
+         (f"wo{l}", f"{a}.o_proj.weight", "plain")]
+    if c.q_lora_rank is None:
+        m.append((f"wq{l}", f"{a}.q_proj.weight", "plain"))
+    else:
+        m += [(f"wqa{l}", f"{a}.q_a_proj.weight", "plain"), (f"nqa{l}", f"{a}.q_a_layernorm.weight", "plain"),
+              (f"wqb{l}", f"{a}.q_b_proj.weight", "plain")]
+    return m + (_dense(l, p) if l < c.first_k_dense_replace else _moe(l, p, hidden=c.moe_intermediate_size))
+
+
+def map_qwen3_next(l, c):
+    p, a = f"model.layers.{l}", f"model.layers.{l}.linear_attn"
+    if c.layer_types[l] == "full_attention":
+        m = _attn(l, p, qk_norm=True)
+    else:
+        dk, r = c.linear_key_head_dim, c.linear_num_value_heads // c.linear_num_key_heads
+        vw = r * c.linear_value_head_dim
+        g = 2 * dk + 2 * vw
+        m = [(f"nm{l}", f"{p}.input_layernorm.weight", "plain")]
+        m += [(f"wd{x}{l}", f"{a}.in_proj_qkvz.weight", f"rows/{g}/{at}/{n}")
+              for x, at, n in (("q", 0, dk), ("k", dk, dk), ("v", 2 * dk, vw), ("z", 2 * dk + vw, vw))]
+        m += [(f"wdb{l}", f"{a}.in_proj_ba.weight", f"rows/{2 * r}/0/{r}"),
+              (f"wda{l}", f"{a}.in_proj_ba.weight", f"rows/{2 * r}/{r}/{r}"),
+              (f"alog{l}", f"{a}.A_log", "plain"), (f"dtb{l}", f"{a}.dt_bias", "plain"),
+              (f"wcv{l}", f"{a}.conv1d.weight", "plain"), (f"ndn{l}", f"{a}.norm.weight", "plain"),
+              (f"wo{l}", f"{a}.out_proj.weight", "plain")]
+    m.append((f"nfn{l}", f"{p}.post_attention_layernorm.weight", "plain"))
+    moe = l not in c.mlp_only_layers and c.num_experts > 0 and (l + 1) % c.decoder_sparse_step == 0
+    return m + (_moe(l, p, "shared_expert", True, c.moe_intermediate_size) if moe else _dense(l, p))
+
+
+def map_lfm2(l, c):
+    p = f"model.layers.{l}"
+    m = [(f"nm{l}", f"{p}.operator_norm.weight", "plain"), (f"nfn{l}", f"{p}.ffn_norm.weight", "plain")]
+    if c.layer_types[l] == "full_attention":
+        a = f"{p}.self_attn"
+        m += [(f"w{x}{l}", f"{a}.{x}_proj.weight", "plain") for x in "qkv"]
+        m += [(f"wo{l}", f"{a}.out_proj.weight", "plain"), (f"nq{l}", f"{a}.q_layernorm.weight", "plain"),
+              (f"nk{l}", f"{a}.k_layernorm.weight", "plain")]
+    else:
+        m += [(f"wci{l}", f"{p}.conv.in_proj.weight", "plain"), (f"wcv{l}", f"{p}.conv.conv.weight", "plain"),
+              (f"wco{l}", f"{p}.conv.out_proj.weight", "plain")]
+        if c.conv_bias:
+            m += [(f"cib{l}", f"{p}.conv.in_proj.bias", "plain"), (f"cvb{l}", f"{p}.conv.conv.bias", "plain"),
+                  (f"cob{l}", f"{p}.conv.out_proj.bias", "plain")]
+    return m + _dense(l, p, "feed_forward", ("w1", "w3", "w2"))
+
+
 def legacy_rope_keys(cfgfile):
     """Rewrites a saved config.json the way transformers 4 wrote it (and most
     checkpoints on the Hub are): rope_theta at the top, rope_scaling beside."""
@@ -137,9 +256,37 @@ def legacy_rope_keys(cfgfile):
         json.dump(c, f, indent=2)
 
 
+def qwen3_next_legacy(cfgfile):
+    """Qwen3-Next's config.json as published: rope_theta and
+    partial_rotary_factor at the top, full_attention_interval for the layer
+    types."""
+    with open(cfgfile) as f:
+        c = json.load(f)
+    rp = c.pop("rope_parameters")
+    c["rope_theta"], c["partial_rotary_factor"] = rp["rope_theta"], rp["partial_rotary_factor"]
+    c.pop("layer_types")
+    c["full_attention_interval"] = 4
+    with open(cfgfile, "w") as f:
+        json.dump(c, f, indent=2)
+
+
+def lfm2_legacy(cfgfile):
+    """LFM2's config.json as published: block_ff_dim, tie_embedding,
+    full_attn_idxs and rope_theta, no layer_types."""
+    with open(cfgfile) as f:
+        c = json.load(f)
+    c["block_ff_dim"] = c.pop("intermediate_size")
+    c["tie_embedding"] = c.pop("tie_word_embeddings")
+    c["rope_theta"] = c.pop("rope_parameters")["rope_theta"]
+    c.pop("layer_types")
+    with open(cfgfile, "w") as f:
+        json.dump(c, f, indent=2)
+
+
 # name: (build, layer map, options). Options: dtype (the checkpoint's dtype),
-# offset (norm weights are stored as w with (1 + w) applied), post_save (a
-# function of config.json's path run after saving).
+# offset (norm weights are stored as w with (1 + w) applied), plain_norms
+# (names of norms that scale by w all the same), final_norm (the final norm's
+# name), post_save (a function of config.json's path run after saving).
 FAMILIES = {
     "llama": (llama, map_dense(), {}),
     "llama_cfg4": (llama_short, map_dense(), {"post_save": legacy_rope_keys}),
@@ -149,18 +296,26 @@ FAMILIES = {
     "qwen3": (qwen3, map_dense(qk_norm=True), {}),
     "gemma2": (gemma2, map_dense(sandwich=True), {"offset": True}),
     "gpt_oss": (gpt_oss, map_gpt_oss, {}),
+    "deepseek_v2": (deepseek_v2, map_deepseek, {}),
+    "deepseek_v2_lora": (deepseek_v2_lora, map_deepseek, {}),
+    "qwen3_next": (qwen3_next, map_qwen3_next, {"offset": True, "plain_norms": ("linear_attn.norm",)}),
+    "qwen3_next_cfg4": (qwen3_next, map_qwen3_next, {"offset": True, "plain_norms": ("linear_attn.norm",),
+                                                     "post_save": qwen3_next_legacy}),
+    "lfm2": (lfm2, map_lfm2, {"final_norm": "model.embedding_norm.weight"}),
+    "lfm2_bias": (lfm2_bias, map_lfm2, {"final_norm": "model.embedding_norm.weight", "post_save": lfm2_legacy}),
 }
-DEFAULT = ["llama", "llama_cfg4", "llama_bf16", "mistral", "qwen2", "qwen3", "gemma2", "gpt_oss"]
+DEFAULT = ["llama", "llama_cfg4", "llama_bf16", "mistral", "qwen2", "qwen3", "gemma2", "gpt_oss", "deepseek_v2",
+           "deepseek_v2_lora", "qwen3_next", "qwen3_next_cfg4", "lfm2", "lfm2_bias"]
 
 
 def weight_map(fam, config):
     """[(logos, hf, kind)] of the whole model."""
-    _, layer, _ = FAMILIES[fam]
-    m = [("emb", "model.embed_tokens.weight", "plain"), ("nf", "model.norm.weight", "plain")]
+    _, layer, opt = FAMILIES[fam]
+    m = [("emb", "model.embed_tokens.weight", "plain"), ("nf", opt.get("final_norm", "model.norm.weight"), "plain")]
     if not config.tie_word_embeddings:
         m.append(("head", "lm_head.weight", "plain"))
     for l in range(config.num_hidden_layers):
-        m += layer(l)
+        m += layer(l, config)
     return m
 
 
@@ -174,6 +329,9 @@ def to_logos(t, kind):
         return t.transpose(1, 2)
     if kind in ("h0", "h1"):
         return t[:, int(kind[1])::2]
+    if kind.startswith("rows/"):
+        g, at, n = map(int, kind.split("/")[1:])
+        return t.reshape(-1, g, t.shape[-1])[:, at:at + n]
     raise ValueError(kind)
 
 
@@ -190,5 +348,8 @@ def assign(param, kind, values):
     elif kind in ("h0", "h1"):
         E, n2 = param.shape
         param.data[:, int(kind[1])::2] = values.reshape(E, n2 // 2)
+    elif kind.startswith("rows/"):
+        g, at, n = map(int, kind.split("/")[1:])
+        param.data.view(-1, g, param.shape[-1])[:, at:at + n] = values.reshape(-1, n, param.shape[-1])
     else:
         raise ValueError(kind)
