@@ -88,10 +88,15 @@ const char *vec(Em *e, const char *base, int l, long n)
 }
 
 /* rmsnorm of x by the spec's norm (with the (1+w) variant when it says). */
-const char *norm(Em *e, const char *x, const char *w, int offset)
+const char *norm_eps(Em *e, const char *x, const char *w, int offset, double eps)
 {
     const char *off = offset ? ", offset=1" : "";
-    return arena_printf(e->a, "rmsnorm(%s, %s, eps=%s%s)", x, w, num(e, e->s->norm_eps), off);
+    return arena_printf(e->a, "rmsnorm(%s, %s, eps=%s%s)", x, w, num(e, eps), off);
+}
+
+const char *norm(Em *e, const char *x, const char *w, int offset)
+{
+    return norm_eps(e, x, w, offset, e->s->norm_eps);
 }
 
 /* The rope attributes of a rotation. */

@@ -31,6 +31,7 @@ const char *weight(Em *e, const char *name, int wclass, const char *dims);
 const char *wname(Em *e, const char *base, int l);
 const char *vec(Em *e, const char *base, int l, long n);
 const char *norm(Em *e, const char *x, const char *w, int offset);
+const char *norm_eps(Em *e, const char *x, const char *w, int offset, double eps);
 const char *rope_attrs(Em *e, const Rope *r, int width);
 const char *posn(Em *e);
 const char *state(Em *e, const char *base, int l, const char *dims);

@@ -159,7 +159,8 @@ static const char *latent(Em *e, const LatentSpec *M, int l, const char *xn)
     const char *q;
     if (M->q_lora) {
         const char *cq = nm(e, "cq", l);
-        em(e, "%s = %s", cq, norm(e, proj(e, "wqa", l, M->q_lora, WC_ATTN, xn, NULL), vec(e, "nqa", l, M->q_lora), 0));
+        em(e, "%s = %s", cq, norm_eps(e, proj(e, "wqa", l, M->q_lora, WC_ATTN, xn, NULL), vec(e, "nqa", l, M->q_lora), 0,
+                                      M->norm_eps));
         if (il)
             unpaired(e, "wqb", l, nh * qw, M->q_lora, WC_ATTN, (int)qw, (int)rd, M->nope);
         else
@@ -175,7 +176,8 @@ static const char *latent(Em *e, const LatentSpec *M, int l, const char *xn)
     if (il)
         unpaired(e, "wkva", l, lora + rd, e->s->dim, WC_ATTN, (int)(lora + rd), (int)rd, (int)lora);
     em(e, "%s = %s", ckv, proj(e, "wkva", l, lora + rd, WC_ATTN, xn, NULL));
-    em(e, "%s = %s", cn, norm(e, arena_printf(e->a, "slice(%s, at=0, n=%ld)", ckv, lora), vec(e, "nkva", l, lora), 0));
+    em(e, "%s = %s", cn, norm_eps(e, arena_printf(e->a, "slice(%s, at=0, n=%ld)", ckv, lora), vec(e, "nkva", l, lora), 0,
+                                  M->norm_eps));
     em(e, "%s = slice(%s, at=%ld, n=%ld) ~ %s", kp, ckv, lora, rd, shp(e, arena_printf(e->a, "1,%ld", rd)));
     LatentPart part = {M, qr, qpp, cn, kp};
     const char *ct = nm(e, "ct", l);

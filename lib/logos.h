@@ -237,6 +237,7 @@ typedef struct LatentSpec {
     int heads, q_lora, kv_lora, nope, rope_dim, value_dim;
     Rope rope;
     double scale;        /* 0: 1/sqrt(nope + rope_dim) */
+    double norm_eps;     /* the compression norms' epsilon (DeepSeek-V2: 1e-6) */
 } LatentSpec;
 
 typedef struct DeltaSpec {

@@ -420,6 +420,7 @@ static const Field latent_fields[] = {
     {"value_dim", T_INT, .off = F(LatentSpec, value_dim), .req = 1, .lo = 1},
     {"rope", T_SUB, .req = 1, .sub = sub_latent_rope},
     {"scale", T_NUM, .off = F(LatentSpec, scale), .lo = 1},
+    {"norm_eps", T_NUM, .off = F(LatentSpec, norm_eps), .lo = 1},
     {0},
 };
 
@@ -429,6 +430,7 @@ static int sub_latent(P *p, const Node *v, void *base)
     LatentSpec *t = &L->latent;
     const Node *got[MAX_FIELDS];
     L->mixer = MIX_LATENT;
+    t->norm_eps = 1e-6;
     if (parse_map(p, v, "latent", "in latent", latent_fields, t, got))
         return -1;
     if (t->rope_dim % 2)

@@ -85,9 +85,10 @@ def deepseek_v2():
 def deepseek_v2_lora():
     """DeepSeek-V2's own: query compression, group-limited routing with a
     routed scaling factor, yarn with mscale and mscale_all_dim apart (the
-    rotation's factor and the softmax scale both move)."""
+    rotation's factor and the softmax scale both move). Its model norms'
+    epsilon (1e-5) differs from the latent norms' fixed 1e-6."""
     c, m, kw = deepseek_v2()
-    kw.update(q_lora_rank=32, topk_method="group_limited_greedy", n_group=2, topk_group=1,
+    kw.update(q_lora_rank=32, rms_norm_eps=1e-5, topk_method="group_limited_greedy", n_group=2, topk_group=1,
               routed_scaling_factor=2.5, first_k_dense_replace=0,
               rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "beta_fast": 32.0,
                                "beta_slow": 1.0, "mscale": 0.707, "mscale_all_dim": 1.0,
