@@ -393,56 +393,51 @@ static void layers(Em *e, int from, int to)
     }
 }
 
-static int f_forward(Em *e, int l)
+static void f_forward(Em *e, int l)
 {
     (void)l;
     declare_input(e, "x");
     positions(e);
     layers(e, 0, e->s->nlayers);
     head(e, nm(e, "h", e->s->nlayers - 1), 0);
-    return 0;
 }
 
-static int f_step(Em *e, int l)
+static void f_step(Em *e, int l)
 {
     (void)l;
     positions(e);
     tokens(e, layer_input(e, 0));
     layers(e, 0, e->s->nlayers);
     head(e, nm(e, "h", e->s->nlayers - 1), 1);
-    return 0;
 }
 
-static int f_embed(Em *e, int l)
+static void f_embed(Em *e, int l)
 {
     (void)l;
     declare_output(e, layer_input(e, 0));
     tokens(e, layer_input(e, 0));
-    return 0;
 }
 
-static int f_layer(Em *e, int l)
+static void f_layer(Em *e, int l)
 {
     declare_input(e, layer_input(e, l));
     positions(e);
     declare_output(e, nm(e, "h", l));
     layer(e, l, layer_input(e, l));
-    return 0;
 }
 
-static int f_head(Em *e, int l)
+static void f_head(Em *e, int l)
 {
     (void)l;
     const char *h = nm(e, "h", e->s->nlayers - 1);
     declare_input(e, h);
     head(e, h, e->mode != M_FWD);
-    return 0;
 }
 
 typedef struct Form {
     const char *name;
     int mode, has_layer;
-    int (*fn)(Em *e, int l);
+    void (*fn)(Em *e, int l);
 } Form;
 
 static const Form forms[] = {
@@ -489,8 +484,8 @@ int author_form_info(const char *name, int *has_layer)
     return 1;
 }
 
-/* Writes one program of `form` into out; returns 0 or EXIT_INPUT. */
-static int one(Arena *a, const Spec *s, const Form *f, int l, int batch, FILE *out)
+/* Writes one program of `form` into out as the author emits it. */
+static void one(Arena *a, const Spec *s, const Form *f, int l, int batch, FILE *out)
 {
     Em e = {.a = a, .s = s, .mode = f->mode, .batch = batch, .seq = -1};
     e.stacked = f->mode == M_CHUNK || f->mode == M_BATCH;
@@ -499,23 +494,52 @@ static int one(Arena *a, const Spec *s, const Form *f, int l, int batch, FILE *o
     size_t dlen = 0, blen = 0;
     e.decls = open_memstream(&dtext, &dlen);
     e.body = open_memstream(&btext, &blen);
+    if (!e.decls || !e.body)
+        BUG("out of memory");
     if (f->mode == M_CHUNK)
         em_decl(&e, "size T");
-    int st = f->fn(&e, l);
+    f->fn(&e, l);
     fclose(e.decls);
     fclose(e.body);
-    if (st == 0) {
-        fprintf(out, "logos %d %s", LOGOS_LANG, f->name);
-        if (f->has_layer)
-            fprintf(out, " %d", l);
-        fprintf(out, " %s\n%s%send\n", s->name, dtext, btext);
-    }
+    fprintf(out, "logos %d %s", LOGOS_LANG, f->name);
+    if (f->has_layer)
+        fprintf(out, " %d", l);
+    fprintf(out, " %s\n%s%send\n", s->name, dtext, btext);
     free(dtext);
     free(btext);
-    return st;
 }
 
-int author(Arena *a, const Spec *s, const char *form, int l, int batch, FILE *out)
+/* The emitted programs, parsed and checked (a program that would not check
+ * is a bug here), printed canonically or as the manifest of their weights. */
+static void finish(Arena *a, const char *text, int manifest, FILE *out)
+{
+    Src *src = src_from_string(a, "<authored>", text);
+    Lexer lx;
+    lex_init(&lx, src);
+    int err = 0, n = 0, cap = 0;
+    Prog **progs = NULL;
+    for (Prog *p; (p = parse_prog(a, &lx, &err));) {
+        if (check_prog(a, p))
+            BUG("the authored program does not check");
+        *VEC_PUSH(a, progs, n, cap) = p;
+        if (!manifest)
+            print_prog(out, p);
+    }
+    if (err)
+        BUG("the authored program does not parse");
+    int nw = 0;
+    const Decl **w = manifest ? prog_weights(a, progs, n, &nw) : NULL;
+    for (int i = 0; i < nw; i++) {
+        long count;
+        ASSERT(decl_count(w[i], &count) == 0);
+        if (w[i]->base == T_Q8)
+            fprintf(out, "%s q8 %ld %s.q %s.s\n", w[i]->name, count, w[i]->name, w[i]->name);
+        else
+            fprintf(out, "%s f32 %ld %s.f\n", w[i]->name, count, w[i]->name);
+    }
+}
+
+int author(Arena *a, const Spec *s, const char *form, int l, int batch, int manifest, FILE *out)
 {
     for (int k = 0; k < s->nlayers; k++) {
         const char *why = spec_not_yet(a, s, k);
@@ -529,16 +553,26 @@ int author(Arena *a, const Spec *s, const char *form, int l, int batch, FILE *ou
         fprintf(out, "%s\n", layer_input(&e, l));
         return 0;
     }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *raw = open_memstream(&text, &len);
+    if (!raw)
+        BUG("out of memory");
     if (!strcmp(form, "generate")) {
-        int st = one(a, s, find_form("prefill"), -1, batch, out);
-        return st ? st : one(a, s, find_form("decode_step"), -1, 0, out);
+        one(a, s, find_form("prefill"), -1, batch, raw);
+        one(a, s, find_form("decode_step"), -1, 0, raw);
+    } else {
+        const Form *f = find_form(form);
+        if (!strcmp(form, "stacked_layer") && batch > 0) {
+            static const Form rows = {"stacked_layer", M_BATCH, 1, f_layer};
+            f = &rows;
+        }
+        one(a, s, f, l, batch > 0 ? batch : 4, raw);
     }
-    const Form *f = find_form(form);
-    if (!strcmp(form, "stacked_layer") && batch > 0) {
-        static const Form rows = {"stacked_layer", M_BATCH, 1, f_layer};
-        f = &rows;
-    }
-    return one(a, s, f, l, batch > 0 ? batch : 4, out);
+    fclose(raw);
+    finish(a, text, manifest, out);
+    free(text);
+    return 0;
 }
 
 const char *author_forms(void)

@@ -99,7 +99,7 @@ static Dim cdim(long n) { return (Dim){n, 0}; }
 
 static Type mk(int base, int rank, const Dim *d)
 {
-    Type t = {base, rank, {{0, 0}}, 0};
+    Type t = {base, rank, {{0, 0}}, 0, {0, 0}};
     for (int i = 0; i < rank; i++)
         t.d[i] = d[i];
     return t;
@@ -142,20 +142,6 @@ static int attr_spec(const char *attrs, const char *name, int *required)
         p++;
     }
     return 0;
-}
-
-static const Attr *attr(const Expr *e, const char *name)
-{
-    for (int i = 0; i < e->nattrs; i++)
-        if (strcmp(e->attrs[i].name, name) == 0)
-            return &e->attrs[i];
-    return NULL;
-}
-
-static double attr_num(const Expr *e, const char *name, double dflt)
-{
-    const Attr *a = attr(e, name);
-    return a ? a->num : dflt;
 }
 
 static char *attr_names(Ck *c, const char *attrs)
@@ -216,7 +202,7 @@ static int check_attrs(Ck *c, const Expr *e)
     for (const char *p = op->attrs; *p;) {
         const char *colon = strchr(p, ':');
         char *name = arena_strndup(c->a, p, (size_t)(colon - p));
-        if (colon[2] == '!' && !attr(e, name))
+        if (colon[2] == '!' && !attr_get(e, name))
             bad |= err(c, e, arena_printf(c->a, "%s needs attribute '%s'", op->name, name));
         p = strchr(p, ' ');
         if (!p)
@@ -228,7 +214,7 @@ static int check_attrs(Ck *c, const Expr *e)
 
 static int word_in(Ck *c, const Expr *e, const char *name, const char *const *ok)
 {
-    const Attr *a = attr(e, name);
+    const Attr *a = attr_get(e, name);
     if (!a)
         return 0;
     char *list = arena_strdup(c->a, "");
@@ -297,7 +283,7 @@ static int shape_bcast(Ck *c, Expr *e)
     if (want_f32(c, e->args[0], "the left operand") | want_f32(c, e->args[1], "the right operand"))
         return -1;
     int r = a->rank > b->rank ? a->rank : b->rank;
-    Type t = {T_F32, r, {{0, 0}}, 0};
+    Type t = {T_F32, r, {{0, 0}}, 0, {0, 0}};
     for (int i = 0; i < r; i++) {
         int ia = a->rank - r + i, ib = b->rank - r + i;
         const Dim *da = ia >= 0 ? &a->d[ia] : NULL, *db = ib >= 0 ? &b->d[ib] : NULL;
@@ -331,7 +317,7 @@ static int shape_matmul(Ck *c, Expr *e)
 static int want_index(Ck *c, const Expr *i)
 {
     if (i->op == E_NUM && !strpbrk(i->name, ".eE"))
-        return 0;
+        return i->num < 2147483648.0 ? 0 : err(c, i, "a row number must be below 2^31");
     if (i->ty.base == T_I32 && i->ty.rank <= 1)
         return 0;
     return err(c, i, arena_printf(c->a, "an index must be i32 or i32[n], not %s", type_str(c, &i->ty)));
@@ -386,8 +372,19 @@ static int shape_upto(Ck *c, Expr *e)
     const char *key = i->name;
     t.d[0] = (Dim){a->ty.d[0].n, sym_of(c, arena_printf(c->a, "..%s", key), a->ty.d[0].n)};
     t.ragged = i->ty.rank == 1;
+    if (t.ragged)
+        t.along = i->ty.d[0];
     e->ty = t;
     return 0;
+}
+
+/* Stacked queries [T,...] and the causal rows they read agree on T. */
+static int want_along(Ck *c, const Expr *kv, const Expr *q)
+{
+    if (!kv->ty.ragged || dim_eq(&kv->ty.along, &q->ty.d[0]))
+        return 0;
+    return err(c, kv, arena_printf(c->a, "these causal rows serve %s queries, not %s", dim_str(c, &kv->ty.along),
+                                   dim_str(c, &q->ty.d[0])));
 }
 
 /* Size of a type as a constant part and a sorted list of symbols. */
@@ -420,7 +417,7 @@ static int shape_reshape(Ck *c, Expr *e)
     Expr *x = e->args[0];
     if (x->ty.ragged || x->ty.rank == 0 || x->ty.base != T_F32)
         return err(c, e, arena_printf(c->a, "%s cannot be viewed in another shape", type_str(c, &x->ty)));
-    Type t = {T_F32, e->rank, {{0, 0}}, 0};
+    Type t = {T_F32, e->rank, {{0, 0}}, 0, {0, 0}};
     for (int i = 0; i < e->rank; i++)
         if (spelled_dim(c, e->dims[i], e->line, e->col, &t.d[i]))
             return -1;
@@ -451,7 +448,7 @@ static int positions(Ck *c, const Expr *x, const Expr *pos, int rank)
     if (pos->ty.base != T_I32 || pos->ty.rank != stacked ||
         (stacked && !dim_eq(&pos->ty.d[0], &x->ty.d[0])))
         return err(c, pos, arena_printf(c->a, "positions must be i32%s for %s, not %s",
-                                        stacked ? arena_printf(c->a, "[%s]", type_str(c, &x->ty) + 4) : "",
+                                        stacked ? arena_printf(c->a, "[%s]", dim_str(c, &x->ty.d[0])) : "",
                                         type_str(c, &x->ty), type_str(c, &pos->ty)));
     return 0;
 }
@@ -464,18 +461,18 @@ static int shape_rope(Ck *c, Expr *e)
         positions(c, x, e->args[1], 2) || word_in(c, e, "scaling", scalings))
         return -1;
     long hd = last_dim(&x->ty)->n, rot = (long)attr_num(e, "rot", (double)hd);
-    if (!attr(e, "rot") && hd % 2)
+    if (!attr_get(e, "rot") && hd % 2)
         return err(c, e, arena_printf(c->a, "the head width %ld is odd: rope rotates pairs of values", hd));
     if (last_dim(&x->ty)->sym || rot < 2 || rot > hd || rot % 2)
         return err(c, e, arena_printf(c->a, "the rotated width %ld must be even and at most the head width %ld",
                                       rot, hd));
-    const Attr *sc = attr(e, "scaling");
+    const Attr *sc = attr_get(e, "scaling");
     const char *need = sc && !strcmp(sc->text, "llama3") ? "factor low high orig"
                        : sc && !strcmp(sc->text, "yarn") ? "factor orig" : "";
     for (const char *p = need; *p;) {
         const char *sp = strchr(p, ' ');
         char *name = arena_strndup(c->a, p, sp ? (size_t)(sp - p) : strlen(p));
-        if (!attr(e, name))
+        if (!attr_get(e, name))
             return err(c, e, arena_printf(c->a, "%s scaling needs attribute '%s'", sc->text, name));
         p = sp ? sp + 1 : p + strlen(p);
     }
@@ -499,6 +496,10 @@ static int shape_attend(Ck *c, Expr *e)
             return err(c, kv, stacked ? arena_printf(c->a, "stacked queries read %s's causal rows X[..positions]", what)
                                       : arena_printf(c->a, "one query reads rows X[..pos] of %s, not causal rows", what));
     }
+    if (q->ty.d[stacked].sym || k->ty.d[1].sym)
+        return err(c, e, "attention's heads must be constant");
+    if (want_along(c, k, q) || want_along(c, v, q))
+        return -1;
     long nh = q->ty.d[stacked].n, nkv = k->ty.d[1].n;
     if (want_dim(c, k, 2, last_dim(&q->ty), "the keys' width") ||
         want_dim(c, v, 1, &k->ty.d[1], "the values' heads") || want_dim(c, v, 0, &k->ty.d[0], "the values' rows"))
@@ -508,7 +509,7 @@ static int shape_attend(Ck *c, Expr *e)
     if (e->nargs == 4 && (want_f32(c, e->args[3], "the sinks") || want_rank(c, e->args[3], 1, 1, "the sinks") ||
                           want_dim(c, e->args[3], 0, &q->ty.d[stacked], "the sinks (one per head)")))
         return -1;
-    if (attr(e, "window") && attr_num(e, "window", 0) < 1)
+    if (attr_get(e, "window") && attr_num(e, "window", 0) < 1)
         return err(c, e, "the window must be at least 1");
     e->ty = q->ty;
     e->ty.d[stacked + 1] = v->ty.d[2];
@@ -530,6 +531,8 @@ static int shape_latent(Ck *c, Expr *e)
     if (kc->ty.base != T_F32 || kc->ty.rank != 2 || kc->ty.ragged != st)
         return err(c, kc, arena_printf(c->a, "the latent cache must be %s rows f32[rows,lora+rope], not %s",
                                        st ? "causal" : "the first pos", type_str(c, &kc->ty)));
+    if (want_along(c, kc, qr))
+        return -1;
     if (want_dim(c, kc, 1, &(Dim){lora + rope, 0}, "the latent cache row (lora then rotated key)") ||
         want_weight(c, wk, 2, "the key half") || want_weight(c, wv, 2, "the value half") ||
         want_dim(c, wk, 0, &(Dim){nh * nope, 0}, "the key half's rows (heads × unrotated width)") ||
@@ -548,6 +551,8 @@ static int shape_conv(Ck *c, Expr *e)
     Expr *x = e->args[0], *r = e->args[1], *w = e->args[2];
     if (want_f32(c, x, "the convolved input") || want_rank(c, x, 1, 2, "the convolved input"))
         return -1;
+    if (!state_of(c, r))
+        return err(c, r, "the convolution's ring (its second operand) must be a state");
     if (want_weight(c, w, 2, "the convolution's weight") ||
         want_dim(c, w, 0, last_dim(&x->ty), "the convolution's channels"))
         return -1;
@@ -564,10 +569,12 @@ static int shape_conv(Ck *c, Expr *e)
 
 static int shape_delta(Ck *c, Expr *e)
 {
-    Expr *q = e->args[0], *k = e->args[1], *v = e->args[2], *g = e->args[3], *b = e->args[4], *s = e->args[5];
+    Expr *q = e->args[0], *k = e->args[1], *v = e->args[2], *s = e->args[5];
     if (want_f32(c, q, "the queries") || want_rank(c, q, 2, 3, "the queries (heads × width)"))
         return -1;
     int st = q->ty.rank == 3;
+    if (!state_of(c, s))
+        return err(c, s, "the delta rule's memory (its sixth operand) must be a state");
     Dim vh = v->ty.rank == q->ty.rank ? v->ty.d[st] : cdim(0);
     if (!type_eq(&q->ty, &k->ty))
         return err(c, k, arena_printf(c->a, "the keys %s must match the queries %s", type_str(c, &k->ty),
@@ -581,6 +588,8 @@ static int shape_delta(Ck *c, Expr *e)
             want_dim(c, x, st, &vh, "a per-head gate (one per value head)"))
             return -1;
     }
+    if (vh.sym || q->ty.d[st].sym)
+        return err(c, e, "the delta rule's heads must be constant");
     if (vh.n % q->ty.d[st].n)
         return err(c, e, arena_printf(c->a, "%ld value heads do not group over %ld key heads", vh.n,
                                       q->ty.d[st].n));
@@ -588,8 +597,6 @@ static int shape_delta(Ck *c, Expr *e)
         want_dim(c, s, 1, last_dim(&q->ty), "the state's key width") ||
         want_dim(c, s, 2, last_dim(&v->ty), "the state's value width"))
         return -1;
-    (void)b;
-    (void)g;
     e->ty = v->ty;
     return 0;
 }
@@ -611,6 +618,9 @@ static int shape_route(Ck *c, Expr *e)
         return err(c, e, arena_printf(c->a, "top-k %ld must be between 1 and the %ld experts", k, ne));
     if (g < 1 || ne % g || tg < 1 || tg > g)
         return err(c, e, arena_printf(c->a, "%ld groups (keeping %ld) do not divide %ld experts", g, tg, ne));
+    if (k > tg * (ne / g))
+        return err(c, e, arena_printf(c->a, "top-k %ld is more than the %ld experts in the groups kept", k,
+                                      tg * (ne / g)));
     e->ty = l->ty;
     return 0;
 }
@@ -624,6 +634,7 @@ static int shape_moe(Ck *c, Expr *e)
         word_in(c, e, "act", acts))
         return -1;
     const Dim *d = last_dim(&x->ty), *ne = last_dim(&r->ty);
+    int e0 = c->errors;
     for (int i = 2; i <= 4; i++)
         if (want_weight(c, e->args[i], 3, "an expert weight") ||
             want_dim(c, e->args[i], 0, ne, "an expert weight's experts"))
@@ -632,7 +643,7 @@ static int shape_moe(Ck *c, Expr *e)
     const Dim *ff = &wg->ty.d[1];
     if (want_dim(c, wg, 2, d, "the gate's columns") || !type_eq(&wg->ty, &wu->ty) ||
         want_dim(c, wd, 1, d, "the down product's rows") || want_dim(c, wd, 2, ff, "the down product's columns"))
-        return c->errors ? -1 : err(c, wu, "the up weights must match the gate's");
+        return c->errors > e0 ? -1 : err(c, wu, "the up weights must match the gate's");
     if (e->nargs != 5 && e->nargs != 8)
         return err(c, e, arena_printf(c->a, "moe takes its expert biases as three (bg, bu, bd), not %d", e->nargs - 5));
     for (int i = 5; i < e->nargs; i++) {
@@ -719,7 +730,7 @@ static int shape_range(Ck *c, Expr *e)
     Expr *s = e->args[0];
     if (s->ty.base != T_I32 || s->ty.rank != 0)
         return err(c, s, arena_printf(c->a, "range starts at an i32, not %s", type_str(c, &s->ty)));
-    const Attr *n = attr(e, "n");
+    const Attr *n = attr_get(e, "n");
     Dim d;
     if (n->isnum ? (n->num < 1 ? errl(c, n->line, n->col, "range needs n >= 1") : (d = cdim((long)n->num), 0))
                  : spelled_dim(c, n->text, n->line, n->col, &d))
@@ -905,12 +916,18 @@ static int check_decl(Ck *c, const Decl *d)
     Name *old = find(c, d->name);
     if (old)
         return errl(c, d->line, d->col, arena_printf(c->a, "'%s' is already declared at line %d", d->name, old->line));
-    Type t = {d->base, d->rank, {{0, 0}}, 0};
+    Type t = {d->base, d->rank, {{0, 0}}, 0, {0, 0}};
     for (int i = 0; i < d->rank; i++)
         if (spelled_dim(c, d->dims[i], d->line, d->col, &t.d[i]))
             return -1;
     if (d->kind == D_SIZE)
         sym_of(c, d->name, -1);
+    long count;
+    int symbolic = 0;
+    for (int i = 0; i < d->rank; i++)
+        symbolic |= t.d[i].sym != 0;
+    if (!symbolic && decl_count(d, &count))
+        return errl(c, d->line, d->col, arena_printf(c->a, "'%s' holds more than 2^40 values", d->name));
     if (d->base == T_Q8 && d->kind != D_WEIGHT)
         return errl(c, d->line, d->col, "only weights are stored q8");
     if (d->base == T_Q8 && (d->rank < 2 || d->dims[d->rank - 1][0] > '9' || t.d[d->rank - 1].n % 32))
@@ -932,6 +949,37 @@ static int check_decl(Ck *c, const Decl *d)
     Name *n = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
     *n = (Name){d->name, d->kind, d->line, 0, t, d->col};
     return 0;
+}
+
+int decl_count(const Decl *d, long *n)
+{
+    *n = 1;
+    for (int i = 0; i < d->rank; i++) {
+        const char *s = d->dims[i];
+        if (s[0] < '0' || s[0] > '9')
+            return -1;
+        long v = strtol(s, NULL, 10);
+        if (__builtin_mul_overflow(*n, v, n) || *n > LOGOS_MAXVALUES)
+            return -1;
+    }
+    return 0;
+}
+
+const Decl **prog_weights(Arena *a, Prog *const *progs, int n, int *count)
+{
+    const Decl **w = NULL;
+    int cap = 0;
+    *count = 0;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < progs[k]->ndecls; i++) {
+            const Decl *d = &progs[k]->decls[i];
+            int seen = d->kind != D_WEIGHT;
+            for (int j = 0; !seen && j < *count; j++)
+                seen = strcmp(w[j]->name, d->name) == 0;
+            if (!seen)
+                *VEC_PUSH(a, w, *count, cap) = d;
+        }
+    return w;
 }
 
 int prog_find_decl(const Prog *p, const char *name)

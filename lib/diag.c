@@ -113,6 +113,7 @@ Src *src_read(Arena *a, const char *path)
     }
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
+    int why = 0;
     for (size_t n; buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
         len += n;
         if (cap - len - 1 == 0) {
@@ -123,6 +124,7 @@ Src *src_read(Arena *a, const char *path)
         }
     }
     int bad = ferror(f);
+    why = errno;
     if (!std)
         fclose(f);
     if (!buf) {
@@ -131,7 +133,7 @@ Src *src_read(Arena *a, const char *path)
     }
     if (bad) {
         free(buf);
-        diag_file(std ? "<stdin>" : path, "read error");
+        diag_file(std ? "<stdin>" : path, "cannot read: %s", strerror(why));
         return NULL;
     }
     buf[len] = 0;
@@ -150,4 +152,31 @@ Src *src_read(Arena *a, const char *path)
         return NULL;
     }
     return s;
+}
+
+int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int arg_long(const char *flag, const char *v, long lo, long hi, long *out)
+{
+    if (parse_long(v, lo, hi, out) == 0)
+        return 0;
+    diag("%s takes a whole number from %ld to %ld, not '%s'", flag, lo, hi, v);
+    return EXIT_USAGE;
+}
+
+int stdout_done(int status)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return status;
+    diag("cannot write to standard output: %s", strerror(errno));
+    return EXIT_SYSTEM;
 }

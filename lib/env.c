@@ -119,7 +119,7 @@ Buf *env_bind(Env *e, const char *name, Buf b)
     return &x->b;
 }
 
-long buf_rows(const Buf *b)
+static long buf_rows(const Buf *b)
 {
     return b->rank ? b->d[0] : 1;
 }

@@ -1,9 +1,9 @@
 /* import.c — logos-import's pipeline: open a checkpoint (a Hugging Face
  * folder or a GGUF file), read its configuration, write the spec it gives,
  * author that spec's decode step to learn the weights it declares, find each
- * weight's tensor (all of them, before any file is written), stream every
- * weight into its files, and put spec.yaml in place last. Also the entry
- * points the fuzzers call. */
+ * weight's tensor (all of them, before any file is written), remove an
+ * earlier import's spec.yaml, stream every weight into its files, and put
+ * spec.yaml in place last. Also the entry points the fuzzers call. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,12 +13,8 @@
 
 #include "import.h"
 
-int import_quiet;
-
 static int vfail(int status, const char *file, const char *fmt, va_list ap)
 {
-    if (import_quiet)
-        return status;
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
     diag_file(file, "%s", msg);
@@ -155,17 +151,35 @@ static int write_file(const char *path, const char *text)
     return 0;
 }
 
-/* The weights of the spec's decode step, each once. */
-static int authored_weights(Arena *a, const char *specpath, Want **out, int *nout)
+/* The spec written for the checkpoint, read from memory: one that does not
+ * load comes of a configuration cfg_finish did not know to reject, and its
+ * messages name `<spec from DIR/config.json>`. */
+static Spec *load_spec(const Ckpt *c, const char *text)
 {
-    Spec *s = spec_load(a, specpath);
+    Src *src = src_from_string(c->a, arena_printf(c->a, "<spec from %s>", c->cfgfile), text);
+    Spec *s = spec_parse(c->a, src);
+    if (!s)
+        imp_fail(c->cfgfile, "the checkpoint's configuration gives an impossible spec (above)");
+    return s;
+}
+
+/* The weights of the spec's decode step, each once. */
+static int authored_weights(const Ckpt *c, const char *spectext, Want **out, int *nout)
+{
+    Arena *a = c->a;
+    Spec *s = load_spec(c, spectext);
     if (!s)
         return EXIT_INPUT;
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    int st = author(a, s, "decode_step", -1, 0, mem);
-    fclose(mem);
+    if (!mem)
+        return imp_sysfail(c->cfgfile, "out of memory");
+    int st = author(a, s, "decode_step", -1, 0, 0, mem);
+    if (fclose(mem) != 0) {
+        free(text);
+        return imp_sysfail(c->cfgfile, "out of memory");
+    }
     Src *src = src_from_string(a, "<authored>", text);
     free(text);
     if (st)
@@ -188,24 +202,37 @@ static int authored_weights(Arena *a, const char *specpath, Want **out, int *nou
     return 0;
 }
 
+/* A finished import's spec.yaml goes before the first weight file is
+ * replaced: the folder then holds no finished import until the new one is. */
+static int unfinish(const char *spec)
+{
+    if (remove(spec) != 0 && errno != ENOENT)
+        return imp_sysfail(spec, "cannot remove: %s", strerror(errno));
+    return 0;
+}
+
 static int import_into(Ckpt *c, const ImportOpts *o)
 {
     Cfg *g = &c->cfg;
     g->unpermute = o->rewrite_rope && g->interleaved;
-    int made, st = make_outdir(o->out, &made);
+    const char *yaml = cfg_spec_yaml(c->a, g, o->fmt);
+    Want *w = NULL;
+    int nw = 0, made = 0;
+    /* every tensor found and checked before OUT is touched */
+    int st = authored_weights(c, yaml, &w, &nw);
+    for (int i = 0; !st && i < nw; i++)
+        st = map_weight(c, w[i].name, w[i].rank, w[i].d, &w[i].src);
+    if (!st)
+        st = make_outdir(o->out, &made);
     if (st)
         return st;
     const char *spec = arena_printf(c->a, "%s/spec.yaml", o->out);
     const char *tmp = arena_printf(c->a, "%s/.spec.yaml.tmp%ld", o->out, (long)getpid());
-    if ((st = write_file(tmp, cfg_spec_yaml(c->a, g, o->fmt))))
-        return st;
-    Want *w = NULL;
-    int nw = 0;
-    st = authored_weights(c->a, tmp, &w, &nw);
-    for (int i = 0; !st && i < nw; i++)
-        st = map_weight(c, w[i].name, w[i].rank, w[i].d, &w[i].src);
+    st = unfinish(spec);
     for (int i = 0; !st && i < nw; i++)
         st = write_weight(o->out, w[i].name, w[i].q8, w[i].rank, w[i].d, &w[i].src);
+    if (!st)
+        st = write_file(tmp, yaml);
     if (!st && rename(tmp, spec) != 0)
         st = imp_sysfail(spec, "cannot rename into place: %s", strerror(errno));
     if (st) {

@@ -83,8 +83,8 @@ typedef struct Ckpt {
     Cfg cfg;
 } Ckpt;
 
-/* Reports an input problem as `logos-import: file: message` (quiet while
- * fuzzing) and returns EXIT_INPUT. */
+/* Reports an input problem as `logos-import: file: message` and returns
+ * EXIT_INPUT. */
 int imp_fail(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a system failure; returns EXIT_SYSTEM. */
 int imp_sysfail(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -369,7 +369,11 @@ static void read_lfm2(J *j, Cfg *c)
         ff = (long)(2.0 * (double)ff / 3);
         if (!json_is_null(mult)) {
             long of = jint(j, r, "block_multiple_of", 256);
-            ff = (long)(jnum(j, r, "block_ffn_dim_multiplier", 1) * (double)ff);
+            double m = jnum(j, r, "block_ffn_dim_multiplier", 1) * (double)ff;
+            if (!(m < 2147483647.0 - (double)of))
+                j->err = imp_fail(j->file, "'block_ffn_dim_multiplier' makes the feed-forward width %g, past "
+                                  "2147483647", m);
+            ff = m > 0 && !j->err ? (long)m : 0;
             ff = of > 0 ? of * ((ff + of - 1) / of) : ff;
         }
     }
@@ -458,6 +462,8 @@ int cfg_from_json(Ckpt *c, const char *dir)
     g->tied = jbool(&j, j.root, "tie_word_embeddings", fams[fi].tied);
     double prf = jnum(&j, j.root, "partial_rotary_factor", g->family == FAM_QWEN3NEXT ? 0.25 : 1);
     prf = jnum(&j, rope_object(&j), "partial_rotary_factor", prf);
+    if (!(prf > 0 && prf <= 1))
+        j.err = imp_fail(path, "'partial_rotary_factor' is %g, not a fraction of the head from 0 to 1", prf);
     read_ropes(&j, fams[fi].theta, g->ctx, g->rope);
     if (g->layers > 65536)   /* before a byte a layer is allocated */
         j.err = imp_fail(path, "%ld layers are more than 65536", g->layers);
@@ -485,15 +491,10 @@ static void default_kinds(Ckpt *c)
         g->moe_hidden = g->hidden;
 }
 
-/* The widths the layers' kinds need, each positive. */
-static int check_widths(const Cfg *g, const char *f)
+/* The widths the layers' kinds need, each positive; the convolutions'
+ * kernels at least 2. */
+static int check_widths(const Cfg *g, const char *f, const int *has, int dense, int moe)
 {
-    int has[4] = {0}, dense = 0, moe = 0;
-    for (long l = 0; l < g->layers; l++) {
-        has[(int)g->mixer[l]] = 1;
-        dense |= !g->moe[l];
-        moe |= g->moe[l];
-    }
     struct { int on; const char *name; long v; } need[] = {
         {has[MIX_ATTN], "heads", g->heads}, {has[MIX_ATTN], "kv heads", g->kv_heads},
         {has[MIX_ATTN], "head width", g->head_dim}, {dense, "feed-forward width", g->hidden},
@@ -501,11 +502,14 @@ static int check_widths(const Cfg *g, const char *f)
         {has[MIX_LATENT], "kv_lora_rank", g->kv_lora}, {has[MIX_LATENT], "qk_nope_head_dim", g->nope},
         {has[MIX_LATENT], "qk_rope_head_dim", g->rope_dim}, {has[MIX_LATENT], "v_head_dim", g->v_dim},
         {has[MIX_DELTA], "linear_num_key_heads", g->dk_heads}, {has[MIX_DELTA], "linear_num_value_heads", g->dv_heads},
-        {has[MIX_DELTA], "linear_key_head_dim", g->dk_dim}, {has[MIX_DELTA], "linear_value_head_dim", g->dv_dim},
-        {has[MIX_DELTA], "linear_conv_kernel_dim", g->dconv}, {has[MIX_CONV], "conv_L_cache", g->conv_kernel}};
+        {has[MIX_DELTA], "linear_key_head_dim", g->dk_dim}, {has[MIX_DELTA], "linear_value_head_dim", g->dv_dim}};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (need[i].on && need[i].v <= 0)
             return imp_fail(f, "the %s is missing or not positive", need[i].name);
+    if (has[MIX_DELTA] && g->dconv < 2)
+        return imp_fail(f, "linear_conv_kernel_dim is %ld: a short convolution's kernel is at least 2", g->dconv);
+    if (has[MIX_CONV] && g->conv_kernel < 2)
+        return imp_fail(f, "conv_L_cache is %ld: a short convolution's kernel is at least 2", g->conv_kernel);
     if (has[MIX_ATTN] && g->heads % g->kv_heads)
         return imp_fail(f, "%ld heads are not a multiple of %ld kv heads", g->heads, g->kv_heads);
     if (has[MIX_DELTA] && g->dv_heads % g->dk_heads)
@@ -520,7 +524,86 @@ static int check_widths(const Cfg *g, const char *f)
     return 0;
 }
 
-/* Shapes must be positive and fit; the family's fixed choices; ctx. */
+/* The key of a value as the checkpoint spells it: config.json's, or the
+ * GGUF's under its architecture. */
+static const char *key_of(const Ckpt *c, const char *json, const char *gguf)
+{
+    return c->gguf ? arena_printf(c->a, "%s.%s", family_name(c->cfg.family), gguf) : json;
+}
+
+/* Attention's rotated width is even and within the head; a scaling's
+ * original context is at least 1. */
+static int check_rope(const Ckpt *c, int attn)
+{
+    const Cfg *g = &c->cfg;
+    const char *f = c->cfgfile, *rk = key_of(c, "partial_rotary_factor", "rope.dimension_count");
+    if (attn && !g->rot && g->head_dim % 2)
+        return imp_fail(f, "the head width %ld (%s) is odd: rope rotates pairs of values", g->head_dim,
+                        key_of(c, "head_dim", "attention.key_length"));
+    if (attn && c->gguf && g->rot > g->head_dim)
+        return imp_fail(f, "%s %ld is more than the head width %ld", rk, g->rot, g->head_dim);
+    if (attn && g->rot % 2)
+        return c->gguf ? imp_fail(f, "%s %ld is odd: rope rotates pairs of values", rk, g->rot)
+                       : imp_fail(f, "%s rotates %ld values of a head of %ld: an odd number", rk, g->rot, g->head_dim);
+    for (int i = 0; i < 2; i++)
+        if ((g->rope[i].scaling == SCALE_YARN || g->rope[i].scaling == SCALE_LLAMA3) && g->rope[i].orig < 1)
+            return imp_fail(f, "%s is %ld: rope scaling needs an original context of at least 1",
+                            key_of(c, "original_max_position_embeddings", "rope.scaling.original_context_length"),
+                            g->rope[i].orig);
+    return 0;
+}
+
+/* The values a spec holds as integers, at most 2147483647 (those computed
+ * from two keys can pass it). */
+static int check_ints(const Cfg *g, const char *f)
+{
+    struct { const char *name; long v; } ints[] = {
+        {"vocab", g->vocab}, {"feed-forward width", g->hidden},
+        {"shared experts' width (n_shared_experts x moe_intermediate_size)", g->shared_hidden}};
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        if (ints[i].v > 2147483647L)
+            return imp_fail(f, "the %s is %ld, more than 2147483647", ints[i].name, ints[i].v);
+    return 0;
+}
+
+/* No weight holds more than LOGOS_MAXVALUES values: the largest of each
+ * kind of layer, counted in doubles so that nothing overflows. */
+static int check_sizes(const Cfg *g, const char *f, const int *has, int dense, int moe)
+{
+    double d = (double)g->dim, qk = (double)(g->nope + g->rope_dim);
+    struct { int on; const char *name; double n; } w[] = {
+        {1, "embedding (vocab x hidden size)", (double)g->vocab * d},
+        {has[MIX_ATTN], "query projection", d * (double)g->heads * (double)g->head_dim * (g->out_gate ? 2 : 1)},
+        {has[MIX_ATTN], "key projection", d * (double)g->kv_heads * (double)g->head_dim},
+        {has[MIX_LATENT], "query projection", (double)(g->q_lora ? g->q_lora : g->dim) * (double)g->heads * qk},
+        {has[MIX_LATENT], "latent projection", d * (double)(g->kv_lora + g->rope_dim)},
+        {has[MIX_LATENT], "latent's key and value", (double)g->kv_lora * (double)g->heads * (double)(g->nope + g->v_dim)},
+        {has[MIX_LATENT], "output projection", d * (double)g->heads * (double)g->v_dim},
+        {has[MIX_DELTA], "delta rule's input projection",
+         d * (double)(2 * g->dk_heads * g->dk_dim + 2 * g->dv_heads * g->dv_dim)},
+        {has[MIX_CONV], "convolution's input projection", 3 * d * d},
+        {dense, "feed-forward block", d * (double)g->hidden},
+        {moe, "experts", (double)g->experts * (double)g->moe_hidden * d},
+        {moe, "shared expert", (double)g->shared_hidden * d}};
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+        if (w[i].on && w[i].n > (double)LOGOS_MAXVALUES)
+            return imp_fail(f, "the %s would hold %.4g values, more than 2^40", w[i].name, w[i].n);
+    return 0;
+}
+
+/* Whether any layer has mixer m (has[m]), a dense or a mixture block. */
+static void layer_kinds(const Cfg *g, int *has, int *dense, int *moe)
+{
+    *dense = *moe = 0;
+    for (long l = 0; l < g->layers; l++) {
+        has[(int)g->mixer[l]] = 1;
+        *dense |= !g->moe[l];
+        *moe |= g->moe[l];
+    }
+}
+
+/* Shapes must be positive and fit, the rope possible; the family's fixed
+ * choices; ctx. */
 int cfg_finish(Ckpt *c, long ctx)
 {
     Cfg *g = &c->cfg;
@@ -532,7 +615,15 @@ int cfg_finish(Ckpt *c, long ctx)
     if (g->layers > 65536)
         return imp_fail(f, "%ld layers are more than 65536", g->layers);
     default_kinds(c);
-    int st = check_widths(g, f);
+    int has[4] = {0}, dense, moe;
+    layer_kinds(g, has, &dense, &moe);
+    int st = check_widths(g, f, has, dense, moe);
+    if (!st)
+        st = check_rope(c, has[MIX_ATTN]);
+    if (!st)
+        st = check_ints(g, f);
+    if (!st)
+        st = check_sizes(g, f, has, dense, moe);
     if (st)
         return st;
     if (!g->sliding) {

@@ -254,6 +254,19 @@ static double kv_num(const Gg *g, const char *arch, const char *key, double dflt
     return kv && kv->type != GT_STR ? kv->num : dflt;
 }
 
+/* A whole number from 0 to 2147483647 (as a spec holds it); else a message
+ * in g->r.err. */
+static long kv_int(Gg *g, const char *arch, const char *key, long dflt)
+{
+    double v = kv_num(g, arch, key, (double)dflt);
+    if (!(v == floor(v) && v >= 0 && v <= 2147483647.0)) {
+        if (!g->r.err)
+            g->r.err = imp_fail(g->r.file, "%s.%s is not a whole number from 0 to 2147483647", arch, key);
+        return 0;
+    }
+    return (long)v;
+}
+
 static int gg_family(const char *arch)
 {
     static const struct { const char *name; int fam; } fams[] = {
@@ -274,7 +287,9 @@ static int gg_rope_freqs(Gg *g, const Tensor *t, CRope *r, long rot)
         return imp_fail(f, "tensor 'rope_freqs.weight': expected F32[%ld]", rot / 2);
     const unsigned char *p = g->r.p + t->off;
     double mx = 0, low = 1, high = 4;
-    long orig = (long)kv_num(g, "llama", "rope.scaling.original_context_length", 8192);
+    long orig = kv_int(g, "llama", "rope.scaling.original_context_length", 8192);
+    if (g->r.err)
+        return g->r.err;
     for (long i = 0; i < rot / 2; i++) {
         float v;
         memcpy(&v, p + 4 * i, 4);
@@ -300,68 +315,103 @@ static int gg_rope_freqs(Gg *g, const Tensor *t, CRope *r, long rot)
     return 0;
 }
 
-static int gg_config(Gg *g)
+/* The architecture: its family and the model's name. */
+static int gg_arch(Gg *g, const char **arch)
 {
     Cfg *c = &g->c->cfg;
     const char *f = g->r.file;
     const Kv *ak = kv_get(g, "general.architecture");
     if (!ak || !ak->str)
         return imp_fail(f, "no general.architecture");
-    const char *a = ak->str;
-    c->family = gg_family(a);
+    *arch = ak->str;
+    c->family = gg_family(ak->str);
     if (c->family < 0)
-        return imp_fail(f, "unknown architecture '%s' (general.architecture; known: llama qwen2 qwen3 gemma2)", a);
+        return imp_fail(f, "unknown architecture '%s' (general.architecture; known: llama qwen2 qwen3 gemma2)",
+                        ak->str);
     const Kv *nk = kv_get(g, "general.name");
-    c->name = sanitize_name(g->c->a, nk && nk->str ? nk->str : a);
+    c->name = sanitize_name(g->c->a, nk && nk->str ? nk->str : ak->str);
+    return 0;
+}
+
+/* Shapes from the metadata; biases, norms and the head from the tensors. */
+static int gg_shapes(Gg *g, const char *a)
+{
+    Cfg *c = &g->c->cfg;
     const Tensor *emb = ckpt_find(g->c, "token_embd.weight");
     if (!emb)
-        return imp_fail(f, "tensor 'token_embd.weight' is missing");
+        return imp_fail(g->r.file, "tensor 'token_embd.weight' is missing");
     c->vocab = emb->d[0];
-    c->dim = (long)kv_num(g, a, "embedding_length", 0);
-    c->layers = (long)kv_num(g, a, "block_count", 0);
-    c->heads = (long)kv_num(g, a, "attention.head_count", 0);
-    c->kv_heads = (long)kv_num(g, a, "attention.head_count_kv", (double)c->heads);
-    c->head_dim = (long)kv_num(g, a, "attention.key_length", c->heads ? (double)(c->dim / c->heads) : 0);
-    c->hidden = (long)kv_num(g, a, "feed_forward_length", 0);
+    c->dim = kv_int(g, a, "embedding_length", 0);
+    c->layers = kv_int(g, a, "block_count", 0);
+    c->heads = kv_int(g, a, "attention.head_count", 0);
+    c->kv_heads = kv_int(g, a, "attention.head_count_kv", c->heads);
+    c->head_dim = kv_int(g, a, "attention.key_length", c->heads ? c->dim / c->heads : 0);
+    c->hidden = kv_int(g, a, "feed_forward_length", 0);
     c->eps = kv_num(g, a, "attention.layer_norm_rms_epsilon", 1e-5);
-    c->ctx = (long)kv_num(g, a, "context_length", 0);
-    c->rot = (long)kv_num(g, a, "rope.dimension_count", 0);
-    c->rope[0].theta = kv_num(g, a, "rope.freq_base", 10000);
+    c->ctx = kv_int(g, a, "context_length", 0);
+    c->rot = kv_int(g, a, "rope.dimension_count", 0);
     c->tied = !ckpt_find(g->c, "output.weight");
     c->q_bias = !!ckpt_find(g->c, "blk.0.attn_q.bias");
     c->k_bias = !!ckpt_find(g->c, "blk.0.attn_k.bias");
     c->v_bias = !!ckpt_find(g->c, "blk.0.attn_v.bias");
     c->o_bias = !!ckpt_find(g->c, "blk.0.attn_output.bias");
     c->qk_norm = !!ckpt_find(g->c, "blk.0.attn_q_norm.weight");
+    return g->r.err;
+}
+
+/* The rope: its base, yarn scaling from the metadata, llama3's from
+ * rope_freqs; the same for both kinds of layer. */
+static int gg_rope(Gg *g, const char *a)
+{
+    Cfg *c = &g->c->cfg;
+    c->rope[0].theta = kv_num(g, a, "rope.freq_base", 10000);
     const Kv *st = kv_get(g, arena_printf(g->c->a, "%s.rope.scaling.type", a));
-    if (st && st->str && !strcmp(st->str, "yarn"))
-    {
+    if (st && st->str && !strcmp(st->str, "yarn")) {
         double f = kv_num(g, a, "rope.scaling.factor", 1);
         c->rope[0] = (CRope){.theta = c->rope[0].theta, .scaling = SCALE_YARN, .factor = f, .beta_fast = 32,
                              .beta_slow = 1, .truncate = 1,
                              .attn_factor = kv_num(g, a, "rope.scaling.attn_factor", f > 1 ? 0.1 * log(f) + 1 : 1),
-                             .orig = (long)kv_num(g, a, "rope.scaling.original_context_length", 0)};
+                             .orig = kv_int(g, a, "rope.scaling.original_context_length", 0)};
+    } else if (st && st->str && strcmp(st->str, "none")) {
+        return imp_fail(g->r.file, "rope scaling '%s' (%s.rope.scaling.type) cannot be written by logos-author yet",
+                        st->str, a);
     }
-    else if (st && st->str && strcmp(st->str, "none"))
-        return imp_fail(f, "rope scaling '%s' (%s.rope.scaling.type) cannot be written by logos-author yet", st->str, a);
     const Tensor *rf = ckpt_find(g->c, "rope_freqs.weight");
-    if (rf && gg_rope_freqs(g, rf, &c->rope[0], c->rot ? c->rot : c->head_dim))
+    if (!g->r.err && rf && gg_rope_freqs(g, rf, &c->rope[0], c->rot ? c->rot : c->head_dim))
         return EXIT_INPUT;
     c->rope[1] = c->rope[0];
-    if (c->family == FAM_LLAMA)
-        c->interleaved = 1;
-    if (c->family == FAM_GEMMA2) {
-        c->window = (long)kv_num(g, a, "attention.sliding_window", 4096);
-        c->attn_softcap = kv_num(g, a, "attn_logit_softcapping", 50);
-        c->final_softcap = kv_num(g, a, "final_logit_softcapping", 30);
-        c->norm_offset = -1;   /* the converter stored 1 + w: no offset */
-        /* llama.cpp scales gemma2 queries by head_dim, but 27B (46 layers) by dim/heads */
-        if (c->layers == 46 && c->heads)
-            c->scale = 1 / sqrt((double)(c->dim / c->heads));
-    } else {
-        c->window = (long)kv_num(g, a, "attention.sliding_window", 0);
+    return g->r.err;
+}
+
+/* Each family's own: llama's interleaved q/k rows, Gemma 2's window, caps,
+ * stored norms and query scale. */
+static int gg_family_cfg(Gg *g, const char *a)
+{
+    Cfg *c = &g->c->cfg;
+    c->interleaved = c->family == FAM_LLAMA;
+    if (c->family != FAM_GEMMA2) {
+        c->window = kv_int(g, a, "attention.sliding_window", 0);
+        return g->r.err;
     }
-    return 0;
+    c->window = kv_int(g, a, "attention.sliding_window", 4096);
+    c->attn_softcap = kv_num(g, a, "attn_logit_softcapping", 50);
+    c->final_softcap = kv_num(g, a, "final_logit_softcapping", 30);
+    c->norm_offset = -1;   /* the converter stored 1 + w: no offset */
+    /* llama.cpp scales gemma2 queries by head_dim, but 27B (46 layers) by dim/heads */
+    if (c->layers == 46 && c->heads)
+        c->scale = 1 / sqrt((double)(c->dim / c->heads));
+    return g->r.err;
+}
+
+static int gg_config(Gg *g)
+{
+    const char *a = NULL;
+    int st = gg_arch(g, &a);
+    if (!st)
+        st = gg_shapes(g, a);
+    if (!st)
+        st = gg_rope(g, a);
+    return st ? st : gg_family_cfg(g, a);
 }
 
 int gguf_parse(Ckpt *c, const char *file, int fd, const unsigned char *buf, size_t len)

@@ -72,10 +72,12 @@ static int out_open(Out *o, const char *dir, const char *name, int q8)
     for (int i = 0; i < 1 + q8; i++) {
         size_t n = strlen(dir) + strlen(name) + 48;
         char *p = malloc(n), *t = malloc(n);
-        snprintf(p, n, "%s/%s.%s", dir, name, ext[i]);
-        snprintf(t, n, "%s/.%s.%s.tmp%ld", dir, name, ext[i], (long)getpid());
         o->path[i] = p;
         o->tmp[i] = t;
+        if (!p || !t)
+            return imp_sysfail(dir, "out of memory");
+        snprintf(p, n, "%s/%s.%s", dir, name, ext[i]);
+        snprintf(t, n, "%s/.%s.%s.tmp%ld", dir, name, ext[i], (long)getpid());
         o->f[i] = fopen(t, "wb");
         if (!o->f[i])
             return imp_sysfail(t, "cannot create: %s", strerror(errno));
@@ -129,14 +131,6 @@ static int out_values(Out *o, const float *x, long n)
 
 /* ---- producing the rows ---- */
 
-/* The file row of logical row r of a head of hd rows in interleaved order:
- * rows i < hd/2 are at 2i, the rest at 2(i - hd/2) + 1. */
-static long unperm_row(long r, long hd)
-{
-    long h = r / hd, i = r % hd;
-    return h * hd + (i < hd / 2 ? 2 * i : 2 * (i - hd / 2) + 1);
-}
-
 /* Q8_0 rows copied apart into quants and scales, reordered when asked. */
 static int copy_q8(Out *o, const Source *src, long rows, long cols)
 {
@@ -152,7 +146,7 @@ static int copy_q8(Out *o, const Source *src, long rows, long cols)
         long nr = rows - r0 < per ? rows - r0 : per;
         st = pread_all(t, b, (size_t)(nr * rb), t->off + (uint64_t)(r0 * rb));
         for (long r = 0; !st && r < nr; r++) {
-            long from = src->xform == X_UNPERM ? unperm_row(r, src->hd) : r;
+            long from = src->xform == X_UNPERM ? unpair_row((int)src->hd, (int)src->hd, 0, r) : r;
             for (long k = 0; k < nb; k++) {
                 const unsigned char *blk = b + from * rb + k * 34;
                 s[r * nb + k] = (uint16_t)(blk[0] | blk[1] << 8);
@@ -180,7 +174,7 @@ static int stream_rows(Out *o, const Source *src, long rows, long cols)
         long nr = rows - r0 < per ? rows - r0 : per;
         st = read_f32(src->t, (uint64_t)(r0 * cols), nr * cols, x);
         for (long r = 0; !st && src->xform == X_UNPERM && r < nr; r++)
-            memcpy(y + r * cols, x + unperm_row(r, src->hd) * cols, (size_t)cols * 4);
+            memcpy(y + r * cols, x + unpair_row((int)src->hd, (int)src->hd, 0, r) * cols, (size_t)cols * 4);
         if (!st)
             st = out_values(o, src->xform == X_UNPERM ? y : x, nr * cols);
     }

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LOGOS_VERSION "0.1"
 #define LOGOS_LANG 1        /* the language version a program's header names */
 #define LOGOS_MAXRANK 5
 
@@ -49,6 +48,13 @@ void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void bug_at(const char *file, int line, const char *msg);
 #define BUG(msg) bug_at(__FILE__, __LINE__, (msg))
 #define ASSERT(c) ((c) ? (void)0 : bug_at(__FILE__, __LINE__, "assertion failed: " #c))
+/* A whole number from lo to hi in s: 0, or -1 without a message. */
+int parse_long(const char *s, long lo, long hi, long *out);
+/* The same for an option's value: on failure `FLAG takes a whole number from
+ * LO to HI, not 'V'` and EXIT_USAGE. */
+int arg_long(const char *flag, const char *v, long lo, long hi, long *out);
+/* Flushes stdout: status unchanged, or EXIT_SYSTEM after a message. */
+int stdout_done(int status);
 /* Read a whole file (or stdin for "-") into the arena; NULL and a message on
  * failure. Rejects NUL bytes (binary input) with a located message. */
 Src *src_read(Arena *a, const char *path);
@@ -98,6 +104,7 @@ typedef struct Type {
     int base, rank;
     Dim d[LOGOS_MAXRANK];
     int ragged;   /* rows 1..pos[t] for each stacked row t (from X[..vector]) */
+    Dim along;    /* a ragged view's stacked rows: its position vector's length */
 } Type;
 const char *base_name(int base);
 
@@ -160,8 +167,14 @@ typedef struct Prog {
     Stmt *stmts; int nstmts, cstmts;
     char **endpre; int nendpre;
     const char *endtrail;
+    char **post; int npost;  /* comments after the stream's last end */
     Sym *syms; int nsyms, csyms;   /* filled by check.c */
 } Prog;
+
+/* ---- ops.c: a call's attributes ------------------------------------- */
+const Attr *attr_get(const Expr *e, const char *name);               /* NULL when absent */
+double attr_num(const Expr *e, const char *name, double dflt);
+const char *attr_word(const Expr *e, const char *name, const char *dflt);
 
 /* ---- lex.c: tokens of a program -------------------------------------- */
 enum Tok {
@@ -193,12 +206,17 @@ Prog *parse_prog(Arena *a, Lexer *lx, int *err);
 /* ---- print.c: the canonical printer ---------------------------------- */
 void print_prog(FILE *f, const Prog *p);
 void print_expr(FILE *f, const Expr *e);
-void print_type(FILE *f, int base, int rank, const char *const *dims);
 
 /* ---- check.c: names, types and shapes -------------------------------- */
 /* Checks a parsed program; reports each problem; returns the number found. */
 int check_prog(Arena *a, Prog *p);
 int prog_find_decl(const Prog *p, const char *name);   /* index or -1 */
+/* Every weight the programs declare, each once, in order of declaration. */
+const Decl **prog_weights(Arena *a, Prog *const *progs, int n, int *count);
+/* The number of values a declaration with constant dims holds, in *n; -1
+ * when a dim is a size or the count passes LOGOS_MAXVALUES. */
+int decl_count(const Decl *d, long *n);
+#define LOGOS_MAXVALUES (1L << 40)
 
 /* ---- spec.c: the ModelSpec (YAML) ------------------------------------ */
 enum Mixer { MIX_ATTN, MIX_LATENT, MIX_DELTA, MIX_CONV };
@@ -295,6 +313,8 @@ typedef struct Spec {
 
 /* Reads and validates a spec; NULL after reporting (with the YAML line). */
 Spec *spec_load(Arena *a, const char *path);
+/* The same for a spec already in memory (messages name src's name). */
+Spec *spec_parse(Arena *a, const Src *src);
 const LayerSpec *spec_layer(const Spec *s, int l);
 /* The seed's check: why layer l can't be written yet, or NULL. */
 const char *spec_not_yet(Arena *a, const Spec *s, int l);
@@ -306,10 +326,12 @@ const char *spec_tp_block(Arena *a, const Spec *s, int tp);
  * tensor-parallel form, not written yet; 0: no such form. */
 int author_form_info(const char *name, int *has_layer);
 const char *author_forms(void);   /* the form names, space-separated */
-/* Writes FORM (with layer l, batch rows B where the form has them) as LOGOS
- * text to out. stacked_layer takes batch rows when batch > 0, else the rows
- * of one sequence. Returns 0 or EXIT_INPUT after a message. */
-int author(Arena *a, const Spec *s, const char *form, int l, int batch, FILE *out);
+/* Writes FORM (with layer l, batch rows B where the form has them) to out:
+ * the programs in canonical form (each checked), or with manifest their
+ * weights as lines `NAME FORMAT COUNT FILE [FILE]`. stacked_layer takes
+ * batch rows when batch > 0, else the rows of one sequence. layer_input and
+ * stacked_layer_input print a name. Returns 0 or EXIT_INPUT after a message. */
+int author(Arena *a, const Spec *s, const char *form, int l, int batch, int manifest, FILE *out);
 
 /* ---- env.c: tensors by name, shared by the programs of a stream ------- */
 /* A tensor in memory. f32 data in f, i32 in i; a q8 weight has its quants in
@@ -332,10 +354,10 @@ Buf *env_get(Env *e, const char *name);             /* NULL when absent */
 Buf *env_alloc(Env *e, const char *name, int base, int rank, const long *d);
 /* Adds name as a view of memory the caller keeps alive (mmapped weights). */
 Buf *env_bind(Env *e, const char *name, Buf b);
-long buf_rows(const Buf *b);                        /* d[0] */
 long buf_cols(const Buf *b);                        /* n / d[0] */
 
 /* ---- quant.c: Q8_0 and f16 ----------------------------------------------- */
+enum { Q8_BLOCK = 32 };   /* values per Q8_0 scale */
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 /* Q8_0 by round-to-nearest, d = amax/127 per 32 values: n a multiple of 32. */
@@ -355,6 +377,10 @@ void weights_close(Weights *w);
 /* Writes every weight of the program (synthetic from seed) into dir, each
  * file atomically. Returns 0 or an exit status. */
 int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed);
+/* The file row that logical row r of a weight reads under unpair(hd, rot,
+ * at): in each group of hd rows, rotated row at+i (i < rot/2) reads file row
+ * at+2i and row at+rot/2+i reads at+2i+1; other rows, and hd == 0, in place. */
+long unpair_row(int hd, int rot, int at, long r);
 /* The deterministic synthetic f32 values of a named weight (n values). */
 void weights_synth(const char *name, int rank, const long *d, uint64_t seed, float *out);
 
@@ -406,8 +432,7 @@ typedef struct ImportOpts {
  * atomically; 0 or an exit status after a message. */
 int import_run(const ImportOpts *o);
 /* The fuzzers' entry points: parse a safetensors or GGUF file image held in
- * buf; 0 or EXIT_INPUT. import_quiet silences the messages. */
-extern int import_quiet;
+ * buf; 0 or EXIT_INPUT. */
 int import_st_header(const unsigned char *buf, size_t len);
 int import_gguf_header(const unsigned char *buf, size_t len);
 

@@ -1,4 +1,5 @@
-/* ops.c — the op table's rows as data (see ops.h), and lookup by name. */
+/* ops.c — the op table's rows as data (see ops.h), lookup by name, and a
+ * call's attributes by name. */
 #include <string.h>
 
 #include "logos.h"
@@ -23,4 +24,24 @@ const char *base_name(int base)
 {
     static const char *names[] = {"none", "f32", "i32", "q8"};
     return names[base];
+}
+
+const Attr *attr_get(const Expr *e, const char *name)
+{
+    for (int i = 0; i < e->nattrs; i++)
+        if (strcmp(e->attrs[i].name, name) == 0)
+            return &e->attrs[i];
+    return NULL;
+}
+
+double attr_num(const Expr *e, const char *name, double dflt)
+{
+    const Attr *a = attr_get(e, name);
+    return a ? a->num : dflt;
+}
+
+const char *attr_word(const Expr *e, const char *name, const char *dflt)
+{
+    const Attr *a = attr_get(e, name);
+    return a ? a->text : dflt;
 }

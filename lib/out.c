@@ -33,9 +33,14 @@ int outfile_open(OutFile *o, const char *path, FILE *dflt)
 
 int outfile_close(OutFile *o, int status)
 {
-    if (!o->tmp)
-        return status || !o->f || fflush(o->f) == 0 ? status : EXIT_SYSTEM;
-    int bad = fclose(o->f) != 0;
+    if (!o->tmp) {   /* a stream of the caller's: stdout */
+        if (status || !o->f || (fflush(o->f) == 0 && !ferror(o->f)))
+            return status;
+        diag("cannot write to standard output: %s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    int bad = ferror(o->f) != 0;
+    bad |= fclose(o->f) != 0;
     if (status == 0 && !bad && rename(o->tmp, o->path) == 0) {
         free(o->tmp);
         return 0;
@@ -53,7 +58,7 @@ int outfile_whole(const char *path, const char *text, size_t len)
 {
     OutFile o;
     int st = outfile_open(&o, path, stdout);
-    if (!st && fwrite(text, 1, len, o.f) != len)
-        st = EXIT_SYSTEM;
+    if (!st)
+        fwrite(text, 1, len, o.f);   /* a short write shows in ferror at the close */
     return outfile_close(&o, st);
 }

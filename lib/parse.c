@@ -118,7 +118,8 @@ static void skip_lines(Parser *ps)
         if (is(ps, TK_COMMENT)) {
             *VEC_PUSH(ps->a, ps->pre, ps->npre, ps->cpre) = comment_text(ps, &ps->tok);
             next(ps);
-            expect(ps, TK_NL, "end of line");
+            if (!is(ps, TK_EOF))
+                expect(ps, TK_NL, "end of line");
             blank = 0;
         } else if (is(ps, TK_NL)) {
             if (!blank && ps->started)
@@ -424,8 +425,9 @@ static int type_base(Parser *ps)
 static int small_int(Parser *ps, const char *what)
 {
     Token t = expect(ps, TK_NUM, what);
-    long v = strtol(t.p, NULL, 10);
-    if (t.len > 9 || v <= 0 || memchr(t.p, '.', (size_t)t.len) || memchr(t.p, 'e', (size_t)t.len))
+    char *end;
+    long v = strtol(t.p, &end, 10);
+    if (t.len > 9 || v <= 0 || end != t.p + t.len)
         fail(ps, &t, arena_printf(ps->a, "expected %s", what));
     return (int)v;
 }
@@ -564,6 +566,32 @@ static void body(Parser *ps, Prog *p)
     }
 }
 
+/* Comments after the stream's last `end` stay with its last program; when
+ * another program follows, they are its own and the lexer goes back. */
+static void trailing(Parser *ps, Prog *p)
+{
+    Lexer save = *ps->lx;
+    char **post = NULL;
+    int n = 0, cap = 0, blank = 0;
+    for (Token t; (t = lex_next(ps->lx)).kind != TK_EOF;) {
+        if (t.kind == TK_COMMENT) {
+            *VEC_PUSH(ps->a, post, n, cap) = comment_text(ps, &t);
+            blank = 0;
+        } else if (t.kind == TK_NL) {
+            if (!blank && n)
+                *VEC_PUSH(ps->a, post, n, cap) = "";
+            blank = 1;
+        } else {
+            *ps->lx = save;
+            return;
+        }
+    }
+    while (n && !post[n - 1][0])
+        n--;
+    p->post = post;
+    p->npost = n;
+}
+
 Prog *parse_prog(Arena *a, Lexer *lx, int *err)
 {
     Parser ps = {.a = a, .lx = lx};
@@ -582,6 +610,7 @@ Prog *parse_prog(Arena *a, Lexer *lx, int *err)
     header(&ps, p);
     ps.started = 1;
     body(&ps, p);
+    trailing(&ps, p);
     /* give back a token read ahead of the program's end */
     ASSERT(!ps.have_ahead);
     return p;

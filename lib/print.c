@@ -103,7 +103,7 @@ void print_expr(FILE *f, const Expr *e)
     }
 }
 
-void print_type(FILE *f, int base, int rank, const char *const *d)
+static void print_type(FILE *f, int base, int rank, const char *const *d)
 {
     fputs(base_name(base), f);
     if (rank)
@@ -171,4 +171,5 @@ void print_prog(FILE *f, const Prog *p)
     comments(f, p->endpre, p->nendpre);
     fputs("end", f);
     trail(f, p->endtrail);
+    comments(f, p->post, p->npost);
 }

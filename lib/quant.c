@@ -6,8 +6,6 @@
 
 #include "logos.h"
 
-enum { QBLOCK = 32 };   /* values per Q8_0 scale */
-
 float f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
@@ -61,27 +59,27 @@ static int8_t quant(float x, float d)
 static void q8_block(const float *x, int8_t *q, uint16_t *s)
 {
     float amax = 0;
-    for (int i = 0; i < QBLOCK; i++)
+    for (int i = 0; i < Q8_BLOCK; i++)
         if (fabsf(x[i]) > amax)
             amax = fabsf(x[i]);
     float d = amax / 127;
     *s = f32_to_f16(d);
-    for (int i = 0; i < QBLOCK; i++)
+    for (int i = 0; i < Q8_BLOCK; i++)
         q[i] = d > 0 ? quant(x[i], d) : 0;
 }
 
 void q8_quantize(const float *x, long n, int8_t *q, uint16_t *s)
 {
-    ASSERT(n % QBLOCK == 0);
-    for (long b = 0; b < n / QBLOCK; b++)
-        q8_block(x + b * QBLOCK, q + b * QBLOCK, s + b);
+    ASSERT(n % Q8_BLOCK == 0);
+    for (long b = 0; b < n / Q8_BLOCK; b++)
+        q8_block(x + b * Q8_BLOCK, q + b * Q8_BLOCK, s + b);
 }
 
 void q8_dequantize(const int8_t *q, const uint16_t *s, long n, float *x)
 {
-    ASSERT(n % QBLOCK == 0);
+    ASSERT(n % Q8_BLOCK == 0);
     for (long i = 0; i < n; i++)
-        x[i] = (float)q[i] * f16_to_f32(s[i / QBLOCK]);
+        x[i] = (float)q[i] * f16_to_f32(s[i / Q8_BLOCK]);
 }
 
 void buf_row(const Buf *w, long r, float *out)
@@ -89,7 +87,7 @@ void buf_row(const Buf *w, long r, float *out)
     ASSERT(w->rank >= 1 && r >= 0 && r < w->d[0]);
     long cols = w->n / w->d[0];
     if (w->base == T_Q8)
-        q8_dequantize(w->q + r * cols, w->s + r * cols / QBLOCK, cols, out);
+        q8_dequantize(w->q + r * cols, w->s + r * cols / Q8_BLOCK, cols, out);
     else if (w->base == T_F32)
         memcpy(out, w->f + r * cols, (size_t)cols * sizeof *out);
     else

@@ -70,28 +70,6 @@ double dot(const float *a, const float *b, long n)
     return s;
 }
 
-/* ---- attributes ---- */
-
-const Attr *attr(const Expr *e, const char *name)
-{
-    for (int i = 0; i < e->nattrs; i++)
-        if (strcmp(e->attrs[i].name, name) == 0)
-            return &e->attrs[i];
-    return NULL;
-}
-
-double attr_num(const Expr *e, const char *name, double dflt)
-{
-    const Attr *a = attr(e, name);
-    return a ? a->num : dflt;
-}
-
-const char *attr_word(const Expr *e, const char *name, const char *dflt)
-{
-    const Attr *a = attr(e, name);
-    return a ? a->text : dflt;
-}
-
 /* ---- names ---- */
 
 static const Decl *decl_of(const Run *r, const char *name)
@@ -143,19 +121,15 @@ WRows wrows(Run *r, const Expr *e)
 {
     const Buf *b = named_buf(r, e, D_WEIGHT);
     const Decl *d = decl_of(r, e->name);
-    WRows w = {b, 0, b->d[b->rank - 1], d->unpair_hd, d->unpair_rot, d->unpair_at};
+    /* a vector's rows are its values */
+    WRows w = {b, 0, b->rank == 1 ? 1 : b->d[b->rank - 1], d->unpair_hd, d->unpair_rot, d->unpair_at};
     w.rows = b->n / w.cols;
     return w;
 }
 
 static long file_row(const WRows *w, long r)
 {
-    if (!w->hd)
-        return r;
-    long h = r / w->hd, i = r % w->hd - w->at, half = w->rot / 2, base = h * w->hd + w->at;
-    if (i < 0 || i >= w->rot)
-        return r;
-    return i < half ? base + 2 * i : base + 2 * (i - half) + 1;
+    return unpair_row(w->hd, w->rot, w->at, r);
 }
 
 /* Logical row r as f32: a pointer into an f32 weight, or tmp dequantized. */
@@ -324,6 +298,7 @@ static Val eval_reshape(Run *r, const Expr *e)
     return v;
 }
 
+/* A name's value: a local, an input, or an f32 weight (rows unpaired). */
 static Val eval_name(Run *r, const Expr *e)
 {
     Local *l = local(r, e->name);
@@ -437,11 +412,9 @@ static void bind_input(Run *r, int di)
 
 static void declared_dims(const Decl *d, long *dims, long *n)
 {
-    *n = 1;
-    for (int k = 0; k < d->rank; k++) {
+    ASSERT(decl_count(d, n) == 0);   /* the checker bounds every declaration */
+    for (int k = 0; k < d->rank; k++)
         dims[k] = strtol(d->dims[k], NULL, 10);
-        *n *= dims[k];
-    }
 }
 
 static void bind_state(Run *r, const Decl *d)

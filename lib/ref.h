@@ -44,9 +44,6 @@ typedef struct WRows {
 Val val_new(Run *r, int base, int rank, const long *d);
 long val_last(const Val *v);
 double dot(const float *a, const float *b, long n);
-const Attr *attr(const Expr *e, const char *name);
-double attr_num(const Expr *e, const char *name, double dflt);
-const char *attr_word(const Expr *e, const char *name, const char *dflt);
 Buf *named_buf(Run *r, const Expr *e, int kind);
 WRows wrows(Run *r, const Expr *e);
 const float *wrow(const WRows *w, long r, float *tmp);

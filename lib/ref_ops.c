@@ -229,7 +229,7 @@ Val eval_last(Run *r, const Expr *e)
 Val eval_range(Run *r, const Expr *e)
 {
     Val s = eval(r, e->args[0]);
-    const Attr *a = attr(e, "n");
+    const Attr *a = attr_get(e, "n");
     long n = a->isnum ? (long)a->num : size_of(r, a->text, a->line, a->col);
     Val y = val_new(r, T_I32, 1, &n);
     for (long i = 0; i < n; i++)
@@ -564,6 +564,7 @@ static void route_row(Run *r, const Expr *e, const float *lg, const float *bias,
     memset(kept, 0, (size_t)ne);
     for (long j = 0; j < k; j++) {
         long b = best_of(c, keep, ne);
+        ASSERT(b >= 0);   /* the checker keeps k within the kept groups' experts */
         keep[b] = 0;
         kept[b] = 1;
     }
@@ -635,5 +636,3 @@ Val eval_moe(Run *r, const Expr *e)
     }
     return y;
 }
-
-/* A name's value: a local, an input, or an f32 weight (rows unpaired). */

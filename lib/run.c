@@ -115,6 +115,15 @@ static int harvest(Stream *st, Env *env, int32_t *next, int rows)
         diag_file(st->src, "the stream's last program has no 'logits' or 'next' output to generate from");
         return EXIT_INPUT;
     }
+    if (nx && (nx->base != T_I32 || nx->n != rows)) {
+        diag_file(st->src, "'next' must be i32%s: one token for each of the %d sequence%s", rows > 1 ? "[B]" : "",
+                  rows, rows == 1 ? "" : "s");
+        return EXIT_INPUT;
+    }
+    if (lg && (lg->base != T_F32 || lg->n % rows)) {
+        diag_file(st->src, "'logits' must be f32 rows, one for each of the %d sequence%s", rows, rows == 1 ? "" : "s");
+        return EXIT_INPUT;
+    }
     long v = lg ? lg->n / rows : 0;
     if (lg && st->logits && fwrite(lg->f, sizeof(float), (size_t)lg->n, st->logits) != (size_t)lg->n) {
         diag("cannot write the logits");

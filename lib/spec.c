@@ -28,8 +28,6 @@ static const char *const norm_names[] = {"pre", "sandwich", "layernorm", NULL};
 static const char *const class_names[WC_COUNT] = {"embed", "head", "attn", "ffn",
                                                   "expert", "router", "mixer"};
 
-/* ---- the YAML tree ---------------------------------------------------- */
-
 /* ---- fields: a section's keys, their types and where they go ---------- */
 
 enum FType { T_INT, T_NUM, T_BOOL, T_STR, T_ENUM, T_SUB, T_NODE };
@@ -227,7 +225,7 @@ static int one_of(P *p, const Node *m, const char *key, const char *where, const
     int which = -1;
     for (int i = 0; f[i].key; i++) {
         if (got[i] && which >= 0)
-            return spec_fail(p, map_get(m, f[i].key) ? got[i] : m,
+            return spec_fail(p, got[i],
                         "'%s' has both '%s' and '%s'; give one", key, f[which].key, f[i].key);
         if (got[i])
             which = i;
@@ -449,7 +447,7 @@ static const Field delta_fields[] = {
     {"v_heads", T_INT, .off = F(DeltaSpec, v_heads), .req = 1, .lo = 1},
     {"k_dim", T_INT, .off = F(DeltaSpec, k_dim), .req = 1, .lo = 1},
     {"v_dim", T_INT, .off = F(DeltaSpec, v_dim), .req = 1, .lo = 1},
-    {"conv", T_INT, .off = F(DeltaSpec, conv), .req = 1, .lo = 1},
+    {"conv", T_INT, .off = F(DeltaSpec, conv), .req = 1, .lo = 2},
     {0},
 };
 
@@ -470,7 +468,7 @@ static int sub_delta(P *p, const Node *v, void *base)
 }
 
 static const Field conv_fields[] = {
-    {"kernel", T_INT, .off = F(ConvSpec, kernel), .req = 1, .lo = 1},
+    {"kernel", T_INT, .off = F(ConvSpec, kernel), .req = 1, .lo = 2},
     {"bias", T_BOOL, .off = F(ConvSpec, bias)},
     {0},
 };
@@ -629,6 +627,48 @@ static int parse_layer(P *p, const Node *k, const Node *v, LayerSpec *L)
         return -1;
     if (L->sandwich == NORM_LAYERNORM)
         L->sandwich = SANDWICH_LAYERNORM;
+    return 0;
+}
+
+/* ---- sizes: no tensor past what a program may declare ------------------ */
+
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* The most values one of a layer's tensors (weights and states) holds. */
+static double largest(const Spec *s, const LayerSpec *L)
+{
+    double d = s->dim, ctx = s->ctx, m = 0;
+    const AttnSpec *A = &L->attn;
+    const LatentSpec *M = &L->latent;
+    const DeltaSpec *D = &L->delta;
+    if (L->mixer == MIX_ATTN)
+        m = dmax(dmax(2.0 * A->heads * A->head_dim, (double)A->heads * A->value_dim) * d,
+                 (double)A->kv_heads * dmax(A->head_dim, A->value_dim) * dmax(d, ctx));
+    else if (L->mixer == MIX_LATENT)
+        m = dmax(dmax((double)M->heads * (M->nope + M->rope_dim) * dmax(d, M->q_lora),
+                      (double)(M->kv_lora + M->rope_dim) * dmax(d, ctx)),
+                 (double)M->heads * dmax(dmax(M->nope, M->value_dim) * (double)M->kv_lora, M->value_dim * d));
+    else if (L->mixer == MIX_DELTA)
+        m = dmax((2.0 * D->k_heads * D->k_dim + (double)D->v_heads * D->v_dim) * dmax(d, D->conv),
+                 (double)D->v_heads * D->v_dim * dmax(D->k_dim, d));
+    else
+        m = 3 * d * d;
+    if (L->ffn == FFN_MOE)
+        return dmax(m, dmax((double)L->moe.experts * L->moe.hidden, L->moe.shared_hidden) * d);
+    return dmax(m, (double)L->dense.hidden * d);
+}
+
+/* Every tensor stays within LOGOS_MAXVALUES values. */
+static int sizes_fit(P *p, const Node *top)
+{
+    const Spec *s = p->s;
+    if ((double)s->vocab * s->dim > (double)LOGOS_MAXVALUES)
+        return spec_fail(p, top, "vocab %d by dim %d is more than 2^40 values", s->vocab, s->dim);
+    for (int k = 0; k < s->nkinds; k++)
+        if (largest(s, &s->kinds[k]) > (double)LOGOS_MAXVALUES) {
+            Node at = {.kind = N_SCALAR, .line = s->kinds[k].line, .col = 1};
+            return spec_fail(p, &at, "layer kind '%s' has a tensor of more than 2^40 values", s->kinds[k].kind);
+        }
     return 0;
 }
 
@@ -894,15 +934,18 @@ static int parse_top(P *p, const Node *top)
         return -1;
     if (!s->tied && dim_blocks(p, WC_HEAD))
         return -1;
-    return layout(p, top, got);
+    return layout(p, top, got) || sizes_fit(p, top);
 }
 
 Spec *spec_load(Arena *a, const char *path)
 {
-    P p = {.a = a};
-    p.src = src_read(a, path);
-    if (!p.src)
-        return NULL;
+    Src *src = src_read(a, path);
+    return src ? spec_parse(a, src) : NULL;
+}
+
+Spec *spec_parse(Arena *a, const Src *src)
+{
+    P p = {.a = a, .src = src};
     p.s = arena_alloc(a, sizeof *p.s);
     p.s->file = p.src->name;
     const Node *top = spec_read_yaml(&p);

@@ -14,8 +14,6 @@
 
 #include "logos.h"
 
-enum { QBLOCK = 32 };   /* values per Q8_0 scale */
-
 typedef struct Map {
     void *p;
     size_t len;
@@ -100,7 +98,7 @@ static void synth_block(Synth *sy, int k, float *x, int8_t *q, uint16_t *s)
     for (int j = 0; j < k; j++)
         x[j] = synth_next(sy);
     if (q)
-        q8_quantize(x, QBLOCK, q, s);
+        q8_quantize(x, Q8_BLOCK, q, s);
 }
 
 /* ---- declarations to shapes ---- */
@@ -130,15 +128,11 @@ static int want_of(Arena *a, const Prog *p, const Decl *d, Want *w)
 {
     if (!plain_name(d->name))
         return bad_decl(p, d, arena_printf(a, "weight name '%s' would read outside the weights directory", d->name));
-    *w = (Want){.decl = d, .rank = d->rank, .n = 1};
+    *w = (Want){.decl = d, .rank = d->rank};
+    ASSERT(decl_count(d, &w->n) == 0);   /* the checker bounds every declaration */
     char *type = arena_printf(a, "%s[", base_name(d->base));
     for (int i = 0; i < d->rank; i++) {
-        char *end;
-        errno = 0;
-        w->d[i] = strtol(d->dims[i], &end, 10);
-        ASSERT(*end == 0 && w->d[i] > 0);   /* a checked program's weight dims are numbers */
-        if (errno || __builtin_mul_overflow(w->n, w->d[i], &w->n) || w->n > LONG_MAX / 4)
-            return bad_decl(p, d, arena_printf(a, "weight '%s' is too large to address", d->name));
+        w->d[i] = strtol(d->dims[i], NULL, 10);
         type = arena_printf(a, "%s%s%s", type, i ? "," : "", d->dims[i]);
     }
     w->type = arena_printf(a, "%s]", type);
@@ -174,7 +168,7 @@ static const char *ext_why(char ext)
 
 static long ext_bytes(const Want *w, char ext)
 {
-    return ext == 'f' ? w->n * 4 : ext == 'q' ? w->n : w->n / QBLOCK * 2;
+    return ext == 'f' ? w->n * 4 : ext == 'q' ? w->n : w->n / Q8_BLOCK * 2;
 }
 
 /* The file extensions of a weight: "f" or "qs". */
@@ -320,11 +314,11 @@ static void bind_synthetic(Weights *wt, Env *env, const Want *w, int nw, uint64_
         }
         Buf b = want_buf(&w[i]);
         int8_t *q = arena_alloc(wt->a, (size_t)b.n);
-        uint16_t *s = arena_alloc(wt->a, (size_t)(b.n / QBLOCK) * sizeof *s);
+        uint16_t *s = arena_alloc(wt->a, (size_t)(b.n / Q8_BLOCK) * sizeof *s);
         Synth sy = synth_init(d->name, b.rank, b.d, seed);
-        float x[QBLOCK];
-        for (long j = 0; j < b.n; j += QBLOCK)
-            synth_block(&sy, QBLOCK, x, q + j, s + j / QBLOCK);
+        float x[Q8_BLOCK];
+        for (long j = 0; j < b.n; j += Q8_BLOCK)
+            synth_block(&sy, Q8_BLOCK, x, q + j, s + j / Q8_BLOCK);
         b.q = q;
         b.s = s;
         env_bind(env, d->name, b);
@@ -376,12 +370,12 @@ static size_t put_le(unsigned char *b, uint32_t v, int bytes)
 static int emit(FILE *f, const Want *w, char ext, uint64_t seed)
 {
     Synth sy = synth_init(w->decl->name, w->rank, w->d, seed);
-    float x[QBLOCK];
-    int8_t q[QBLOCK];
+    float x[Q8_BLOCK];
+    int8_t q[Q8_BLOCK];
     uint16_t s;
-    unsigned char buf[4 * QBLOCK];
-    for (long i = 0; i < w->n; i += QBLOCK) {
-        int k = w->n - i < QBLOCK ? (int)(w->n - i) : QBLOCK;
+    unsigned char buf[4 * Q8_BLOCK];
+    for (long i = 0; i < w->n; i += Q8_BLOCK) {
+        int k = w->n - i < Q8_BLOCK ? (int)(w->n - i) : Q8_BLOCK;
         synth_block(&sy, k, x, ext == 'f' ? NULL : q, &s);
         size_t len = 0;
         for (int j = 0; ext == 'f' && j < k; j++) {
@@ -442,4 +436,14 @@ int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed)
             rc = write_one(a, &w[i], *e, dir, seed);
     arena_free(a);
     return rc;
+}
+
+long unpair_row(int hd, int rot, int at, long r)
+{
+    if (!hd)
+        return r;
+    long h = r / hd, i = r % hd - at, half = rot / 2, base = h * hd + at;
+    if (i < 0 || i >= rot)
+        return r;
+    return i < half ? base + 2 * i : base + 2 * (i - half) + 1;
 }

@@ -25,19 +25,6 @@ typedef struct Opts {
     double ceiling;
 } Opts;
 
-static int whole(const char *flag, const char *v, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi) {
-        diag("%s takes a whole number from %ld to %ld, not '%s'", flag, lo, hi, v);
-        return EXIT_USAGE;
-    }
-    *out = x;
-    return 0;
-}
-
 static int number(const char *flag, const char *v, double lo, double hi, double *out)
 {
     char *end;
@@ -73,16 +60,16 @@ static int options(int argc, char **argv, Opts *o)
         if (!strcmp(f, "--weights")) {
             o->weights = arg;
         } else if (!strcmp(f, "--synthetic")) {
-            if (whole(f, arg, 0, 2147483647L, &v))
+            if (arg_long(f, arg, 0, 2147483647L, &v))
                 return EXIT_USAGE;
             o->seed = (uint64_t)v;
             o->synthetic = 1;
         } else if (!strcmp(f, "-n")) {
-            if (whole(f, arg, 1, 1000000, &v))
+            if (arg_long(f, arg, 1, 1000000, &v))
                 return EXIT_USAGE;
             o->steps = (int)v;
         } else if (!strcmp(f, "--pos")) {
-            if (whole(f, arg, 1, 1000000000, &v))
+            if (arg_long(f, arg, 1, 1000000000, &v))
                 return EXIT_USAGE;
             o->pos = (int)v;
         } else if (!strcmp(f, "--ceiling")) {
@@ -196,5 +183,5 @@ int main(int argc, char **argv)
     for (int k = 0; k < st.nprogs; k++)
         weights_close(w[k]);
     arena_free(a);
-    return s;
+    return stdout_done(s);
 }

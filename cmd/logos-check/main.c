@@ -80,67 +80,98 @@ static int check_stream(Arena *a, const char *path, FILE *out)
     return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+typedef struct Opts {
+    int tp, print;
+    const char *outpath;
+    const char **files;
+    int nfiles;
+} Opts;
+
+/* Flags; 0, or an exit status (-1: -h answered). */
+static int options(int argc, char **argv, Opts *o)
 {
-    diag_tool = "logos-check";
-    int tp = 0, print = 0, i = 1;
-    const char *outpath = NULL;
+    int i = 1;
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        const char *f = argv[i];
+        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
             fputs(usage, stdout);
-            return EXIT_OK;
-        } else if (!strcmp(argv[i], "-p")) {
-            print = 1;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            outpath = argv[++i];
-            print = 1;
-        } else if (!strcmp(argv[i], "--tp") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 1024) {
+            return -1;
+        } else if (!strcmp(f, "-p")) {
+            o->print = 1;
+        } else if ((!strcmp(f, "-o") || !strcmp(f, "--tp")) && i + 1 == argc) {
+            diag("%s needs %s", f, f[1] == 'o' ? "a FILE" : "a number of chips");
+            return EXIT_USAGE;
+        } else if (!strcmp(f, "-o")) {
+            o->outpath = argv[++i];
+            o->print = 1;
+        } else if (!strcmp(f, "--tp")) {
+            long v;
+            if (parse_long(argv[++i], 1, 1024, &v)) {
                 diag("--tp takes a number of chips from 1 to 1024, not '%s'", argv[i]);
                 return EXIT_USAGE;
             }
-            tp = (int)v;
-        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--tp")) && i + 1 == argc) {
-            diag("%s needs %s", argv[i], argv[i][1] == 'o' ? "a FILE" : "a number of chips");
-            return EXIT_USAGE;
-        } else if (!strcmp(argv[i], "--")) {
+            o->tp = (int)v;
+        } else if (!strcmp(f, "--")) {
             i++;
             break;
         } else {
-            diag("unknown option '%s'", argv[i]);
+            diag("unknown option '%s'", f);
             fputs(usage, stderr);
             return EXIT_USAGE;
         }
     }
-    const char *stdin_only[] = {"-"};
-    int nfiles = argc - i;
-    const char **files = nfiles ? (const char **)argv + i : stdin_only;
-    if (!nfiles)
-        nfiles = 1;
-    if (tp) {
-        for (int k = 0; k < nfiles; k++)
-            if (!is_spec(files[k])) {
-                diag("--tp checks a spec (FILE.yaml), not '%s'", files[k]);
-                return EXIT_USAGE;
-            }
+    static const char *stdin_only[] = {"-"};
+    o->nfiles = argc - i;
+    o->files = o->nfiles ? (const char **)argv + i : stdin_only;
+    if (!o->nfiles)
+        o->nfiles = 1;
+    return 0;
+}
+
+/* --tp reads specs; -p and -o print programs. */
+static int files_fit(const Opts *o)
+{
+    for (int k = 0; k < o->nfiles; k++) {
+        int spec = is_spec(o->files[k]);
+        if (o->tp && !spec) {
+            diag("--tp checks a spec (FILE.yaml), not '%s'", o->files[k]);
+            return EXIT_USAGE;
+        }
+        if (o->print && spec) {
+            diag("-p and -o print programs, and '%s' is a spec", o->files[k]);
+            return EXIT_USAGE;
+        }
     }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    diag_tool = "logos-check";
+    Opts o = {0};
+    int status = options(argc, argv, &o);
+    if (status)
+        return status < 0 ? EXIT_OK : status;
+    if ((status = files_fit(&o)))
+        return status;
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    int status = EXIT_OK;
-    for (int k = 0; k < nfiles; k++) {
+    if (!mem) {
+        diag("out of memory");
+        return EXIT_SYSTEM;
+    }
+    for (int k = 0; k < o.nfiles; k++) {
         Arena *a = arena_new();
-        int st = is_spec(files[k]) ? check_spec(a, files[k], tp)
-                                   : check_stream(a, files[k], print ? mem : NULL);
+        int st = is_spec(o.files[k]) ? check_spec(a, o.files[k], o.tp)
+                                     : check_stream(a, o.files[k], o.print ? mem : NULL);
         if (st > status)
             status = st;
         arena_free(a);
     }
     fclose(mem);
-    if (print && status == EXIT_OK)
-        status = outfile_whole(outpath, text, len);
+    if (o.print && status == EXIT_OK)
+        status = outfile_whole(o.outpath, text, len);
     free(text);
-    return status;
+    return stdout_done(status);
 }

@@ -72,5 +72,5 @@ int main(int argc, char **argv)
     }
     free(text);
     arena_free(a);
-    return status;
+    return stdout_done(status);
 }

@@ -78,73 +78,46 @@ static int prompts_from_file(Arena *a, const char *path, Opts *o)
     return 0;
 }
 
-static int want_int(const char *flag, const char *v, long lo, long hi, long *out)
+/* One option that takes a value; 0 or an exit status. */
+static int option(Arena *a, const char *f, const char *arg, Opts *o)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi) {
-        diag("%s takes a whole number from %ld to %ld, not '%s'", flag, lo, hi, v);
+    long v;
+    if (!strcmp(f, "--weights")) {
+        o->weights = arg;
+    } else if (!strcmp(f, "--write-weights")) {
+        o->write_weights = arg;
+    } else if (!strcmp(f, "--synthetic")) {
+        if (arg_long(f, arg, 0, 2147483647L, &v))
+            return EXIT_USAGE;
+        o->seed = (uint64_t)v;
+        o->synthetic = 1;
+    } else if (!strcmp(f, "-n")) {
+        if (arg_long(f, arg, 0, 1 << 24, &v))
+            return EXIT_USAGE;
+        o->ngen = (int)v;
+    } else if (!strcmp(f, "-p")) {
+        if (o->nprompts == 256) {
+            diag("at most 256 prompts");
+            return EXIT_USAGE;
+        }
+        return parse_ids(a, arg, "-p", &o->prompts[o->nprompts++]) ? EXIT_USAGE : 0;
+    } else if (!strcmp(f, "-P")) {
+        return prompts_from_file(a, arg, o);
+    } else if (!strcmp(f, "--logits")) {
+        o->logits = arg;
+    } else if (!strcmp(f, "-o")) {
+        o->out = arg;
+    } else {
+        diag("unknown option '%s'", f);
+        fputs(usage, stderr);
         return EXIT_USAGE;
     }
-    *out = x;
     return 0;
 }
 
-static int options(Arena *a, int argc, char **argv, Opts *o)
+/* What the options ask for fits together; 0 or EXIT_USAGE. */
+static int coherent(const Opts *o)
 {
-    long v;
-    int i = 1;
-    o->ngen = 16;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *f = argv[i], *arg = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = strcmp(f, "-h") && strcmp(f, "--help") && strcmp(f, "-q");
-        if (takes && !arg) {
-            diag("%s needs a value", f);
-            return EXIT_USAGE;
-        }
-        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-            fputs(usage, stdout);
-            exit(EXIT_OK);
-        } else if (!strcmp(f, "-q")) {
-            o->quiet = 1;
-            continue;
-        } else if (!strcmp(f, "--weights")) {
-            o->weights = arg;
-        } else if (!strcmp(f, "--write-weights")) {
-            o->write_weights = arg;
-        } else if (!strcmp(f, "--synthetic")) {
-            if (want_int(f, arg, 0, 2147483647L, &v))
-                return EXIT_USAGE;
-            o->seed = (uint64_t)v;
-            o->synthetic = 1;
-        } else if (!strcmp(f, "-n")) {
-            if (want_int(f, arg, 0, 1 << 24, &v))
-                return EXIT_USAGE;
-            o->ngen = (int)v;
-        } else if (!strcmp(f, "-p")) {
-            if (o->nprompts == 256 || parse_ids(a, arg, "-p", &o->prompts[o->nprompts++]))
-                return EXIT_USAGE;
-        } else if (!strcmp(f, "-P")) {
-            int st = prompts_from_file(a, arg, o);
-            if (st)
-                return st;
-        } else if (!strcmp(f, "--logits")) {
-            o->logits = arg;
-        } else if (!strcmp(f, "-o")) {
-            o->out = arg;
-        } else {
-            diag("unknown option '%s'", f);
-            fputs(usage, stderr);
-            return EXIT_USAGE;
-        }
-        i++;
-    }
-    if (argc - i > 1) {
-        diag("one program stream at a time: '%s' and '%s'", argv[i], argv[i + 1]);
-        return EXIT_USAGE;
-    }
-    o->input = i < argc ? argv[i] : "-";
     if (!!o->weights + o->synthetic != 1) {
         diag("give the weights: --weights DIR or --synthetic SEED (one of them)");
         return EXIT_USAGE;
@@ -158,6 +131,34 @@ static int options(Arena *a, int argc, char **argv, Opts *o)
         return EXIT_USAGE;
     }
     return 0;
+}
+
+static int options(Arena *a, int argc, char **argv, Opts *o)
+{
+    int i = 1;
+    o->ngen = 16;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        const char *f = argv[i];
+        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
+            fputs(usage, stdout);
+            exit(EXIT_OK);
+        } else if (!strcmp(f, "-q")) {
+            o->quiet = 1;
+        } else if (i + 1 == argc) {
+            diag("%s needs a value", f);
+            return EXIT_USAGE;
+        } else {
+            int st = option(a, f, argv[++i], o);
+            if (st)
+                return st;
+        }
+    }
+    if (argc - i > 1) {
+        diag("one program stream at a time: '%s' and '%s'", argv[i], argv[i + 1]);
+        return EXIT_USAGE;
+    }
+    o->input = i < argc ? argv[i] : "-";
+    return coherent(o);
 }
 
 static int generate(Stream *st, Env *env, Opts *o)

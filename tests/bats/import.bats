@@ -346,6 +346,12 @@ PY
     reject 1 "logos-import: ck/model.safetensors: tensors 'model.embed_tokens.weight' and 'model.norm.weight' overlap in the data (bytes 65528 to 65536)"
 }
 
+@test "reject: overlapping tensors with an empty one between them" {
+    python3 "$GEN" st llama ck --break hidden
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/model.safetensors: tensors 'model.embed_tokens.weight' and 'model.norm.weight' overlap in the data (bytes 48 to 304)"
+}
+
 @test "reject: data_offsets that disagree with the shape" {
     python3 "$GEN" st llama ck --break size
     run logos-import -o out ck
@@ -395,6 +401,87 @@ PY
     sed -i 's/"full_attn_idxs"/"layer_types": ["conv", "linear_attention"], "x"/' ck/config.json
     run logos-import -o out ck
     reject 1 "logos-import: ck/config.json: layer_types[1] is not a layer type of lfm2 (full_attention, conv)"
+}
+
+@test "reject: an odd rotated width (partial_rotary_factor), with nothing left behind" {
+    python3 "$GEN" st llama ck --config '{"head_dim": 10, "partial_rotary_factor": 0.5}'
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: partial_rotary_factor rotates 5 values of a head of 10: an odd number"
+    [ ! -e out ]
+}
+
+@test "reject: an odd head width that rotates whole" {
+    python3 "$GEN" st qwen3 ck --config '{"head_dim": 15}'
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: the head width 15 (head_dim) is odd: rope rotates pairs of values"
+}
+
+@test "reject: a partial_rotary_factor that is not a fraction of the head" {
+    python3 "$GEN" st llama ck --config '{"partial_rotary_factor": -0.5}'
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: 'partial_rotary_factor' is -0.5, not a fraction of the head from 0 to 1"
+}
+
+@test "reject: GGUF rope.dimension_count odd or wider than the head" {
+    python3 "$GEN" gguf qwen3 x.gguf --config '{"qwen3.rope.dimension_count": 5}'
+    run logos-import -o out x.gguf
+    reject 1 "logos-import: x.gguf: qwen3.rope.dimension_count 5 is odd: rope rotates pairs of values"
+    python3 "$GEN" gguf qwen3 x.gguf --config '{"qwen3.rope.dimension_count": 20}'
+    run logos-import -o out x.gguf
+    reject 1 "logos-import: x.gguf: qwen3.rope.dimension_count 20 is more than the head width 16"
+}
+
+@test "reject: GGUF metadata that is not a whole number a spec holds" {
+    python3 "$GEN" gguf qwen3 x.gguf --config '{"qwen3.embedding_length": 1e30}'
+    run logos-import -o out x.gguf
+    reject 1 "logos-import: x.gguf: qwen3.embedding_length is not a whole number from 0 to 2147483647"
+}
+
+@test "reject: a yarn original context of 0" {
+    python3 "$GEN" st gptoss ck --config '{"rope_parameters": {"rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 0}}'
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: original_max_position_embeddings is 0: rope scaling needs an original context of at least 1"
+}
+
+@test "reject: a short convolution's kernel of 1 (lfm2, qwen3_next), with nothing left behind" {
+    python3 "$GEN" st lfm2 ck --config '{"conv_L_cache": 1}'
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: conv_L_cache is 1: a short convolution's kernel is at least 2"
+    [ ! -e out ]
+    python3 "$GEN" st qwen3next nx --config '{"linear_conv_kernel_dim": 1}'
+    mkdir out
+    run logos-import -o out nx
+    reject 1 "logos-import: nx/config.json: linear_conv_kernel_dim is 1: a short convolution's kernel is at least 2"
+    [ -z "$(ls -A out)" ]
+}
+
+@test "reject: widths past what a spec holds, weights past 2^40 values" {
+    python3 "$GEN" st deepseek2 ck --config '{"n_shared_experts": 2147483647, "moe_intermediate_size": 2147483647}'
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: the shared experts' width (n_shared_experts x moe_intermediate_size) is 4611686014132420609, more than 2147483647"
+    python3 "$GEN" st llama ck --config '{"vocab_size": 2147483647, "hidden_size": 2147483647, "head_dim": 16}'
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: the embedding (vocab x hidden size) would hold 4.612e+18 values, more than 2^40"
+}
+
+@test "reject: a configuration whose spec is impossible, named by its source, not by a removed temporary" {
+    python3 "$GEN" st gptoss ck --config '{"rope_parameters": {"rope_type": "yarn", "factor": -32.0, "original_max_position_embeddings": 4096}}'
+    mkdir out
+    run logos-import -o out ck
+    [ "$status" -eq 1 ]
+    [[ "${lines[0]}" == "logos-import: <spec from ck/config.json>:"*": 'factor' must be positive, got '-32'" ]]
+    [ "${lines[3]}" = "logos-import: ck/config.json: the checkpoint's configuration gives an impossible spec (above)" ]
+    [ -z "$(ls -A out)" ]
+}
+
+@test "reject: a failed re-import removes the earlier import's spec.yaml (system)" {
+    python3 "$GEN" st qwen3 ck
+    logos-import -q -o out ck
+    rm out/wv1.q && mkdir out/wv1.q
+    run logos-import -o out ck
+    reject 3 "logos-import: out/wv1.q: cannot rename into place: Is a directory"
+    [ ! -e out/spec.yaml ]
+    [ -z "$(ls -A out | grep '^\.')" ]
 }
 
 @test "reject: a folder without config.json" {

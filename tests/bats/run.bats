@@ -586,3 +586,45 @@ cut_batch() {
         [ "$status" -eq 0 ] && [ "$output" = "$want" ] || { echo "$s batch: $output vs $want $stderr"; return 1; }
     done
 }
+
+@test "a stream's next of the wrong shape is rejected, not read past" {
+    cat >badnext.logos <<'X'
+logos 1 decode_batch tiny
+in toks : i32[2]
+in pos_s0 : i32
+in pos_s1 : i32
+weight emb : f32[8,8]
+out next : i32
+next = argmax(emb[toks] ~ [16])
+end
+X
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -p 2 -n 2 badnext.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: badnext.logos: 'next' must be i32[B]: one token for each of the 2 sequences" ]
+    [ -z "$output" ]
+}
+
+@test "the 257th prompt is refused with a message" {
+    step
+    local args=() i
+    for ((i = 0; i < 257; i++)); do args+=(-p 1); done
+    run --separate-stderr "$LOGOS_BIN/logos-run" --synthetic 1 "${args[@]}" step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: at most 256 prompts" ]
+}
+
+@test "a full standard output is a system failure with a message, for every tool" {
+    step
+    [ -w /dev/full ] || skip "no /dev/full on this machine"
+    local want="cannot write to standard output: No space left on device"
+    run --separate-stderr sh -c '"$0"/logos-author decode_step "$1" >/dev/full' "$LOGOS_BIN" "$TINY/llama.yaml"
+    [ "$status" -eq 3 ] && [ "$stderr" = "logos-author: $want" ]
+    run --separate-stderr sh -c '"$0"/logos-check step.logos >/dev/full' "$LOGOS_BIN"
+    [ "$status" -eq 3 ] && [ "$stderr" = "logos-check: $want" ]
+    run --separate-stderr sh -c '"$0"/logos-fuse -q step.logos >/dev/full' "$LOGOS_BIN"
+    [ "$status" -eq 3 ] && [ "$stderr" = "logos-fuse: $want" ]
+    run --separate-stderr sh -c '"$0"/logos-run -q --synthetic 1 -p 1 -n 2 step.logos >/dev/full' "$LOGOS_BIN"
+    [ "$status" -eq 3 ] && [ "$stderr" = "logos-run: $want" ]
+    run --separate-stderr sh -c '"$0"/logos-bench --synthetic 1 -n 1 step.logos >/dev/full' "$LOGOS_BIN"
+    [ "$status" -eq 3 ] && [ "$stderr" = "logos-bench: $want" ]
+}

@@ -382,3 +382,11 @@ YAML
     rejects zero.yaml "4:9: 'layers' must be at least 1, got '0'"
 }
 
+
+@test "rejects kernel-one" {
+    rejects kernel-one.yaml "12:22: 'kernel' must be at least 2, got '1'"
+}
+
+@test "rejects too-large" {
+    rejects too-large.yaml "9:1: layer kind 'layer' has a tensor of more than 2^40 values"
+}

@@ -8,7 +8,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    import_quiet = 1;
     import_st_header(data, size);
     return 0;
 }

@@ -2,12 +2,15 @@
 """gen.py — tiny checkpoints for logos-import's tests, written with the
 Python standard library alone (no numpy, no torch).
 
-  gen.py st FAMILY DIR [--dtype f32|f16|bf16] [--shards N] [--break KIND]
+  gen.py st FAMILY DIR [--dtype f32|f16|bf16] [--shards N] [--break KIND] [--config JSON]
       a Hugging Face folder: config.json and model.safetensors (or N shards
-      and model.safetensors.index.json)
-  gen.py gguf FAMILY FILE [--type f32|f16|q8_0] [--break KIND]
+      and model.safetensors.index.json); --config's keys replace or join
+      config.json's (the tensors keep their shapes)
+  gen.py gguf FAMILY FILE [--type f32|f16|q8_0] [--break KIND] [--config JSON]
       a GGUF v3 file as llama.cpp's converter writes it (llama q/k rows
-      interleaved, Gemma 2 norms holding 1 + w, llama3 rope as rope_freqs)
+      interleaved, Gemma 2 norms holding 1 + w, llama3 rope as rope_freqs);
+      --config's keys (whole GGUF keys: u32 for integers, f32 for other
+      numbers, else strings) replace or join the metadata
   gen.py q8blocks FILE.gguf TENSOR OUT
       the raw 34-byte blocks of a Q8_0 tensor split into OUT.q and OUT.s
   gen.py stf32 DIR TENSOR OUT
@@ -38,7 +41,7 @@ LORA, NOPE, ROPE, MFF = 32, 16, 16, 32    # deepseek2's latent widths; its and q
 KH, VH, KD, VD, CONV = 2, 4, 16, 16, 4    # qwen3next's delta heads, widths, convolution
 
 BREAKS_ST = ["truncated", "headerlen", "notjson", "past", "overlap", "dtype", "fp8",
-             "shape", "missing", "arch", "noconfig", "noshard", "size"]
+             "shape", "missing", "arch", "noconfig", "noshard", "size", "hidden"]
 BREAKS_GGUF = ["magic", "version", "tcount", "kvcount", "data", "type", "arch"]
 
 
@@ -235,6 +238,10 @@ def write_st(path, items, brk=None):
     if brk == "overlap":
         b, e = header[items[1][0]]["data_offsets"]
         header[items[1][0]]["data_offsets"] = [b - 8, e - 8]
+    if brk == "hidden":     # an empty tensor between two that overlap
+        header["model.empty"] = {"dtype": "F32", "shape": [0], "data_offsets": [12, 12]}
+        n = len(blobs[1])
+        header[items[1][0]]["data_offsets"] = [48, 48 + n]
     if brk == "size":
         header[first]["data_offsets"][1] -= 2
         header[items[1][0]]["data_offsets"][0] -= 2
@@ -254,9 +261,10 @@ def write_st(path, items, brk=None):
             f.write(b)
 
 
-def gen_st(fam, out, dtype="f32", shards=1, brk=None):
+def gen_st(fam, out, dtype="f32", shards=1, brk=None, over=None):
     os.makedirs(out, exist_ok=True)
     cfg = config(fam)
+    cfg.update(over or {})
     if brk == "arch":
         cfg["model_type"] = "bert"
     if brk != "noconfig":
@@ -375,9 +383,16 @@ def llama3_freqs():
     return out
 
 
-def gen_gguf(fam, path, typ="f32", brk=None):
+def gguf_kv(key, val):
+    if isinstance(val, int):
+        return kv(key, "u32", val)
+    return kv(key, "f32", val) if isinstance(val, float) else kv(key, "str", val)
+
+
+def gen_gguf(fam, path, typ="f32", brk=None, over=None):
     arch = ARCH[fam]
     cfg = config(fam)
+    over = over or {}
     kvs = [kv("general.architecture", "str", "mamba" if brk == "arch" else arch),
            kv("general.name", "str", "tiny-%s-gguf" % fam),
            kv(arch + ".context_length", "u32", 128), kv(arch + ".embedding_length", "u32", D),
@@ -392,6 +407,8 @@ def gen_gguf(fam, path, typ="f32", brk=None):
         kvs += [kv("gemma2.attention.sliding_window", "u32", 16),
                 kv("gemma2.attn_logit_softcapping", "f32", 50.0),
                 kv("gemma2.final_logit_softcapping", "f32", 30.0)]
+    kvs = [b for b in kvs if b[8:8 + struct.unpack_from("<Q", b)[0]].decode() not in over]
+    kvs += [gguf_kv(k, v) for k, v in over.items()]
     infos, blobs = [], []
     for hf, shape in tensors(fam):
         v = values(hf, shape)
@@ -546,9 +563,10 @@ def main(argv):
             args.append(argv[i])
             i += 1
     if args[:1] == ["st"]:
-        gen_st(args[1], args[2], opts.get("dtype", "f32"), int(opts.get("shards", 1)), opts.get("break"))
+        gen_st(args[1], args[2], opts.get("dtype", "f32"), int(opts.get("shards", 1)), opts.get("break"),
+               json.loads(opts.get("config", "{}")))
     elif args[:1] == ["gguf"]:
-        gen_gguf(args[1], args[2], opts.get("type", "f32"), opts.get("break"))
+        gen_gguf(args[1], args[2], opts.get("type", "f32"), opts.get("break"), json.loads(opts.get("config", "{}")))
     elif args[:1] == ["q8blocks"]:
         q8blocks(args[1], args[2], args[3])
     elif args[:1] == ["stf32"]:

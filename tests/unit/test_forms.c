@@ -42,7 +42,7 @@ static Prog *prog(Ctx *c, const char *form, int layer, int batch)
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
-    int st = author(c->a, c->s, form, layer, batch, m);
+    int st = author(c->a, c->s, form, layer, batch, 0, m);
     fclose(m);
     ASSERT(st == 0);
     Src *src = src_from_string(c->a, form, text);

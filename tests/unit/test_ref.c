@@ -117,6 +117,17 @@ static void test_matmul(void)
     env_free(env);
 }
 
+/* A row of a vector weight is one value. */
+static void test_vector_lookup(void)
+{
+    Prog *p = prog("logos 1 t t\nin tok : i32\nweight v : f32[8]\nout y : f32\ny = v[tok]\nend\n");
+    Env *env = env_new();
+    float *v = fill(env, "v", 1, 8, 0, 0);
+    ints(env, "tok", 0, 1, (int32_t[]){5});
+    ok(run(p, env) == 0 && out(env, "y")[0] == v[5], "a vector weight's row 5 is its value 5");
+    env_free(env);
+}
+
 /* unpair(12, 4, 8): in each group of 12 rows, rows 8..11 are rotated pairs
  * read as (8, 10, 9, 11); the rest in place (a latent query's layout). */
 static void test_unpair_at(void)
@@ -638,6 +649,7 @@ int main(void)
     diag_tool = "test_ref";
     test_matmul();
     test_unpair_at();
+    test_vector_lookup();
     test_rmsnorm();
     test_rope();
     test_yarn(1);
