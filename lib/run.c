@@ -204,8 +204,8 @@ static int run_batch(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out
 {
     int B = st->batch, longest = 0;
     size_t nb = B > 0 ? (size_t)B : 1;
-    int32_t *toks = calloc(nb, sizeof *toks), *next = calloc(nb, sizeof *next);
-    int *made = calloc(nb, sizeof *made);
+    int32_t *toks = arena_alloc(st->a, nb * sizeof *toks), *next = arena_alloc(st->a, nb * sizeof *next);
+    int *made = arena_alloc(st->a, nb * sizeof *made);
     for (int b = 0; b < B; b++)
         longest = pr[b].n > longest ? pr[b].n : longest;
     int s = 0;
@@ -225,9 +225,6 @@ static int run_batch(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out
                 st->generated++;
             }
     }
-    free(toks);
-    free(next);
-    free(made);
     return s;
 }
 

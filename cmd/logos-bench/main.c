@@ -95,19 +95,12 @@ static int options(int argc, char **argv, Opts *o)
 static double step_bytes(Env *env, const Stream *st)
 {
     double bytes = 0;
-    Arena *a = arena_new();
-    char *seen = arena_strdup(a, " ");
-    for (int k = 0; k < st->nprogs; k++)
-        for (int i = 0; i < st->progs[k]->ndecls; i++) {
-            const Decl *d = &st->progs[k]->decls[i];
-            char *key = arena_printf(a, " %s ", d->name);
-            if (d->kind != D_WEIGHT || strstr(seen, key))
-                continue;
-            seen = arena_printf(a, "%s%s ", seen, d->name);
-            const Buf *b = env_get(env, d->name);
-            bytes += b->base == T_Q8 ? (double)b->n * (1 + 2.0 / 32) : (double)b->n * 4;
-        }
-    arena_free(a);
+    int n;
+    const Decl **w = prog_weights(st->a, st->progs, st->nprogs, &n);
+    for (int i = 0; i < n; i++) {
+        const Buf *b = env_get(env, w[i]->name);
+        bytes += b->base == T_Q8 ? (double)b->n * (1 + 2.0 / Q8_BLOCK) : (double)b->n * 4;
+    }
     return bytes;
 }
 
