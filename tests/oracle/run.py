@@ -297,7 +297,7 @@ def main():
             rel, same, ok, note = fn()
         except Fail as e:
             rel, same, ok, note = None, None, False, str(e)
-        except Exception as e:  # a broken oracle is a failure too, never a skip
+        except Exception as e:  # a broken oracle is a failure too: it is never skipped
             rel, same, ok, note = None, None, False, f"{type(e).__name__}: {e}"
         rows.append((fam, fmt, rel, same, ok, note))
         print(f"  {fam:<16} {fmt:<13} {'PASS' if ok else 'FAIL'}  {note}", file=sys.stderr, flush=True)
