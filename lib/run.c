@@ -54,6 +54,36 @@ int stream_load(Arena *a, const char *path, Stream *st)
     return 0;
 }
 
+static int same_shape(const Decl *a, const Decl *b)
+{
+    if (a->base != b->base || a->rank != b->rank)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (strcmp(a->dims[i], b->dims[i]))
+            return 0;
+    return 1;
+}
+
+/* The programs of a stream share their states by name: each state is
+ * declared alike wherever it is declared. */
+static int states_agree(const Stream *st)
+{
+    for (int k = 0; k < st->nprogs; k++)
+        for (int i = 0; i < st->progs[k]->ndecls; i++) {
+            const Decl *d = &st->progs[k]->decls[i];
+            for (int j = 0; d->kind == D_STATE && j < k; j++) {
+                int o = prog_find_decl(st->progs[j], d->name);
+                const Decl *e = o >= 0 ? &st->progs[j]->decls[o] : NULL;
+                if (e && e->kind == D_STATE && !same_shape(d, e)) {
+                    diag_at(st->progs[k]->src, d->line, d->col,
+                            "state '%s' is declared with another shape at line %d", d->name, e->line);
+                    return EXIT_INPUT;
+                }
+            }
+        }
+    return 0;
+}
+
 /* Facts of a stream: its phases, the vocabulary and the context. */
 int run_plan(Stream *st)
 {
@@ -81,6 +111,8 @@ int run_plan(Stream *st)
     int single = 0;
     for (int k = 0; k < st->nprogs; k++)
         single |= declares(st->progs[k], D_IN, "pos") || declares(st->progs[k], D_IN, "tok");
+    if (states_agree(st))
+        return EXIT_INPUT;
     if (st->has[PH_BATCH] && (single || st->has[PH_CHUNK])) {
         diag_file(st->src, "a batch of decode steps does not mix with single-sequence programs in one stream");
         return EXIT_INPUT;

@@ -628,3 +628,14 @@ X
     run --separate-stderr sh -c '"$0"/logos-bench --synthetic 1 -n 1 step.logos >/dev/full' "$LOGOS_BIN"
     [ "$status" -eq 3 ] && [ "$stderr" = "logos-bench: $want" ]
 }
+
+@test "a state declared with two shapes in one stream is refused before anything runs" {
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >two.logos
+    "$LOGOS_BIN/logos-author" decode_step "$TINY/llama.yaml" | sed 's/^state Kc0 : f32\[64,2,16\]/state Kc0 : f32[32,2,16]/' >>two.logos
+    local line
+    line=$(awk '/^state Kc0 : f32\[32/ { print NR }' two.logos)
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p "1 2" -n 3 two.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "${stderr_lines[0]}" = "logos-run: two.logos:$line:7: state 'Kc0' is declared with another shape at line 10" ]
+}
