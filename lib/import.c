@@ -5,6 +5,7 @@
  * earlier import's spec.yaml, stream every weight into its files, and put
  * spec.yaml in place last. Also the entry points the fuzzers call. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,20 @@ int imp_sysfail(const char *file, const char *fmt, ...)
     int st = vfail(EXIT_SYSTEM, file, fmt, ap);
     va_end(ap);
     return st;
+}
+
+int ckpt_open(Ckpt *c, const char *path, struct stat *sb)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, sb) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        imp_fail(path, "cannot open: %s", strerror(e));
+        return -1;
+    }
+    *VEC_PUSH(c->a, c->fds, c->nfds, c->cfds) = fd;
+    return fd;
 }
 
 const Tensor *ckpt_find(const Ckpt *c, const char *name)

@@ -6,6 +6,8 @@
 #ifndef IMPORT_H
 #define IMPORT_H
 
+#include <sys/stat.h>
+
 #include "logos.h"
 
 /* Element types of source tensors. Q8_0 is GGUF's 34-byte block (an f16
@@ -88,6 +90,9 @@ typedef struct Ckpt {
 int imp_fail(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a system failure; returns EXIT_SYSTEM. */
 int imp_sysfail(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Opens a checkpoint file for reading, kept open (and closed) with the
+ * checkpoint, its stat in *sb; the descriptor, or -1 after a message. */
+int ckpt_open(Ckpt *c, const char *path, struct stat *sb);
 const Tensor *ckpt_find(const Ckpt *c, const char *name);
 Tensor *ckpt_add(Ckpt *c);
 const char *shape_str(Arena *a, int rank, const long *d);

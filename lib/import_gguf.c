@@ -449,15 +449,10 @@ int gguf_parse(Ckpt *c, const char *file, int fd, const unsigned char *buf, size
 
 int gguf_open(Ckpt *c, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        return imp_fail(path, "cannot open: %s", strerror(e));
-    }
-    *VEC_PUSH(c->a, c->fds, c->nfds, c->cfds) = fd;
+    int fd = ckpt_open(c, path, &sb);
+    if (fd < 0)
+        return EXIT_INPUT;
     if (sb.st_size == 0)
         return gguf_parse(c, path, fd, (const unsigned char *)"", 0);
     void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -148,15 +148,10 @@ int st_parse(Ckpt *c, const char *file, int fd, const unsigned char *buf, size_t
 
 static int st_open_file(Ckpt *c, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        return imp_fail(path, "cannot open: %s", strerror(e));
-    }
-    *VEC_PUSH(c->a, c->fds, c->nfds, c->cfds) = fd;
+    int fd = ckpt_open(c, path, &sb);
+    if (fd < 0)
+        return EXIT_INPUT;
     unsigned char head[8];
     uint64_t size = (uint64_t)sb.st_size;
     if (size < 8 || pread(fd, head, 8, 0) != 8)

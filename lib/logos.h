@@ -377,6 +377,17 @@ void weights_close(Weights *w);
 /* Writes every weight of the program (synthetic from seed) into dir, each
  * file atomically. Returns 0 or an exit status. */
 int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed);
+/* Where a tool's weights come from: --weights DIR or --synthetic SEED. */
+typedef struct WeightsArg {
+    const char *dir;
+    uint64_t seed;
+    int synthetic;
+} WeightsArg;
+/* Takes flag's value when flag is --weights or --synthetic: 1 taken, 0 not
+ * this flag's, -1 a bad seed (reported). */
+int weights_option(const char *flag, const char *value, WeightsArg *w);
+/* Exactly one source given: 0, or EXIT_USAGE after a message. */
+int weights_given(const WeightsArg *w);
 /* The file row that logical row r of a weight reads under unpair(hd, rot,
  * at): in each group of hd rows, rotated row at+i (i < rot/2) reads file row
  * at+2i and row at+rot/2+i reads at+2i+1; other rows, and hd == 0, in place. */
@@ -403,10 +414,11 @@ typedef struct Stream {
     const char *src;          /* the stream's file name, for messages */
     Prog **progs; int nprogs, cprogs;
     int has[PH_COUNT];        /* filled by run_plan */
-    long vocab, ctx;          /* from emb's rows and the KV caches' rows; -1 unknown */
+    long vocab, ctx;          /* rows of the token table and of the states written by position; -1 unknown */
     int batch;                /* sequences of a batch phase */
     int batched;              /* a program reads pos_s0: the stream is a batch's */
     FILE *logits;             /* every step's logits, raw f32, or NULL */
+    Weights **weights;        /* one binding per program, from stream_bind */
     long generated;           /* tokens generated so far */
 } Stream;
 /* Reads and checks every program of the stream at path; 0 or EXIT_INPUT. */
@@ -416,6 +428,10 @@ int run_plan(Stream *st);
 /* Runs the prompts (one, or one per sequence of a batch) and generates ngen
  * tokens greedily, printing them to out. 0 or an exit status. */
 int run_generate(Stream *st, Env *env, const Prompt *prompts, int nprompts, int ngen, FILE *out);
+/* Binds every program's weights into env (files checked before anything
+ * runs); 0 or an exit status. stream_close lets them go. */
+int stream_bind(Stream *st, Env *env, const WeightsArg *w);
+void stream_close(Stream *st);
 /* One decode step of the stream's step programs: token tok at position pos;
  * the next token out. 0 or an exit status. */
 int run_step(Stream *st, Env *env, int32_t tok, int32_t pos, int32_t *next);

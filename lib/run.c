@@ -84,6 +84,33 @@ static int states_agree(const Stream *st)
     return 0;
 }
 
+/* The rows of a weight looked up by an i32 input (token ids): the
+ * vocabulary, the least of them when there are several. */
+static void token_tables(const Prog *p, const Expr *e, long *vocab)
+{
+    if (e->op == OP_INDEX && e->args[0]->op == E_NAME && e->args[1]->op == E_NAME) {
+        int w = prog_find_decl(p, e->args[0]->name), t = prog_find_decl(p, e->args[1]->name);
+        if (w >= 0 && t >= 0 && p->decls[w].kind == D_WEIGHT && p->decls[t].kind == D_IN &&
+            p->decls[t].base == T_I32 && (*vocab < 0 || decl_rows(&p->decls[w]) < *vocab))
+            *vocab = decl_rows(&p->decls[w]);
+    }
+    for (int i = 0; i < e->nargs; i++)
+        token_tables(p, e->args[i], vocab);
+}
+
+/* The rows of the states written by position (KV caches): the context, the
+ * least of them; and the vocabulary. */
+static void extents(const Prog *p, long *ctx, long *vocab)
+{
+    for (int i = 0; i < p->nstmts; i++) {
+        const Stmt *s = &p->stmts[i];
+        int d = s->kind == S_WRITE ? prog_find_decl(p, s->name) : -1;
+        if (d >= 0 && (*ctx < 0 || decl_rows(&p->decls[d]) < *ctx))
+            *ctx = decl_rows(&p->decls[d]);
+        token_tables(p, s->value, vocab);
+    }
+}
+
 /* Facts of a stream: its phases, the vocabulary and the context. */
 int run_plan(Stream *st)
 {
@@ -97,12 +124,9 @@ int run_plan(Stream *st)
         const Prog *p = st->progs[k];
         int ph = phase_of(st, p);
         st->has[ph] = 1;
+        extents(p, &st->ctx, &st->vocab);
         for (int i = 0; i < p->ndecls; i++) {
             const Decl *d = &p->decls[i];
-            if (d->kind == D_WEIGHT && !strcmp(d->name, "emb"))
-                st->vocab = decl_rows(d);
-            if (d->kind == D_STATE && (st->ctx < 0 || decl_rows(d) < st->ctx) && d->name[0] == 'K')
-                st->ctx = decl_rows(d);
             if (d->kind == D_IN && !strncmp(d->name, "pos_s", 5) && ph == PH_BATCH &&
                 atoi(d->name + 5) + 1 > st->batch)
                 st->batch = atoi(d->name + 5) + 1;
@@ -193,6 +217,24 @@ static int check_prompt(Stream *st, const Prompt *pr, int ngen)
         return EXIT_INPUT;
     }
     return 0;
+}
+
+int stream_bind(Stream *st, Env *env, const WeightsArg *w)
+{
+    st->weights = arena_alloc(st->a, sizeof *st->weights * (size_t)st->nprogs);
+    for (int k = 0; k < st->nprogs; k++) {
+        int s = weights_bind(&st->weights[k], st->progs[k], env, w->dir, w->seed);
+        if (s)
+            return s;
+    }
+    return 0;
+}
+
+void stream_close(Stream *st)
+{
+    for (int k = 0; st->weights && k < st->nprogs; k++)
+        weights_close(st->weights[k]);
+    st->weights = NULL;
 }
 
 int run_step(Stream *st, Env *env, int32_t tok, int32_t pos, int32_t *next)

@@ -438,6 +438,30 @@ int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed)
     return rc;
 }
 
+int weights_option(const char *flag, const char *value, WeightsArg *w)
+{
+    long v;
+    if (!strcmp(flag, "--weights")) {
+        w->dir = value;
+        return 1;
+    }
+    if (strcmp(flag, "--synthetic"))
+        return 0;
+    if (arg_long(flag, value, 0, 2147483647L, &v))
+        return -1;
+    w->seed = (uint64_t)v;
+    w->synthetic = 1;
+    return 1;
+}
+
+int weights_given(const WeightsArg *w)
+{
+    if (!!w->dir + w->synthetic == 1)
+        return 0;
+    diag("give the weights: --weights DIR or --synthetic SEED (one of them)");
+    return EXIT_USAGE;
+}
+
 long unpair_row(int hd, int rot, int at, long r)
 {
     if (!hd)

@@ -19,9 +19,9 @@ static const char usage[] =
     "  -h                this help\n";
 
 typedef struct Opts {
-    const char *weights, *input;
-    uint64_t seed;
-    int synthetic, steps, pos, fmt;   /* fmt: 0 table, 1 csv, 2 json */
+    const char *input;
+    WeightsArg w;
+    int steps, pos, fmt;   /* fmt: 0 table, 1 csv, 2 json */
     double ceiling;
 } Opts;
 
@@ -38,9 +38,31 @@ static int number(const char *flag, const char *v, double lo, double hi, double 
     return 0;
 }
 
-static int options(int argc, char **argv, Opts *o)
+/* -n, --pos, --ceiling; 0 or EXIT_USAGE. */
+static int value_option(const char *f, const char *arg, Opts *o)
 {
     long v;
+    if (!strcmp(f, "-n")) {
+        if (arg_long(f, arg, 1, 1000000, &v))
+            return EXIT_USAGE;
+        o->steps = (int)v;
+    } else if (!strcmp(f, "--pos")) {
+        if (arg_long(f, arg, 1, 1000000000, &v))
+            return EXIT_USAGE;
+        o->pos = (int)v;
+    } else if (!strcmp(f, "--ceiling")) {
+        if (number(f, arg, 1e-3, 1e6, &o->ceiling))
+            return EXIT_USAGE;
+    } else {
+        diag("unknown option '%s'", f);
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int options(int argc, char **argv, Opts *o)
+{
     int i = 1;
     o->steps = 8;
     o->pos = 1;
@@ -57,38 +79,19 @@ static int options(int argc, char **argv, Opts *o)
             diag("%s needs a value", f);
             return EXIT_USAGE;
         }
-        if (!strcmp(f, "--weights")) {
-            o->weights = arg;
-        } else if (!strcmp(f, "--synthetic")) {
-            if (arg_long(f, arg, 0, 2147483647L, &v))
-                return EXIT_USAGE;
-            o->seed = (uint64_t)v;
-            o->synthetic = 1;
-        } else if (!strcmp(f, "-n")) {
-            if (arg_long(f, arg, 1, 1000000, &v))
-                return EXIT_USAGE;
-            o->steps = (int)v;
-        } else if (!strcmp(f, "--pos")) {
-            if (arg_long(f, arg, 1, 1000000000, &v))
-                return EXIT_USAGE;
-            o->pos = (int)v;
-        } else if (!strcmp(f, "--ceiling")) {
-            if (number(f, arg, 1e-3, 1e6, &o->ceiling))
-                return EXIT_USAGE;
-        } else {
-            diag("unknown option '%s'", f);
-            fputs(usage, stderr);
+        int took = weights_option(f, arg, &o->w);
+        if (took < 0)
             return EXIT_USAGE;
-        }
+        if (!took && value_option(f, arg, o))
+            return EXIT_USAGE;
         i++;
     }
     o->input = i < argc ? argv[i] : "-";
-    if (argc - i > 1 || !!o->weights + o->synthetic != 1) {
-        diag(argc - i > 1 ? "one program stream at a time"
-                          : "give the weights: --weights DIR or --synthetic SEED (one of them)");
+    if (argc - i > 1) {
+        diag("one program stream at a time");
         return EXIT_USAGE;
     }
-    return 0;
+    return weights_given(&o->w);
 }
 
 /* Bytes of weights the step programs declare (each weight counted once). */
@@ -155,9 +158,8 @@ int main(int argc, char **argv)
     if (!s)
         s = load(a, o.input, &st);
     Env *env = env_new();
-    Weights **w = arena_alloc(a, sizeof *w * (size_t)(st.nprogs + 1));
-    for (int k = 0; !s && k < st.nprogs; k++)
-        s = weights_bind(&w[k], st.progs[k], env, o.weights, o.seed);
+    if (!s)
+        s = stream_bind(&st, env, &o.w);
     if (!s && st.ctx > 0 && o.pos + o.steps > st.ctx) {
         diag("steps at positions %d to %d are past the %ld positions the states hold", o.pos, o.pos + o.steps,
              st.ctx);
@@ -173,8 +175,7 @@ int main(int argc, char **argv)
     if (!s)
         report(&o, st.progs[0]->model, step_bytes(env, &st), secs);
     env_free(env);
-    for (int k = 0; k < st.nprogs; k++)
-        weights_close(w[k]);
+    stream_close(&st);
     arena_free(a);
     return stdout_done(s);
 }

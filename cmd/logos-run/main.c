@@ -24,9 +24,9 @@ static const char usage[] =
     "  -h                this help\n";
 
 typedef struct Opts {
-    const char *weights, *write_weights, *logits, *out, *input;
-    uint64_t seed;
-    int synthetic, ngen, quiet;
+    const char *write_weights, *logits, *out, *input;
+    WeightsArg w;
+    int ngen, quiet;
     Prompt prompts[256];
     int nprompts;
 } Opts;
@@ -82,15 +82,11 @@ static int prompts_from_file(Arena *a, const char *path, Opts *o)
 static int option(Arena *a, const char *f, const char *arg, Opts *o)
 {
     long v;
-    if (!strcmp(f, "--weights")) {
-        o->weights = arg;
-    } else if (!strcmp(f, "--write-weights")) {
+    int took = weights_option(f, arg, &o->w);
+    if (took)
+        return took < 0 ? EXIT_USAGE : 0;
+    if (!strcmp(f, "--write-weights")) {
         o->write_weights = arg;
-    } else if (!strcmp(f, "--synthetic")) {
-        if (arg_long(f, arg, 0, 2147483647L, &v))
-            return EXIT_USAGE;
-        o->seed = (uint64_t)v;
-        o->synthetic = 1;
     } else if (!strcmp(f, "-n")) {
         if (arg_long(f, arg, 0, 1 << 24, &v))
             return EXIT_USAGE;
@@ -118,11 +114,9 @@ static int option(Arena *a, const char *f, const char *arg, Opts *o)
 /* What the options ask for fits together; 0 or EXIT_USAGE. */
 static int coherent(const Opts *o)
 {
-    if (!!o->weights + o->synthetic != 1) {
-        diag("give the weights: --weights DIR or --synthetic SEED (one of them)");
+    if (weights_given(&o->w))
         return EXIT_USAGE;
-    }
-    if (o->write_weights && !o->synthetic) {
+    if (o->write_weights && !o->w.synthetic) {
         diag("--write-weights writes synthetic weights: give --synthetic SEED");
         return EXIT_USAGE;
     }
@@ -192,23 +186,21 @@ int main(int argc, char **argv)
         s = stream_load(a, o.input, &st);
     if (!s && o.write_weights) {
         for (int k = 0; !s && k < st.nprogs; k++)
-            s = weights_write_synthetic(st.progs[k], o.write_weights, o.seed);
+            s = weights_write_synthetic(st.progs[k], o.write_weights, o.w.seed);
         arena_free(a);
         return s;
     }
     if (!s)
         s = run_plan(&st);
     Env *env = env_new();
-    Weights **w = arena_alloc(a, sizeof *w * (size_t)(st.nprogs + 1));
-    for (int k = 0; !s && k < st.nprogs; k++)
-        s = weights_bind(&w[k], st.progs[k], env, o.weights, o.seed);
+    if (!s)
+        s = stream_bind(&st, env, &o.w);
     if (!s && !o.quiet)
         diag("no GPU lane in this build: running the CPU reference");
     if (!s)
         s = generate(&st, env, &o);
     env_free(env);
-    for (int k = 0; k < st.nprogs; k++)
-        weights_close(w[k]);
+    stream_close(&st);
     arena_free(a);
     return s;
 }
