@@ -831,7 +831,7 @@ static int expr(Ck *c, Expr *e)
         bad |= expr_in(c, e->args[i], e, i);
     if (bad)
         return -1;
-    if (op_info[e->op].kind != K_SUGAR && e->op > OP_NEG && (call_arity(c, e) || check_attrs(c, e)))
+    if (op_callable(e->op) && (call_arity(c, e) || check_attrs(c, e)))
         return -1;
     return shape_of[e->op](c, e);
 }

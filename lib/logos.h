@@ -93,6 +93,7 @@ typedef struct OpInfo {
 } OpInfo;
 extern const OpInfo op_info[OP_COUNT];
 int op_lookup(const char *name);   /* a callable op's index, or -1 */
+int op_callable(int op);           /* written as a call, name(args, attrs) */
 
 /* ---- types ----------------------------------------------------------- */
 enum Base { T_NONE, T_F32, T_I32, T_Q8 };

@@ -11,11 +11,17 @@ const OpInfo op_info[OP_COUNT] = {
 #undef X
 };
 
+/* Ops written as calls are the ones whose name is a word; the others are
+ * spelled by syntax (@, [], [..], ~, + - * /, unary -). */
+int op_callable(int op)
+{
+    return op >= 0 && op < OP_COUNT && op_info[op].name[0] >= 'a' && op_info[op].name[0] <= 'z';
+}
+
 int op_lookup(const char *name)
 {
     for (int i = 0; i < OP_COUNT; i++)
-        if (op_info[i].kind != K_SUGAR && strcmp(op_info[i].name, name) == 0 &&
-            (name[0] >= 'a' && name[0] <= 'z') && i != OP_NEG)
+        if (op_callable(i) && strcmp(op_info[i].name, name) == 0)
             return i;
     return -1;
 }

@@ -32,7 +32,7 @@ X(ADD,     "+",        2, 2,  K_ELEM,    F_EPI,  "",                          -1
 X(SUB,     "-",        2, 2,  K_ELEM,    F_EPI,  "",                          -1, bcast)
 X(MUL,     "*",        2, 2,  K_ELEM,    F_EPI,  "",                          -1, bcast)
 X(DIV,     "/",        2, 2,  K_ELEM,    F_EPI,  "",                          -1, bcast)
-X(NEG,     "neg",      1, 1,  K_ELEM,    F_EPI,  "",                          -1, same)
+X(NEG,     "-x",       1, 1,  K_ELEM,    F_EPI,  "",                          -1, same)
 /* activations */
 X(SILU,    "silu",     1, 1,  K_ELEM,    F_EPI,  "",                          -1, same)
 X(GELU,    "gelu_tanh",1, 1,  K_ELEM,    F_EPI,  "",                          -1, same)
