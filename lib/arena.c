@@ -101,3 +101,67 @@ void *vec_grow(Arena *a, void *ptr, int *cap, size_t elem)
     *cap = ncap;
     return p;
 }
+
+/* ---- a string map in an arena: open addressing, FNV-1a, doubled when half full ---- */
+
+typedef struct Slot {
+    const char *key;
+    int val;
+} Slot;
+
+struct StrMap {
+    Arena *a;
+    Slot *s;
+    int cap, n;
+};
+
+static unsigned long strhash(const char *s)
+{
+    unsigned long h = 1469598103934665603UL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211UL;
+    return h;
+}
+
+StrMap *strmap_new(Arena *a)
+{
+    StrMap *m = arena_alloc(a, sizeof *m);
+    m->a = a;
+    m->cap = 64;
+    m->s = arena_alloc(a, sizeof *m->s * (size_t)m->cap);
+    return m;
+}
+
+static Slot *strmap_slot(const StrMap *m, const char *key)
+{
+    unsigned long i = strhash(key) & (unsigned long)(m->cap - 1);
+    while (m->s[i].key && strcmp(m->s[i].key, key) != 0)
+        i = (i + 1) & (unsigned long)(m->cap - 1);
+    return &m->s[i];
+}
+
+int strmap_get(const StrMap *m, const char *key)
+{
+    if (!m)
+        return -1;
+    const Slot *s = strmap_slot(m, key);
+    return s->key ? s->val : -1;
+}
+
+void strmap_put(StrMap *m, const char *key, int val)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        Slot *old = m->s;
+        int ocap = m->cap;
+        m->cap *= 2;
+        m->s = arena_alloc(m->a, sizeof *m->s * (size_t)m->cap);
+        for (int i = 0; i < ocap; i++)
+            if (old[i].key)
+                *strmap_slot(m, old[i].key) = old[i];
+    }
+    Slot *s = strmap_slot(m, key);
+    if (!s->key)
+        m->n++;
+    s->key = key;
+    s->val = val;
+}

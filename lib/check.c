@@ -14,12 +14,14 @@ typedef struct Name {
     int kind, line, set;
     Type ty;          /* base T_NONE: its statement was rejected (no more messages) */
     int col;
+    int decl, def;    /* its declaration, the statement assigning it (-1: none) */
 } Name;
 
 typedef struct Ck {
     Arena *a;
     Prog *p;
     Name *names; int nnames, cnames;
+    StrMap *index;    /* name -> index in names */
     int errors;
 } Ck;
 
@@ -27,10 +29,16 @@ typedef struct Ck {
 
 static Name *find(Ck *c, const char *name)
 {
-    for (int i = c->nnames - 1; i >= 0; i--)
-        if (strcmp(c->names[i].name, name) == 0)
-            return &c->names[i];
-    return NULL;
+    int i = strmap_get(c->index, name);
+    return i < 0 ? NULL : &c->names[i];
+}
+
+static Name *add_name(Ck *c, Name n)
+{
+    strmap_put(c->index, n.name, c->nnames);
+    Name *l = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
+    *l = n;
+    return l;
 }
 
 static int err(Ck *c, const Expr *e, const char *msg)
@@ -751,7 +759,7 @@ static int shape_allgather(Ck *c, Expr *e)
 }
 
 static ShapeFn *const shape_of[OP_COUNT] = {
-#define X(id, name, amin, amax, kind, fuse, attrs, state, shape) [OP_##id] = shape_##shape,
+#define X(id, name, amin, amax, kind, fuse, attrs, roles, shape) [OP_##id] = shape_##shape,
 #include "ops.h"
 #undef X
 };
@@ -768,13 +776,10 @@ static int use_role(const Expr *parent, int i)
 {
     if (!parent)
         return USE_VALUE;
-    switch (parent->op) {
-    case OP_INDEX: case OP_UPTO: return i == 0 ? USE_ROWS : USE_VALUE;
-    case OP_MATMUL: return i == 0 ? USE_WEIGHT : USE_VALUE;
-    case OP_LATENT: return i >= 3 ? USE_WEIGHT : USE_VALUE;
-    case OP_MOE: return i >= 2 ? USE_WEIGHT : USE_VALUE;
-    case OP_CONV: return i == 1 ? USE_STATE : i == 2 ? USE_WEIGHT : USE_VALUE;
-    case OP_DELTA: return i == 5 ? USE_STATE : USE_VALUE;
+    switch (op_role(parent->op, i)) {
+    case 'r': return USE_ROWS;
+    case 'w': return USE_WEIGHT;
+    case 's': return USE_STATE;
     default: return USE_VALUE;
     }
 }
@@ -798,6 +803,8 @@ static int name_ref(Ck *c, Expr *e, int role)
     if (n->kind == N_WEIGHT && n->ty.base == T_Q8 && role == USE_VALUE)
         return err(c, e, arena_printf(c->a, "q8 weight '%s' is read only by products and row lookups", e->name));
     e->ty = n->ty;
+    e->decl = n->decl;
+    e->def = n->def;
     return 0;
 }
 
@@ -844,6 +851,7 @@ static int check_write(Ck *c, Stmt *s)
     if (!n || n->kind != N_STATE)
         return errl(c, s->line, s->col, arena_printf(c->a, n ? "'%s' is not a state: only a state's rows are written"
                                                              : "'%s' is not defined", s->name));
+    s->decl = n->decl;
     if (expr_in(c, s->index, NULL, 0) | expr_in(c, s->value, NULL, 0))
         return -1;
     Expr *i = s->index;
@@ -895,7 +903,7 @@ static int assign_value(Ck *c, Stmt *s, Name *n)
     return 0;
 }
 
-static int check_assign(Ck *c, Stmt *s)
+static int check_assign(Ck *c, Stmt *s, int num)
 {
     Name *n = find(c, s->name);
     if (n && !(n->kind == N_OUT && !n->set))
@@ -904,14 +912,16 @@ static int check_assign(Ck *c, Stmt *s)
     if (n) {   /* an output, set even when rejected: one message is enough */
         n->set = 1;
         n->line = s->line;
+        n->def = num;
+        s->decl = n->decl;
         return bad;
     }
-    Name *l = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
-    *l = (Name){s->name, N_LOCAL, s->line, 1, bad ? (Type){0} : s->value->ty, s->col};
+    s->decl = -1;
+    add_name(c, (Name){s->name, N_LOCAL, s->line, 1, bad ? (Type){0} : s->value->ty, s->col, -1, num});
     return bad;
 }
 
-static int check_decl(Ck *c, const Decl *d)
+static int check_decl(Ck *c, Decl *d, int di)
 {
     Name *old = find(c, d->name);
     if (old)
@@ -946,8 +956,9 @@ static int check_decl(Ck *c, const Decl *d)
                                                          d->unpair_hd, d->unpair_rot, d->unpair_at, d->unpair_hd,
                                                          t.d[0].n));
     }
-    Name *n = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
-    *n = (Name){d->name, d->kind, d->line, 0, t, d->col};
+    d->ty = t;
+    d->count = symbolic ? 0 : count;
+    add_name(c, (Name){d->name, d->kind, d->line, 0, t, d->col, di, -1});
     return 0;
 }
 
@@ -984,17 +995,33 @@ const Decl **prog_weights(Arena *a, Prog *const *progs, int n, int *count)
 
 int prog_find_decl(const Prog *p, const char *name)
 {
+    if (p->names) {
+        int i = strmap_get(p->names, name);
+        return i >= 0 ? i : -1;
+    }
     for (int i = 0; i < p->ndecls; i++)
         if (strcmp(p->decls[i].name, name) == 0)
             return i;
     return -1;
 }
 
+/* The names the program resolved: each declaration's index, or -2 - the
+ * statement assigning a local. */
+static void keep_names(Ck *c)
+{
+    c->p->names = strmap_new(c->a);
+    for (int i = 0; i < c->nnames; i++) {
+        const Name *n = &c->names[i];
+        strmap_put(c->p->names, n->name, n->decl >= 0 ? n->decl : -2 - n->def);
+    }
+}
+
 int check_prog(Arena *a, Prog *p)
 {
-    Ck c = {.a = a, .p = p};
+    Ck c = {.a = a, .p = p, .index = strmap_new(a)};
+    p->names = NULL;
     for (int i = 0; i < p->ndecls; i++)
-        check_decl(&c, &p->decls[i]);
+        check_decl(&c, &p->decls[i], i);
     if (c.errors)
         return c.errors;
     for (int i = 0; i < p->nstmts; i++) {
@@ -1002,12 +1029,14 @@ int check_prog(Arena *a, Prog *p)
         if (s->kind == S_WRITE)
             check_write(&c, s);
         else
-            check_assign(&c, s);
+            check_assign(&c, s, i);
     }
     for (int i = 0; i < c.nnames; i++)
         if (c.names[i].kind == N_OUT && !c.names[i].set)
             errl(&c, c.names[i].line, c.names[i].col, arena_printf(a, "output '%s' is never assigned", c.names[i].name));
     if (p->nstmts == 0 && !c.errors)
         errl(&c, p->line, 1, "the program has no statements");
+    if (!c.errors)
+        keep_names(&c);
     return c.errors;
 }

@@ -22,6 +22,12 @@ char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_strdup(Arena *a, const char *s);
 char *arena_printf(Arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A map from strings to non-negative ints in an arena (keys are kept, not
+ * copied): -1 from strmap_get when absent. */
+typedef struct StrMap StrMap;
+StrMap *strmap_new(Arena *a);
+int strmap_get(const StrMap *m, const char *key);
+void strmap_put(StrMap *m, const char *key, int val);
 /* A growable array in an arena: vec_push(arena, &ptr, &len, &cap, size). */
 void *vec_grow(Arena *a, void *ptr, int *cap, size_t elem);
 #define VEC_PUSH(ar, p, n, cap) \
@@ -78,7 +84,7 @@ int outfile_whole(const char *path, const char *text, size_t len);
 enum OpKind { K_ELEM, K_REDUCE, K_PRODUCT, K_STATE, K_VIEW, K_ATTN, K_COLL, K_SUGAR };
 enum OpFuse { F_NONE, F_EPI, F_PROD };
 enum {
-#define X(id, name, amin, amax, kind, fuse, attrs, state, shape) OP_##id,
+#define X(id, name, amin, amax, kind, fuse, attrs, roles, shape) OP_##id,
 #include "ops.h"
 #undef X
     OP_COUNT,
@@ -89,11 +95,15 @@ typedef struct OpInfo {
     const char *name;
     int amin, amax, kind, fuse;
     const char *attrs;
-    int state;
+    const char *roles;
 } OpInfo;
 extern const OpInfo op_info[OP_COUNT];
 int op_lookup(const char *name);   /* a callable op's index, or -1 */
 int op_callable(int op);           /* written as a call, name(args, attrs) */
+/* Operand i's role letter (ops.h): 'v' value, 'w' weight, 'r' rows taken
+ * from it, 's' a state updated in place. */
+int op_role(int op, int i);
+int op_state(int op);              /* the operand of role 's', or -1 */
 
 /* ---- types ----------------------------------------------------------- */
 enum Base { T_NONE, T_F32, T_I32, T_Q8 };
@@ -129,6 +139,8 @@ typedef struct Expr {
     const char *dims[LOGOS_MAXRANK];   /* spelled dims (numbers or size names) */
     int depth;            /* levels of the tree below and including it */
     Type ty;              /* filled by check.c */
+    int decl, def;        /* E_NAME, filled by check.c: its declaration and the
+                           * statement that assigns it (-1 when none) */
 } Expr;
 
 enum DeclKind { D_SIZE, D_IN, D_WEIGHT, D_STATE, D_OUT };
@@ -140,6 +152,8 @@ typedef struct Decl {
     int unpair_hd, unpair_rot, unpair_at;   /* rows bound through the rope pairing permutation */
     char **pre; int npre;        /* full-line comments before it */
     const char *trail;           /* a comment after it on its line */
+    Type ty;                     /* filled by check.c: the checked type */
+    long count;                  /* filled by check.c: values (sizes at their bounds), 0 when symbolic */
 } Decl;
 
 enum StmtKind { S_ASSIGN, S_WRITE };
@@ -150,6 +164,8 @@ typedef struct Stmt {
     Expr *value;
     char **pre; int npre;
     const char *trail;
+    int decl;         /* filled by check.c: the state written, or the output
+                       * assigned (-1: a local) */
 } Stmt;
 
 typedef struct Sym {
@@ -170,6 +186,8 @@ typedef struct Prog {
     const char *endtrail;
     char **post; int npost;  /* comments after the stream's last end */
     Sym *syms; int nsyms, csyms;   /* filled by check.c */
+    StrMap *names;                 /* filled by check.c: each name's declaration,
+                                    * or -2 - the statement assigning a local */
 } Prog;
 
 /* ---- ops.c: a call's attributes ------------------------------------- */
@@ -218,6 +236,37 @@ const Decl **prog_weights(Arena *a, Prog *const *progs, int n, int *count);
  * when a dim is a size or the count passes LOGOS_MAXVALUES. */
 int decl_count(const Decl *d, long *n);
 #define LOGOS_MAXVALUES (1L << 40)
+
+/* ---- graph.c: the flattened dataflow graph of a checked program -------- */
+enum { G_DECL = E_NUM + 1, G_NUM, G_WRITE };   /* node ops past OP_*: a declared tensor, a literal, a row write */
+typedef struct GNode {
+    int op;              /* OP_*, G_DECL, G_NUM or G_WRITE (args: state, positions, value) */
+    int nargs;
+    int *args;           /* operand nodes */
+    Type ty;             /* the checked type (a write: the state's) */
+    int stmt;            /* its statement (-1: a declaration) */
+    int sub;             /* its number inside its statement, from 1 in evaluation order (0: a leaf) */
+    int decl;            /* G_DECL, G_WRITE: the declaration; -1 else */
+    const Expr *e;       /* the expression (attributes, location); NULL for G_DECL and G_WRITE */
+    int uses;            /* operand references to it */
+    int view;            /* an alias of args[0]'s memory (reshape, state rows [..p], a literal row) */
+    int nafter;          /* ordering edges: nodes that must run before it (a state's reads and writes) */
+    int *after;
+} GNode;
+/* Roles of a program's inputs and outputs, found from their use. */
+enum Role { R_NONE, R_TOKEN, R_TOKENS, R_POS, R_POSITIONS, R_POS0, R_HIDDEN, R_LOGITS, R_NEXT };
+typedef struct Graph {
+    const Prog *p;
+    GNode *n; int nn, cn;
+    int *decl_node;      /* each declaration's G_DECL node */
+    int *stmt_node;      /* each statement's node: its value, or its G_WRITE */
+    int *role;           /* each declaration's enum Role */
+    int *seq;            /* R_POS: the sequence of a batch it is the position of (declaration order) */
+} Graph;
+Graph *graph_build(Arena *a, const Prog *p);     /* p must be checked */
+int graph_computes(const Graph *g, int node);    /* not a leaf and not a view */
+int graph_find_role(const Graph *g, int role, int seq);   /* a declaration, or -1 */
+const char *role_name(int role);
 
 /* ---- spec.c: the ModelSpec (YAML) ------------------------------------ */
 enum Mixer { MIX_ATTN, MIX_LATENT, MIX_DELTA, MIX_CONV };

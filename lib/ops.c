@@ -5,8 +5,8 @@
 #include "logos.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define X(id, name, amin, amax, kind, fuse, attrs, state, shape) \
-    [OP_##id] = {name, amin, amax, kind, fuse, attrs, state},
+#define X(id, name, amin, amax, kind, fuse, attrs, roles, shape) \
+    [OP_##id] = {name, amin, amax, kind, fuse, attrs, roles},
 #include "ops.h"
 #undef X
 };
@@ -16,6 +16,19 @@ const OpInfo op_info[OP_COUNT] = {
 int op_callable(int op)
 {
     return op >= 0 && op < OP_COUNT && op_info[op].name[0] >= 'a' && op_info[op].name[0] <= 'z';
+}
+
+int op_role(int op, int i)
+{
+    const char *r = op_info[op].roles;
+    size_t n = strlen(r);
+    return r[(size_t)i < n ? (size_t)i : n - 1];
+}
+
+int op_state(int op)
+{
+    const char *s = strchr(op_info[op].roles, 's');
+    return s ? (int)(s - op_info[op].roles) : -1;
 }
 
 int op_lookup(const char *name)

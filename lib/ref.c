@@ -72,47 +72,26 @@ double dot(const float *a, const float *b, long n)
 
 /* ---- names ---- */
 
-static const Decl *decl_of(const Run *r, const char *name)
-{
-    int i = prog_find_decl(r->p, name);
-    return i < 0 ? NULL : &r->p->decls[i];
-}
-
-static Local *local(Run *r, const char *name)
-{
-    for (int i = r->nloc - 1; i >= 0; i--)
-        if (strcmp(r->loc[i].name, name) == 0)
-            return &r->loc[i];
-    return NULL;
-}
-
 /* The declared weight or state an operand names, as the env holds it. */
 Buf *named_buf(Run *r, const Expr *e, int kind)
 {
-    ASSERT(e->op == E_NAME);
-    const Decl *d = decl_of(r, e->name);
-    ASSERT(d && d->kind == kind);
-    Buf *b = env_get(r->env, e->name);
-    ASSERT(b);
-    return b;
+    ASSERT(e->op == E_NAME && e->decl >= 0 && r->p->decls[e->decl].kind == kind && r->buf[e->decl]);
+    return r->buf[e->decl];
 }
 
 static int is_decl(const Run *r, const Expr *e, int kind)
 {
-    const Decl *d = e->op == E_NAME ? decl_of(r, e->name) : NULL;
-    return d && d->kind == kind;
+    return e->op == E_NAME && e->def < 0 && e->decl >= 0 && r->p->decls[e->decl].kind == kind;
 }
 
-/* A size spelled as a number or a declared size's name. */
-long size_of(Run *r, const char *s, int line, int col)
+/* A dimension's value: its constant, or the size an input bound. */
+long dim_of(Run *r, const Dim *d, int line, int col)
 {
-    if (s[0] >= '0' && s[0] <= '9')
-        return strtol(s, NULL, 10);
-    int i = prog_find_decl(r->p, s);
-    ASSERT(i >= 0 && r->p->decls[i].kind == D_SIZE);
-    if (r->size[i] < 0)
-        ref_fail(r, line, col, "size '%s' is not bound by any input", s);
-    return r->size[i];
+    if (!d->sym)
+        return d->n;
+    if (r->size[d->sym] < 0)
+        ref_fail(r, line, col, "size '%s' is not bound by any input", r->p->syms[d->sym - 1].name);
+    return r->size[d->sym];
 }
 
 /* ---- weight rows (through the unpair permutation) ---- */
@@ -120,7 +99,7 @@ long size_of(Run *r, const char *s, int line, int col)
 WRows wrows(Run *r, const Expr *e)
 {
     const Buf *b = named_buf(r, e, D_WEIGHT);
-    const Decl *d = decl_of(r, e->name);
+    const Decl *d = &r->p->decls[e->decl];
     /* a vector's rows are its values */
     WRows w = {b, 0, b->rank == 1 ? 1 : b->d[b->rank - 1], d->unpair_hd, d->unpair_rot, d->unpair_at};
     w.rows = b->n / w.cols;
@@ -291,22 +270,21 @@ static Val eval_reshape(Run *r, const Expr *e)
     long n = 1;
     v.rank = e->rank;
     for (int i = 0; i < e->rank; i++) {
-        v.d[i] = size_of(r, e->dims[i], e->line, e->col);
+        v.d[i] = dim_of(r, &e->ty.d[i], e->line, e->col);
         n *= v.d[i];
     }
     ASSERT(n == v.n);
     return v;
 }
 
-/* A name's value: a local, an input, or an f32 weight (rows unpaired). */
+/* A name's value: a statement's, an input, or an f32 weight (rows unpaired). */
 static Val eval_name(Run *r, const Expr *e)
 {
-    Local *l = local(r, e->name);
-    if (l)
-        return l->v;
-    const Decl *d = decl_of(r, e->name);
-    ASSERT(d && (d->kind == D_IN || d->kind == D_WEIGHT));
-    Buf *b = env_get(r->env, e->name);
+    if (e->def >= 0)
+        return r->val[e->def];
+    const Decl *d = &r->p->decls[e->decl];
+    ASSERT(d->kind == D_IN || d->kind == D_WEIGHT);
+    Buf *b = r->buf[e->decl];
     ASSERT(b);
     Val v = val_of_buf(b);
     if (d->kind == D_WEIGHT) {
@@ -356,12 +334,11 @@ Val eval(Run *r, const Expr *e)
 
 /* ---- statements ---- */
 
-static void run_assign(Run *r, const Stmt *s)
+static void run_assign(Run *r, const Stmt *s, int si)
 {
     Val v = eval(r, s->value);
     ASSERT(!v.ends);
-    const Decl *d = decl_of(r, s->name);
-    if (d && d->kind == D_OUT) {
+    if (s->decl >= 0) {   /* an output */
         Buf *b = env_alloc(r->env, s->name, v.base, v.rank, v.d);
         memcpy(v.base == T_I32 ? (void *)b->i : (void *)b->f, v.base == T_I32 ? (void *)v.i : (void *)v.f,
                (size_t)v.n * 4);
@@ -369,14 +346,12 @@ static void run_assign(Run *r, const Stmt *s)
     } else if (v.aliased) {
         v = val_copy(r, &v);
     }
-    Local *l = VEC_PUSH(r->a, r->loc, r->nloc, r->cloc);
-    l->name = s->name;
-    l->v = v;
+    r->val[si] = v;
 }
 
 static void run_write(Run *r, const Stmt *s)
 {
-    Buf *b = env_get(r->env, s->name);
+    Buf *b = r->buf[s->decl];
     ASSERT(b);
     Val ix = eval(r, s->index), v = eval(r, s->value);
     long width = buf_cols(b);
@@ -392,73 +367,83 @@ static void run_write(Run *r, const Stmt *s)
 static void bind_input(Run *r, int di)
 {
     const Decl *d = &r->p->decls[di];
-    const Buf *b = env_get(r->env, d->name);
+    Buf *b = env_get(r->env, d->name);
     if (!b)
         ref_fail(r, d->line, d->col, "input '%s' is not given", d->name);
     if (b->base != d->base || b->rank != d->rank)
         ref_fail(r, d->line, d->col, "input '%s' is given as %s with %d dimensions, not %s with %d", d->name,
                  base_name(b->base), b->rank, base_name(d->base), d->rank);
     for (int k = 0; k < d->rank; k++) {
-        const char *s = d->dims[k];
-        int si = s[0] >= '0' && s[0] <= '9' ? -1 : prog_find_decl(r->p, s);
-        long want = si < 0 ? strtol(s, NULL, 10) : r->size[si];
-        if (si >= 0 && want < 0)
-            r->size[si] = want = b->d[k];
+        const Dim *dim = &d->ty.d[k];
+        long want = dim->sym ? r->size[dim->sym] : dim->n;
+        if (dim->sym && want < 0)
+            r->size[dim->sym] = want = b->d[k];
         if (b->d[k] != want)
             ref_fail(r, d->line, d->col, "input '%s' has %ld values on axis %d where %s is %ld", d->name, b->d[k],
-                     k, s, want);
+                     k, d->dims[k], want);
+    }
+    r->buf[di] = b;
+}
+
+/* A declaration's constant dimensions (the checker bounds every one). */
+static void declared_dims(const Decl *d, long *dims)
+{
+    for (int k = 0; k < d->rank; k++) {
+        ASSERT(!d->ty.d[k].sym);
+        dims[k] = d->ty.d[k].n;
     }
 }
 
-static void declared_dims(const Decl *d, long *dims, long *n)
+static void bind_state(Run *r, int di)
 {
-    ASSERT(decl_count(d, n) == 0);   /* the checker bounds every declaration */
-    for (int k = 0; k < d->rank; k++)
-        dims[k] = strtol(d->dims[k], NULL, 10);
-}
-
-static void bind_state(Run *r, const Decl *d)
-{
-    long dims[LOGOS_MAXRANK], n;
-    declared_dims(d, dims, &n);
-    const Buf *b = env_get(r->env, d->name);
+    const Decl *d = &r->p->decls[di];
+    long dims[LOGOS_MAXRANK];
+    declared_dims(d, dims);
+    Buf *b = env_get(r->env, d->name);
     if (!b)
         b = env_alloc(r->env, d->name, T_F32, d->rank, dims);
-    if (b->base != T_F32 || b->n != n || b->d[0] != dims[0])
+    if (b->base != T_F32 || b->n != d->count || b->d[0] != dims[0])
         ref_fail(r, d->line, d->col, "state '%s' is held with another shape than its declaration", d->name);
+    r->buf[di] = b;
 }
 
-static void check_weight(Run *r, const Decl *d)
+static void check_weight(Run *r, int di)
 {
-    long dims[LOGOS_MAXRANK], n;
-    declared_dims(d, dims, &n);
-    const Buf *b = env_get(r->env, d->name);
+    const Decl *d = &r->p->decls[di];
+    long dims[LOGOS_MAXRANK];
+    declared_dims(d, dims);
+    Buf *b = env_get(r->env, d->name);
     if (!b)
         ref_fail(r, d->line, d->col, "weight '%s' is not bound", d->name);
-    if (b->base != d->base || b->rank != d->rank || b->n != n || memcmp(b->d, dims, sizeof dims[0] * (size_t)d->rank))
+    if (b->base != d->base || b->rank != d->rank || b->n != d->count ||
+        memcmp(b->d, dims, sizeof dims[0] * (size_t)d->rank))
         ref_fail(r, d->line, d->col, "weight '%s' is bound with another type or shape than its declaration",
                  d->name);
+    r->buf[di] = b;
 }
 
 static void bind_decls(Run *r)
 {
-    for (int i = 0; i < r->p->ndecls; i++)
+    for (int i = 0; i <= r->p->nsyms; i++)
         r->size[i] = -1;
     for (int i = 0; i < r->p->ndecls; i++) {
         const Decl *d = &r->p->decls[i];
         if (d->kind == D_IN)
             bind_input(r, i);
         else if (d->kind == D_STATE)
-            bind_state(r, d);
+            bind_state(r, i);
         else if (d->kind == D_WEIGHT)
-            check_weight(r, d);
+            check_weight(r, i);
     }
 }
 
 int ref_run(const Prog *p, Env *env)
 {
     Run r = {.p = p, .env = env, .a = arena_new()};
-    r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->ndecls + 1));
+    ASSERT(p->names);   /* checked */
+    r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
+    r.val = arena_alloc(r.a, sizeof *r.val * (size_t)(p->nstmts + 1));
+    r.buf = arena_alloc(r.a, sizeof *r.buf * (size_t)(p->ndecls + 1));
     if (setjmp(r.fail)) {
         arena_free(r.a);
         return EXIT_INPUT;
@@ -469,7 +454,7 @@ int ref_run(const Prog *p, Env *env)
         if (s->kind == S_WRITE)
             run_write(&r, s);
         else
-            run_assign(&r, s);
+            run_assign(&r, s, i);
     }
     arena_free(r.a);
     return EXIT_OK;

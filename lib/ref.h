@@ -20,17 +20,13 @@ typedef struct Val {
     int aliased;   /* a view of a state's rows, which later writes change */
 } Val;
 
-typedef struct Local {
-    const char *name;
-    Val v;
-} Local;
-
 typedef struct Run {
     const Prog *p;
     Env *env;
     Arena *a;          /* every value of the run */
-    Local *loc; int nloc, cloc;
-    long *size;        /* bound sizes by declaration index; -1 unbound */
+    Val *val;          /* each statement's value, once it has run */
+    Buf **buf;         /* each declaration's buffer in env (NULL for sizes) */
+    long *size;        /* each symbol's bound value (Prog.syms, 1-based); -1 unbound */
     jmp_buf fail;
 } Run;
 
@@ -50,7 +46,7 @@ const float *wrow(const WRows *w, long r, float *tmp);
 void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y);
 float *weight_values(Run *r, const WRows *w);
 _Noreturn void ref_fail(Run *r, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-long size_of(Run *r, const char *s, int line, int col);
+long dim_of(Run *r, const Dim *d, int line, int col);
 Val eval_unary(Run *r, const Expr *e);
 Val eval_binary(Run *r, const Expr *e);
 Val eval_norm(Run *r, const Expr *e);

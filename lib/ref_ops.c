@@ -230,7 +230,7 @@ Val eval_range(Run *r, const Expr *e)
 {
     Val s = eval(r, e->args[0]);
     const Attr *a = attr_get(e, "n");
-    long n = a->isnum ? (long)a->num : size_of(r, a->text, a->line, a->col);
+    long n = dim_of(r, &e->ty.d[0], a->line, a->col);
     Val y = val_new(r, T_I32, 1, &n);
     for (long i = 0; i < n; i++)
         y.i[i] = s.i[0] + (int32_t)i;
