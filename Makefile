@@ -22,10 +22,23 @@ UNIT    = $(wildcard tests/unit/*.c)
 UNITBIN = $(UNIT:tests/unit/%.c=build/san/test/%)
 BIN     = $(TOOLS:%=build/bin/%)
 SANBIN  = $(TOOLS:%=build/san/bin/%)
-LIBOBJ  = $(LIBSRC:lib/%.c=build/obj/%.o)
-SANOBJ  = $(LIBSRC:lib/%.c=build/san/obj/%.o)
+KSRC    = $(wildcard kernels/*.cuh kernels/*.cu)
+LIBOBJ  = $(LIBSRC:lib/%.c=build/obj/%.o) build/obj/kernels_src.o
+SANOBJ  = $(LIBSRC:lib/%.c=build/san/obj/%.o) build/san/obj/kernels_src.o
 
 all: $(BIN)
+
+# the CUDA sources, embedded so that logos-run stands alone
+build/gen/kernels_src.c: $(KSRC) scripts/embed
+	@mkdir -p $(@D)
+	sh scripts/embed $(KSRC) > $@.tmp && mv $@.tmp $@
+
+build/obj/kernels_src.o: build/gen/kernels_src.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+build/san/obj/kernels_src.o: build/gen/kernels_src.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 build/obj/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(@D)

@@ -34,7 +34,8 @@ static void edge(Gb *b, int to, int from)
             return;
     int cap = n->nafter;   /* grows one at a time: edges are few */
     int *e = arena_alloc(b->a, sizeof *e * (size_t)(cap + 1));
-    memcpy(e, n->after, sizeof *e * (size_t)cap);
+    if (cap)
+        memcpy(e, n->after, sizeof *e * (size_t)cap);
     e[cap] = from;
     n->after = e;
     n->nafter = cap + 1;
@@ -205,7 +206,11 @@ static void find_roles(Graph *g)
     }
     int seq = 0;
     for (int i = 0; i < p->ndecls; i++) {
-        if (p->decls[i].kind == D_IN && g->role[i] == R_NONE)
+        const Decl *d = &p->decls[i];
+        /* an i32 input nothing reads still takes its place: a position, or tokens */
+        if (d->kind == D_IN && g->role[i] == R_NONE && d->base == T_I32 && !g->n[g->decl_node[i]].uses)
+            g->role[i] = d->rank ? R_TOKENS : R_POS;
+        if (d->kind == D_IN && g->role[i] == R_NONE)
             g->role[i] = R_HIDDEN;
         if (g->role[i] == R_POS)
             g->seq[i] = seq++;

@@ -453,38 +453,169 @@ void weights_synth(const char *name, int rank, const long *d, uint64_t seed, flo
  * past a state's rows, a token past a table, a missing input). */
 int ref_run(const Prog *p, Env *env);
 
-/* ---- run.c: generating over a stream ------------------------------------ */
+/* ---- kernels.c: the kernel table (kernels.h) -------------------------- */
+enum {
+#define K(id, name, file, consts, params, threads) KN_##id,
+#include "kernels.h"
+#undef K
+    KN_COUNT
+};
+enum { KMAXC = 40, KMAXP = 24 };
+/* Element types of plan buffers (kernels/common.cuh gives their layouts). */
+enum ElType { ET_F32, ET_I32, ET_F16, ET_F64, ET_Q8, ET_A8, ET_A8X2, ET_COUNT };
+typedef struct KConst {
+    char name[12];
+    int isf;             /* a number, not a whole one */
+    double lo, hi;
+} KConst;
+typedef struct KParam {
+    char name[8];
+    char kinds[12];      /* letters of the buffer kinds it takes (enum BufKind) */
+    int optional;
+    unsigned dtypes;     /* bit per enum ElType */
+} KParam;
+typedef struct Kernel {
+    const char *name, *file;
+    int nc, np, threads;
+    KConst c[KMAXC];
+    KParam p[KMAXP];
+} Kernel;
+/* What a kernel's constants ask of a launch: each parameter's least count
+ * of values (-1: not read), the grid, the block and the shared memory. */
+typedef struct KNeed {
+    long count[KMAXP];
+    long grid[3];
+    int block;
+    long smem;
+} KNeed;
+const Kernel *kernel_info(int k);
+int kernel_lookup(const char *name);               /* -1 when unknown */
+int kernel_const(int k, const char *name);         /* the constant's index, or -1 */
+int kernel_param(int k, const char *name);         /* the parameter's index, or -1 */
+/* 0, or -1 with why filled when the constants do not fit together. */
+int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen);
+void kernel_const_text(const KConst *kc, double v, char *buf, size_t n);
+char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
+const char *kernel_common(void);                   /* common.cuh */
+const char *etype_name(int dt);
+int etype_lookup(const char *s, size_t n);         /* -1 when unknown */
+long etype_bytes(int dt, long n);                  /* bytes of n values */
+
+/* ---- nvrtc.c: run-time compilation (NVRTC opened with dlopen) ----------- */
+typedef struct Cubin {
+    void *data;
+    size_t size;
+    char *log;           /* NVRTC's log, always set after a compile */
+    int regs;            /* ptxas's report */
+    long stack, spill_st, spill_ld;
+} Cubin;
+const char *nvrtc_open(void);    /* NULL, or why NVRTC cannot be used */
+int nvrtc_version(void);         /* 1000 major + 10 minor, or 0 */
+/* Compiles src (which includes header as header_name) for sm_<arch>: 0, or
+ * EXIT_INPUT on a compile error, EXIT_SYSTEM without NVRTC; out->log holds
+ * the log either way. cubin_free releases it. */
+int nvrtc_compile(const char *src, const char *name, const char *header, const char *header_name, int arch,
+                  Cubin *out);
+void cubin_free(Cubin *c);
+
+/* ---- plan.c: launch plans (man5/logos-plan.5) -------------------------- */
+enum Numerics { NUM_PRECISE, NUM_Q8, NUM_Q8X2 };
+/* Buffer kinds; the letter of each is how the kernel table names it. */
+enum BufKind { B_WEIGHT, B_STATE, B_IN, B_OUT, B_TEMP, B_CONST, B_SCRATCH, B_SIZE, B_VIEW, B_COUNT };
+typedef struct PBuf {
+    const char *name;
+    int kind, etype;     /* enum BufKind, enum ElType */
+    long count;          /* values */
+    long at;             /* B_TEMP: byte offset in the plan's pool; B_VIEW: value offset in its base */
+    int base;            /* B_VIEW: the buffer it lies in */
+    int decl;            /* the program declaration it holds, or -1 */
+    int node;            /* B_CONST: the rope node whose table it is, or -1 */
+    int line, col;
+} PBuf;
+typedef struct PLaunch {
+    int kernel;
+    double c[KMAXC];     /* constants, in the table's order */
+    long grid[3];
+    int block;
+    long smem;
+    int arg[KMAXP];      /* a buffer per parameter, -1 when absent */
+    int *covers, ncovers;   /* graph nodes */
+    int line;
+} PLaunch;
+typedef struct Plan Plan;
+struct Plan {
+    const Src *src;
+    int line;
+    int numerics, fuse_quant, lane_rules, rows;   /* rows: the bound of every size */
+    const char **rules; int nrules, crules;       /* the lane's rules this plan took */
+    Prog *prog;
+    Graph *g;
+    PBuf *bufs; int nbufs, cbufs;
+    PLaunch *ls; int nls, cls;
+    long pool;           /* bytes of the temporaries' pool */
+};
+const char *numerics_name(int n);
+char bufkind_letter(int kind);
+/* Parses (and checks) the next plan of a stream: NULL at a clean end
+ * (*err 0) or after reporting (*err 1). */
+Plan *plan_parse(Arena *a, Lexer *lx, int *err);
+/* Everything a launch may be checked for before any runs: kernels, their
+ * constants' ranges, arguments' kinds and sizes, the grid, every compute
+ * node covered once. The number of problems reported. */
+int plan_check(Plan *pl);
+void plan_print(FILE *f, const Plan *pl);
+int plan_buf(const Plan *pl, const char *name);   /* index or -1 */
+int plan_base(const Plan *pl, int b);             /* a view's base, through views */
+long plan_buf_bytes(const Plan *pl, int b);
+
+/* ---- run.c: generating over a stream, through a lane ------------------- */
 enum Phase { PH_CHUNK, PH_STEP, PH_BATCH, PH_COUNT };
 typedef struct Prompt {
     int32_t *ids;
     int n;
 } Prompt;
-typedef struct Stream {
+typedef struct Stream Stream;
+/* The seam every executor implements (the CPU reference: lane_cpu; CUDA:
+ * lane_cuda). k is a program of the stream, d one of its declarations. */
+typedef struct Lane Lane;
+struct Lane {
+    const char *name;
+    /* weights and states of every program (files checked before anything runs) */
+    int (*bind)(Lane *l, Stream *st, const WeightsArg *w);
+    int (*put)(Lane *l, int k, int d, const int32_t *v, long n);   /* an i32 input */
+    int (*run)(Lane *l, int k);
+    int (*fetch)(Lane *l, int k, int d, Buf *out);   /* an output, valid until the next run */
+    void (*close)(Lane *l);
+};
+struct Stream {
     Arena *a;
     const char *src;          /* the stream's file name, for messages */
     Prog **progs; int nprogs, cprogs;
-    int has[PH_COUNT];        /* filled by run_plan */
+    Plan **plans; int cplans; /* each program's plan (NULL: a program read as such) */
+    Graph **graphs;           /* each program's dataflow graph */
+    int has[PH_COUNT];        /* filled by stream_phases */
     long vocab, ctx;          /* rows of the token table and of the states written by position; -1 unknown */
-    int batch;                /* sequences of a batch phase */
-    int batched;              /* a program reads pos_s0: the stream is a batch's */
+    int batch;                /* sequences a batch phase steps together (0: none) */
+    int chunk_rows;           /* most rows of one prompt chunk (0: the whole prompt) */
     FILE *logits;             /* every step's logits, raw f32, or NULL */
-    Weights **weights;        /* one binding per program, from stream_bind */
+    Lane *lane;               /* from stream_open */
     long generated;           /* tokens generated so far */
-} Stream;
-/* Reads and checks every program of the stream at path; 0 or EXIT_INPUT. */
+};
+/* Reads a stream of programs or plans (each program checked); 0 or EXIT_INPUT. */
 int stream_load(Arena *a, const char *path, Stream *st);
 /* Sorts the stream's programs into phases; 0 or EXIT_INPUT. */
-int run_plan(Stream *st);
-/* Runs the prompts (one, or one per sequence of a batch) and generates ngen
- * tokens greedily, printing them to out. 0 or an exit status. */
-int run_generate(Stream *st, Env *env, const Prompt *prompts, int nprompts, int ngen, FILE *out);
-/* Binds every program's weights into env (files checked before anything
- * runs); 0 or an exit status. stream_close lets them go. */
-int stream_bind(Stream *st, Env *env, const WeightsArg *w);
+int stream_phases(Stream *st);
+/* Binds the stream's weights and states in lane; 0 or an exit status.
+ * stream_close closes the lane. */
+int stream_open(Stream *st, Lane *lane, const WeightsArg *w);
 void stream_close(Stream *st);
+/* Runs the prompts (one, or one per sequence of a batch) and generates ngen
+ * tokens greedily, printing each to out as it comes. 0 or an exit status. */
+int run_generate(Stream *st, const Prompt *prompts, int nprompts, int ngen, FILE *out);
 /* One decode step of the stream's step programs: token tok at position pos;
  * the next token out. 0 or an exit status. */
-int run_step(Stream *st, Env *env, int32_t tok, int32_t pos, int32_t *next);
+int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next);
+Lane *lane_cpu(void);
 
 /* ---- import*.c: checkpoints to a spec and weight files (import.h inside) -- */
 typedef struct ImportOpts {

@@ -1,33 +1,37 @@
-/* run.c — drives a stream of programs over prompts: the prompt phase (a
- * prefill chunk's programs), then decode steps (or a batch of them) that
- * generate tokens greedily. Programs of one phase run in order on one env,
- * so a cut form's output is the next program's input by name. */
+/* run.c — drives a stream of programs (or plans) over prompts through a lane:
+ * the prompt phase (a prefill chunk's programs), then decode steps (or a
+ * batch of them) that generate tokens greedily. The lane is the seam every
+ * executor implements (bind, put, run, fetch): the CPU reference here, CUDA
+ * in cuda_lane.c. A program's inputs and outputs are found by their role in
+ * its dataflow graph (graph.c), not by their names; the programs of one
+ * phase run in order, and a cut form's output reaches the next program's
+ * input of the same name inside the lane. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "logos.h"
 
-static int declares(const Prog *p, int kind, const char *name)
+/* ---- loading ---- */
+
+/* Does the text start with a plan (its first word, past comments, is "plan")? */
+static int is_plan_text(const Src *s)
 {
-    for (int i = 0; i < p->ndecls; i++)
-        if (p->decls[i].kind == kind && !strcmp(p->decls[i].name, name))
-            return 1;
-    return 0;
+    const char *p = s->text;
+    for (;;) {
+        p += strspn(p, " \t\r\n");
+        if (*p != '#')
+            break;
+        p += strcspn(p, "\n");
+    }
+    return strncmp(p, "plan", 4) == 0 && (p[4] == ' ' || p[4] == '\t');
 }
 
-/* The phase a program belongs to: a chunk's programs declare a size; in a
- * stream where any program reads pos_s0, the others run as the batch's. */
-static int phase_of(const Stream *st, const Prog *p)
+static void add_prog(Stream *st, Prog *p, Plan *plan)
 {
-    for (int i = 0; i < p->ndecls; i++)
-        if (p->decls[i].kind == D_SIZE)
-            return PH_CHUNK;
-    return st->batched ? PH_BATCH : PH_STEP;
-}
-
-static long decl_rows(const Decl *d)
-{
-    return d->rank ? strtol(d->dims[0], NULL, 10) : 0;
+    int n = st->nprogs;
+    *VEC_PUSH(st->a, st->progs, st->nprogs, st->cprogs) = p;
+    *VEC_PUSH(st->a, st->plans, n, st->cplans) = plan;
 }
 
 int stream_load(Arena *a, const char *path, Stream *st)
@@ -40,10 +44,15 @@ int stream_load(Arena *a, const char *path, Stream *st)
     Lexer lx;
     lex_init(&lx, src);
     int err = 0;
-    for (Prog *p; (p = parse_prog(a, &lx, &err));) {
-        if (check_prog(a, p))
-            return EXIT_INPUT;
-        *VEC_PUSH(a, st->progs, st->nprogs, st->cprogs) = p;
+    if (is_plan_text(src)) {
+        for (Plan *pl; (pl = plan_parse(a, &lx, &err));)
+            add_prog(st, pl->prog, pl);
+    } else {
+        for (Prog *p; (p = parse_prog(a, &lx, &err));) {
+            if (check_prog(a, p))
+                return EXIT_INPUT;
+            add_prog(st, p, NULL);
+        }
     }
     if (err)
         return EXIT_INPUT;
@@ -51,15 +60,80 @@ int stream_load(Arena *a, const char *path, Stream *st)
         diag_file(src->name, "no program in the input");
         return EXIT_INPUT;
     }
+    st->graphs = arena_alloc(a, sizeof *st->graphs * (size_t)st->nprogs);
+    for (int k = 0; k < st->nprogs; k++)
+        st->graphs[k] = st->plans[k] ? st->plans[k]->g : graph_build(a, st->progs[k]);
     return 0;
 }
 
-static int same_shape(const Decl *a, const Decl *b)
+/* ---- phases and extents ---- */
+
+static int declares_size(const Prog *p)
+{
+    for (int i = 0; i < p->ndecls; i++)
+        if (p->decls[i].kind == D_SIZE)
+            return 1;
+    return 0;
+}
+
+/* The sequences a program steps together: its positions, its token vector
+ * of constant length, or its vector of next tokens; 0 when none says. */
+static int batch_rows(const Graph *g)
+{
+    const Prog *p = g->p;
+    int pos = 0, rows = 0;
+    for (int i = 0; i < p->ndecls; i++) {
+        const Decl *d = &p->decls[i];
+        if (g->role[i] == R_POS)
+            pos++;
+        if ((g->role[i] == R_TOKENS || g->role[i] == R_NEXT) && d->rank == 1 && !d->ty.d[0].sym)
+            rows = (int)d->ty.d[0].n;
+    }
+    return rows ? rows : pos > 1 ? pos : 0;
+}
+
+static int phase_of(const Stream *st, int k)
+{
+    if (declares_size(st->progs[k]))
+        return PH_CHUNK;
+    return st->batch ? PH_BATCH : PH_STEP;
+}
+
+/* The rows of the weight an input of role r indexes (a token table), the
+ * least over the tables. */
+static void token_tables(const Graph *g, long *vocab)
+{
+    for (int k = 0; k < g->nn; k++) {
+        const GNode *n = &g->n[k];
+        if (n->op != OP_INDEX)
+            continue;
+        const GNode *w = &g->n[n->args[0]], *ix = &g->n[n->args[1]];
+        if (w->op != G_DECL || ix->op != G_DECL || g->p->decls[w->decl].kind != D_WEIGHT)
+            continue;
+        int r = g->role[ix->decl];
+        long rows = w->ty.d[0].n;
+        if ((r == R_TOKEN || r == R_TOKENS) && (*vocab < 0 || rows < *vocab))
+            *vocab = rows;
+    }
+}
+
+/* The rows of the states written by position (KV caches): the context, the
+ * least of them. */
+static void written_rows(const Graph *g, long *ctx)
+{
+    for (int k = 0; k < g->nn; k++) {
+        const GNode *n = &g->n[k];
+        if (n->op == G_WRITE && (*ctx < 0 || n->ty.d[0].n < *ctx))
+            *ctx = n->ty.d[0].n;
+    }
+}
+
+static int same_type(const Decl *a, const Decl *b)
 {
     if (a->base != b->base || a->rank != b->rank)
         return 0;
     for (int i = 0; i < a->rank; i++)
-        if (strcmp(a->dims[i], b->dims[i]))
+        if (a->ty.d[i].n != b->ty.d[i].n)
             return 0;
     return 1;
 }
@@ -68,73 +142,43 @@ static int same_shape(const Decl *a, const Decl *b)
  * declared alike wherever it is declared. */
 static int states_agree(const Stream *st)
 {
+    StrMap *seen = strmap_new(st->a);   /* state name -> program * 2^20 + declaration */
     for (int k = 0; k < st->nprogs; k++)
         for (int i = 0; i < st->progs[k]->ndecls; i++) {
             const Decl *d = &st->progs[k]->decls[i];
-            for (int j = 0; d->kind == D_STATE && j < k; j++) {
-                int o = prog_find_decl(st->progs[j], d->name);
-                const Decl *e = o >= 0 ? &st->progs[j]->decls[o] : NULL;
-                if (e && e->kind == D_STATE && !same_shape(d, e)) {
-                    diag_at(st->progs[k]->src, d->line, d->col,
-                            "state '%s' is declared with another shape at line %d", d->name, e->line);
-                    return EXIT_INPUT;
-                }
+            if (d->kind != D_STATE)
+                continue;
+            int at = strmap_get(seen, d->name);
+            if (at < 0) {
+                strmap_put(seen, d->name, k << 20 | i);
+                continue;
+            }
+            const Decl *e = &st->progs[at >> 20]->decls[at & 0xfffff];
+            if (!same_type(d, e)) {
+                diag_at(st->progs[k]->src, d->line, d->col, "state '%s' is declared with another shape at line %d",
+                        d->name, e->line);
+                return EXIT_INPUT;
             }
         }
     return 0;
 }
 
-/* The rows of a weight looked up by an i32 input (token ids): the
- * vocabulary, the least of them when there are several. */
-static void token_tables(const Prog *p, const Expr *e, long *vocab)
-{
-    if (e->op == OP_INDEX && e->args[0]->op == E_NAME && e->args[1]->op == E_NAME) {
-        int w = prog_find_decl(p, e->args[0]->name), t = prog_find_decl(p, e->args[1]->name);
-        if (w >= 0 && t >= 0 && p->decls[w].kind == D_WEIGHT && p->decls[t].kind == D_IN &&
-            p->decls[t].base == T_I32 && (*vocab < 0 || decl_rows(&p->decls[w]) < *vocab))
-            *vocab = decl_rows(&p->decls[w]);
-    }
-    for (int i = 0; i < e->nargs; i++)
-        token_tables(p, e->args[i], vocab);
-}
-
-/* The rows of the states written by position (KV caches): the context, the
- * least of them; and the vocabulary. */
-static void extents(const Prog *p, long *ctx, long *vocab)
-{
-    for (int i = 0; i < p->nstmts; i++) {
-        const Stmt *s = &p->stmts[i];
-        int d = s->kind == S_WRITE ? prog_find_decl(p, s->name) : -1;
-        if (d >= 0 && (*ctx < 0 || decl_rows(&p->decls[d]) < *ctx))
-            *ctx = decl_rows(&p->decls[d]);
-        token_tables(p, s->value, vocab);
-    }
-}
-
-/* Facts of a stream: its phases, the vocabulary and the context. */
-int run_plan(Stream *st)
+int stream_phases(Stream *st)
 {
     st->vocab = -1;
     st->ctx = -1;
     st->batch = 0;
-    st->batched = 0;
-    for (int k = 0; k < st->nprogs; k++)
-        st->batched |= declares(st->progs[k], D_IN, "pos_s0");
-    for (int k = 0; k < st->nprogs; k++) {
-        const Prog *p = st->progs[k];
-        int ph = phase_of(st, p);
-        st->has[ph] = 1;
-        extents(p, &st->ctx, &st->vocab);
-        for (int i = 0; i < p->ndecls; i++) {
-            const Decl *d = &p->decls[i];
-            if (d->kind == D_IN && !strncmp(d->name, "pos_s", 5) && ph == PH_BATCH &&
-                atoi(d->name + 5) + 1 > st->batch)
-                st->batch = atoi(d->name + 5) + 1;
-        }
-    }
     int single = 0;
+    for (int k = 0; k < st->nprogs; k++) {
+        const Graph *g = st->graphs[k];
+        int b = batch_rows(g);
+        st->batch = b > st->batch ? b : st->batch;
+        single |= graph_find_role(g, R_TOKEN, 0) >= 0;
+        token_tables(g, &st->vocab);
+        written_rows(g, &st->ctx);
+    }
     for (int k = 0; k < st->nprogs; k++)
-        single |= declares(st->progs[k], D_IN, "pos") || declares(st->progs[k], D_IN, "tok");
+        st->has[phase_of(st, k)] = 1;
     if (states_agree(st))
         return EXIT_INPUT;
     if (st->has[PH_BATCH] && (single || st->has[PH_CHUNK])) {
@@ -144,55 +188,83 @@ int run_plan(Stream *st)
     return 0;
 }
 
-static void set_i32(Env *env, const char *name, const int32_t *v, int n, int vector)
+/* ---- one phase through the lane ---- */
+
+/* Gives n i32 values to every program of the phase with an input of this
+ * role (and sequence, for positions). */
+static int put_role(Stream *st, int ph, int role, int seq, const int32_t *v, long n)
 {
-    long d = n;
-    Buf *b = env_alloc(env, name, T_I32, vector ? 1 : 0, &d);
-    memcpy(b->i, v, sizeof *v * (size_t)n);
+    for (int k = 0; k < st->nprogs; k++) {
+        if (phase_of(st, k) != ph)
+            continue;
+        int d = graph_find_role(st->graphs[k], role, seq);
+        if (d < 0)
+            continue;
+        int s = st->lane->put(st->lane, k, d, v, n);
+        if (s)
+            return s;
+    }
+    return 0;
 }
 
-/* Runs every program of one phase; returns 0 or an exit status. */
-static int run_phase(Stream *st, Env *env, int ph)
+static int run_phase(Stream *st, int ph)
 {
     for (int k = 0; k < st->nprogs; k++)
-        if (phase_of(st, st->progs[k]) == ph) {
-            int s = ref_run(st->progs[k], env);
+        if (phase_of(st, k) == ph) {
+            int s = st->lane->run(st->lane, k);
             if (s)
                 return s;
         }
     return 0;
 }
 
-/* The phase's logits (B rows for a batch) and next tokens. */
-static int harvest(Stream *st, Env *env, int32_t *next, int rows)
+/* The phase's logits (B rows for a batch) and next tokens, from the last of
+ * its programs that has either. */
+static int harvest(Stream *st, int ph, int32_t *next, int rows)
 {
-    Buf *lg = env_get(env, "logits"), *nx = env_get(env, "next");
-    if (!lg && !nx) {
-        diag_file(st->src, "the stream's last program has no 'logits' or 'next' output to generate from");
+    int lgk = -1, nxk = -1, lgd = -1, nxd = -1;
+    for (int k = 0; k < st->nprogs; k++) {
+        if (phase_of(st, k) != ph)
+            continue;
+        int l = graph_find_role(st->graphs[k], R_LOGITS, 0), x = graph_find_role(st->graphs[k], R_NEXT, 0);
+        if (l >= 0 || x >= 0) {
+            lgk = l >= 0 ? k : -1, lgd = l;
+            nxk = x >= 0 ? k : -1, nxd = x;
+        }
+    }
+    if (lgk < 0 && nxk < 0) {
+        diag_file(st->src, "the stream's last program has no logits or next token to generate from");
         return EXIT_INPUT;
     }
-    if (nx && (nx->base != T_I32 || nx->n != rows)) {
-        diag_file(st->src, "'next' must be i32%s: one token for each of the %d sequence%s", rows > 1 ? "[B]" : "",
-                  rows, rows == 1 ? "" : "s");
+    Buf lg = {0}, nx = {0};
+    int s = 0;
+    if (lgk >= 0 && (s = st->lane->fetch(st->lane, lgk, lgd, &lg)))
+        return s;
+    if (nxk >= 0 && (s = st->lane->fetch(st->lane, nxk, nxd, &nx)))
+        return s;
+    if (nxk >= 0 && nx.n != rows) {
+        diag_file(st->src, "'%s' must be i32%s: one token for each of the %d sequence%s",
+                  st->progs[nxk]->decls[nxd].name, rows > 1 ? "[B]" : "", rows, rows == 1 ? "" : "s");
         return EXIT_INPUT;
     }
-    if (lg && (lg->base != T_F32 || lg->n % rows)) {
-        diag_file(st->src, "'logits' must be f32 rows, one for each of the %d sequence%s", rows, rows == 1 ? "" : "s");
+    if (lgk >= 0 && lg.n % rows) {
+        diag_file(st->src, "'%s' must be f32 rows, one for each of the %d sequence%s",
+                  st->progs[lgk]->decls[lgd].name, rows, rows == 1 ? "" : "s");
         return EXIT_INPUT;
     }
-    long v = lg ? lg->n / rows : 0;
-    if (lg && st->logits && fwrite(lg->f, sizeof(float), (size_t)lg->n, st->logits) != (size_t)lg->n) {
+    long v = lgk >= 0 ? lg.n / rows : 0;
+    if (lgk >= 0 && st->logits && fwrite(lg.f, sizeof(float), (size_t)lg.n, st->logits) != (size_t)lg.n) {
         diag("cannot write the logits");
         return EXIT_SYSTEM;
     }
     for (int r = 0; r < rows; r++) {
-        if (nx) {
-            next[r] = nx->i[r];
+        if (nxk >= 0) {
+            next[r] = nx.i[r];
             continue;
         }
         long best = 0;
         for (long j = 1; j < v; j++)
-            if (lg->f[r * v + j] > lg->f[r * v + best])
+            if (lg.f[r * v + j] > lg.f[r * v + best])
                 best = j;
         next[r] = (int32_t)best;
     }
@@ -219,54 +291,80 @@ static int check_prompt(Stream *st, const Prompt *pr, int ngen)
     return 0;
 }
 
-int stream_bind(Stream *st, Env *env, const WeightsArg *w)
+int stream_open(Stream *st, Lane *lane, const WeightsArg *w)
 {
-    st->weights = arena_alloc(st->a, sizeof *st->weights * (size_t)st->nprogs);
-    for (int k = 0; k < st->nprogs; k++) {
-        int s = weights_bind(&st->weights[k], st->progs[k], env, w->dir, w->seed);
-        if (s)
-            return s;
-    }
-    return 0;
+    st->lane = lane;
+    return lane->bind(lane, st, w);
 }
 
 void stream_close(Stream *st)
 {
-    for (int k = 0; st->weights && k < st->nprogs; k++)
-        weights_close(st->weights[k]);
-    st->weights = NULL;
+    if (st->lane)
+        st->lane->close(st->lane);
+    st->lane = NULL;
 }
 
-int run_step(Stream *st, Env *env, int32_t tok, int32_t pos, int32_t *next)
+int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next)
 {
-    set_i32(env, "tok", &tok, 1, 0);
-    set_i32(env, "pos", &pos, 1, 0);
-    int s = run_phase(st, env, PH_STEP);
-    return s ? s : harvest(st, env, next, 1);
+    int s = put_role(st, PH_STEP, R_TOKEN, 0, &tok, 1);
+    if (!s)
+        s = put_role(st, PH_STEP, R_POS, 0, &pos, 1);
+    if (!s)
+        s = run_phase(st, PH_STEP);
+    return s ? s : harvest(st, PH_STEP, next, 1);
 }
 
-/* One sequence: the prompt as a chunk or step by step, then decode steps. */
-static int run_one(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out)
+/* The prompt as chunks of at most chunk_rows tokens from position 1; the
+ * next token after the last chunk. */
+static int run_chunks(Stream *st, const Prompt *pr, int32_t *next)
+{
+    int rows = st->chunk_rows > 0 ? st->chunk_rows : pr->n;
+    for (int at = 0; at < pr->n; at += rows) {
+        int n = pr->n - at < rows ? pr->n - at : rows;
+        int32_t pos0 = at + 1;
+        int s = put_role(st, PH_CHUNK, R_TOKENS, 0, pr->ids + at, n);
+        if (!s)
+            s = put_role(st, PH_CHUNK, R_POS0, 0, &pos0, 1);
+        if (!s)
+            s = run_phase(st, PH_CHUNK);
+        if (s)
+            return s;
+    }
+    return harvest(st, PH_CHUNK, next, 1);
+}
+
+/* Prints one generated token and flushes it, so a filter downstream sees
+ * each as it comes. */
+static int emit(FILE *out, const char *fmt, int a, int b)
+{
+    fprintf(out, fmt, a, b);
+    if (fflush(out) != 0) {
+        diag("cannot write %s: %s", out == stdout ? "to standard output" : "the tokens", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    return 0;
+}
+
+/* One sequence: the prompt as chunks or step by step, then decode steps. */
+static int run_one(Stream *st, const Prompt *pr, int ngen, FILE *out)
 {
     int32_t next = 0, pos;
     int s;
     if (st->has[PH_CHUNK]) {
-        int32_t one = 1;
-        set_i32(env, "toks", pr->ids, pr->n, 1);
-        set_i32(env, "pos0", &one, 1, 0);
-        if ((s = run_phase(st, env, PH_CHUNK)) || (s = harvest(st, env, &next, 1)))
+        if ((s = run_chunks(st, pr, &next)))
             return s;
     } else {
         for (pos = 1; pos <= pr->n; pos++)
-            if ((s = run_step(st, env, pr->ids[pos - 1], pos, &next)))
+            if ((s = run_step(st, pr->ids[pos - 1], pos, &next)))
                 return s;
     }
     for (int g = 0; g < ngen; g++) {
-        fprintf(out, "%d\n", next);
+        if ((s = emit(out, "%d\n", next, 0)))
+            return s;
         st->generated++;
         if (g == ngen - 1)
             break;
-        if ((s = run_step(st, env, next, pr->n + 1 + g, &next)))
+        if ((s = run_step(st, next, pr->n + 1 + g, &next)))
             return s;
     }
     return 0;
@@ -274,27 +372,26 @@ static int run_one(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out)
 
 /* B sequences stepping together: sequence b feeds its prompt, then what it
  * generates; it prints `b id` for each generated token. */
-static int run_batch(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out)
+static int run_batch(Stream *st, const Prompt *pr, int ngen, FILE *out)
 {
     int B = st->batch, longest = 0;
-    size_t nb = B > 0 ? (size_t)B : 1;
-    int32_t *toks = arena_alloc(st->a, nb * sizeof *toks), *next = arena_alloc(st->a, nb * sizeof *next);
-    int *made = arena_alloc(st->a, nb * sizeof *made);
+    int32_t *toks = arena_alloc(st->a, (size_t)B * sizeof *toks), *next = arena_alloc(st->a, (size_t)B * sizeof *next);
+    int *made = arena_alloc(st->a, (size_t)B * sizeof *made);
     for (int b = 0; b < B; b++)
         longest = pr[b].n > longest ? pr[b].n : longest;
     int s = 0;
     for (int step = 0; !s && step < longest + ngen - 1; step++) {
-        for (int b = 0; b < B; b++) {
+        int32_t pos = step + 1;
+        for (int b = 0; !s && b < B; b++) {
             toks[b] = step < pr[b].n ? pr[b].ids[step] : next[b];
-            int32_t pos = step + 1;
-            set_i32(env, arena_printf(st->a, "pos_s%d", b), &pos, 1, 0);
+            s = put_role(st, PH_BATCH, R_POS, b, &pos, 1);
         }
-        set_i32(env, "toks", toks, B, 1);
-        if ((s = run_phase(st, env, PH_BATCH)) || (s = harvest(st, env, next, B)))
+        if (s || (s = put_role(st, PH_BATCH, R_TOKENS, 0, toks, B)) || (s = run_phase(st, PH_BATCH)) ||
+            (s = harvest(st, PH_BATCH, next, B)))
             break;
-        for (int b = 0; b < B; b++)
+        for (int b = 0; !s && b < B; b++)
             if (step + 1 >= pr[b].n && made[b] < ngen) {
-                fprintf(out, "%d %d\n", b, next[b]);
+                s = emit(out, "%d %d\n", b, next[b]);
                 made[b]++;
                 st->generated++;
             }
@@ -302,7 +399,7 @@ static int run_batch(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out
     return s;
 }
 
-int run_generate(Stream *st, Env *env, const Prompt *prompts, int nprompts, int ngen, FILE *out)
+int run_generate(Stream *st, const Prompt *prompts, int nprompts, int ngen, FILE *out)
 {
     if (!st->has[PH_STEP] && !st->has[PH_BATCH] && ngen > 1) {
         diag_file(st->src, "the stream has no decode step: it gives one token after the prompt, not %d", ngen);
@@ -319,5 +416,72 @@ int run_generate(Stream *st, Env *env, const Prompt *prompts, int nprompts, int 
         if (s)
             return s;
     }
-    return st->has[PH_BATCH] ? run_batch(st, env, prompts, ngen, out) : run_one(st, env, prompts, ngen, out);
+    return st->has[PH_BATCH] ? run_batch(st, prompts, ngen, out) : run_one(st, prompts, ngen, out);
+}
+
+/* ---- the CPU reference as a lane ---- */
+
+typedef struct CpuLane {
+    Lane lane;
+    Stream *st;
+    Env *env;
+    Weights **weights;   /* one binding per program */
+} CpuLane;
+
+static int cpu_bind(Lane *l, Stream *st, const WeightsArg *w)
+{
+    CpuLane *c = (CpuLane *)l;
+    c->st = st;
+    c->weights = arena_alloc(st->a, sizeof *c->weights * (size_t)st->nprogs);
+    for (int k = 0; k < st->nprogs; k++) {
+        int s = weights_bind(&c->weights[k], st->progs[k], c->env, w->dir, w->seed);
+        if (s)
+            return s;
+    }
+    return 0;
+}
+
+static int cpu_put(Lane *l, int k, int d, const int32_t *v, long n)
+{
+    CpuLane *c = (CpuLane *)l;
+    const Decl *decl = &c->st->progs[k]->decls[d];
+    Buf *b = env_alloc(c->env, decl->name, T_I32, decl->rank, &n);
+    memcpy(b->i, v, sizeof *v * (size_t)n);
+    return 0;
+}
+
+static int cpu_run(Lane *l, int k)
+{
+    CpuLane *c = (CpuLane *)l;
+    return ref_run(c->st->progs[k], c->env);
+}
+
+static int cpu_fetch(Lane *l, int k, int d, Buf *out)
+{
+    CpuLane *c = (CpuLane *)l;
+    const Buf *b = env_get(c->env, c->st->progs[k]->decls[d].name);
+    ASSERT(b);   /* ref_run leaves every output in env */
+    *out = *b;
+    return 0;
+}
+
+static void cpu_close(Lane *l)
+{
+    CpuLane *c = (CpuLane *)l;
+    for (int k = 0; c->weights && k < c->st->nprogs; k++)
+        weights_close(c->weights[k]);
+    env_free(c->env);
+    free(c);
+}
+
+Lane *lane_cpu(void)
+{
+    CpuLane *c = calloc(1, sizeof *c);
+    if (!c) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    c->lane = (Lane){"cpu reference", cpu_bind, cpu_put, cpu_run, cpu_fetch, cpu_close};
+    c->env = env_new();
+    return &c->lane;
 }

@@ -95,22 +95,20 @@ static int options(int argc, char **argv, Opts *o)
 }
 
 /* Bytes of weights the step programs declare (each weight counted once). */
-static double step_bytes(Env *env, const Stream *st)
+static double step_bytes(const Stream *st)
 {
     double bytes = 0;
     int n;
     const Decl **w = prog_weights(st->a, st->progs, st->nprogs, &n);
-    for (int i = 0; i < n; i++) {
-        const Buf *b = env_get(env, w[i]->name);
-        bytes += b->base == T_Q8 ? (double)b->n * (1 + 2.0 / Q8_BLOCK) : (double)b->n * 4;
-    }
+    for (int i = 0; i < n; i++)
+        bytes += w[i]->base == T_Q8 ? (double)w[i]->count * (1 + 2.0 / Q8_BLOCK) : (double)w[i]->count * 4;
     return bytes;
 }
 
 /* The stream: decode-step programs only. */
 static int load(Arena *a, const char *path, Stream *st)
 {
-    if (stream_load(a, path, st) || run_plan(st))
+    if (stream_load(a, path, st) || stream_phases(st))
         return EXIT_INPUT;
     if (!st->has[PH_STEP] || st->has[PH_CHUNK]) {
         diag_file(st->src, "logos-bench times decode steps: give a stream of decode-step programs only");
@@ -157,9 +155,8 @@ int main(int argc, char **argv)
     int s = options(argc, argv, &o);
     if (!s)
         s = load(a, o.input, &st);
-    Env *env = env_new();
     if (!s)
-        s = stream_bind(&st, env, &o.w);
+        s = stream_open(&st, lane_cpu(), &o.w);
     if (!s && st.ctx > 0 && o.pos + o.steps > st.ctx) {
         diag("steps at positions %d to %d are past the %ld positions the states hold", o.pos, o.pos + o.steps,
              st.ctx);
@@ -167,14 +164,13 @@ int main(int argc, char **argv)
     }
     int32_t tok = 1;
     if (!s)
-        s = run_step(&st, env, tok, o.pos, &tok);   /* untimed: first touches */
+        s = run_step(&st, tok, o.pos, &tok);   /* untimed: first touches */
     double t0 = now();
     for (int k = 1; !s && k <= o.steps; k++)
-        s = run_step(&st, env, tok, o.pos + k, &tok);
+        s = run_step(&st, tok, o.pos + k, &tok);
     double secs = now() - t0;
     if (!s)
-        report(&o, st.progs[0]->model, step_bytes(env, &st), secs);
-    env_free(env);
+        report(&o, st.progs[0]->model, step_bytes(&st), secs);
     stream_close(&st);
     arena_free(a);
     return stdout_done(s);

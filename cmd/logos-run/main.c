@@ -155,7 +155,7 @@ static int options(Arena *a, int argc, char **argv, Opts *o)
     return coherent(o);
 }
 
-static int generate(Stream *st, Env *env, Opts *o)
+static int generate(Stream *st, Opts *o)
 {
     OutFile tokens = {0}, logits = {0};
     int s = outfile_open(&tokens, o->out, stdout);
@@ -165,7 +165,7 @@ static int generate(Stream *st, Env *env, Opts *o)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (!s)
-        s = run_generate(st, env, o->prompts, o->nprompts, o->ngen, tokens.f);
+        s = run_generate(st, o->prompts, o->nprompts, o->ngen, tokens.f);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     s = outfile_close(&logits, s);
     s = outfile_close(&tokens, s);
@@ -191,15 +191,13 @@ int main(int argc, char **argv)
         return s;
     }
     if (!s)
-        s = run_plan(&st);
-    Env *env = env_new();
+        s = stream_phases(&st);
     if (!s)
-        s = stream_bind(&st, env, &o.w);
+        s = stream_open(&st, lane_cpu(), &o.w);
     if (!s && !o.quiet)
         diag("no GPU lane in this build: running the CPU reference");
     if (!s)
-        s = generate(&st, env, &o);
-    env_free(env);
+        s = generate(&st, &o);
     stream_close(&st);
     arena_free(a);
     return s;

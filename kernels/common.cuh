@@ -1,0 +1,154 @@
+// common.cuh — what every kernel of the lane shares, with no toolkit header
+// (NVRTC compiles these with nothing but this file): the parameter block,
+// f16 conversions by inline PTX, warp and block reductions, the quantized
+// activation formats and their producer, programmatic dependent launch.
+//
+// Formats of a buffer of n values (n a multiple of 32 where quantized):
+//   f32, i32   4 bytes a value; f16: 2 bytes; f64: 8 (constant tables)
+//   q8         a weight: int8 quants [n], then one f16 scale per 32 values
+//              at byte align16(n)              value = q * s
+//   a8         an activation: int8 [n], then one f32 scale per 32 values
+//              at byte align16(n)              value = q * s
+//   a8x2       an activation in two words: int8 hi [n], int8 lo [n], then
+//              one f32 scale per 32 at byte align16(2n)
+//                                              value = s * (hi + lo / 254)
+// A block of 32 values x is quantized with d = max|x| / 127, id = 1/d (0
+// when d is 0): hi = rint(x * id); lo = rint((x * id - hi) * 254), clamped
+// to [-127, 127]. lib/quant.c's act_quantize is its CPU twin.
+
+typedef signed char i8;
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define MAXPARAMS 24
+struct Params {
+    void *a[MAXPARAMS];
+};
+
+#define DEV static __device__ __forceinline__
+#define NEG_INF __int_as_float(0xff800000)
+
+DEV float h2f(u16 h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+DEV u16 f2h(float f)
+{
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+DEV float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+DEV float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// The sum of v over the block (blockDim.x a multiple of 32, at most 1024);
+// every thread gets it. red holds 32 floats of shared memory.
+DEV float block_sum(float v, float *red)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0)
+        red[w] = v;
+    __syncthreads();
+    v = lane < nw ? red[lane] : 0.0f;
+    return warp_sum(v);
+}
+
+DEV long align16(long n)
+{
+    return (n + 15) & ~15L;
+}
+
+// The runtime row count: the size a plan binds at run time, or the bound.
+DEV int rows_of(const void *n, int bound)
+{
+    return n ? *(const int *)n : bound;
+}
+
+// Programmatic dependent launch: wait for the grids this one depends on
+// (a no-op when it was launched without the attribute), then let the next
+// grid begin its launch.
+DEV void pdl_begin()
+{
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;");
+}
+
+// Quantizes the 32 values a warp holds (one a lane) into format words (1:
+// a8, 2: a8x2) at block b of a buffer of n values.
+DEV void warp_quant(float x, void *buf, long n, long b, int words)
+{
+    int lane = threadIdx.x & 31;
+    float amax = warp_max(fabsf(x));
+    float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    float u = x * id, hi = rintf(u);
+    i8 *q = (i8 *)buf;
+    q[b * 32 + lane] = (i8)hi;
+    if (words == 2) {
+        float lo = fminf(fmaxf(rintf((u - hi) * 254.0f), -127.0f), 127.0f);
+        q[n + b * 32 + lane] = (i8)lo;
+    }
+    float *s = (float *)((char *)buf + align16(n * words));
+    if (lane == 0)
+        s[b] = d;
+}
+
+// Value i of an activation buffer in format f (0 f32, 1 a8, 2 a8x2) of n values.
+DEV float act_load(const void *buf, long n, long i, int f)
+{
+    if (f == 0)
+        return ((const float *)buf)[i];
+    const i8 *q = (const i8 *)buf;
+    const float *s = (const float *)((const char *)buf + align16(n * f));
+    float v = (float)q[i];
+    if (f == 2)
+        v += (float)q[n + i] * (1.0f / 254.0f);
+    return v * s[i >> 5];
+}
+
+// Stores value i of a buffer of n values in format f, when f is f32 (a
+// quantized store goes through warp_quant).
+DEV void f32_store(void *buf, long i, float v)
+{
+    ((float *)buf)[i] = v;
+}
+
+DEV float silu(float x)
+{
+    return x / (1.0f + expf(-x));
+}
+
+DEV float gelu_tanh(float x)
+{
+    return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+// The best (value, index) over a warp: the larger value, the lower index
+// among equal ones; every lane gets it.
+DEV void arg_reduce(float &best, int &bi)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        float ov = __shfl_xor_sync(0xffffffffu, best, o);
+        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        if (ov > best || (ov == best && oi < bi))
+            best = ov, bi = oi;
+    }
+}

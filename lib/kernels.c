@@ -1,0 +1,457 @@
+/* kernels.c — the kernel table (kernels.h) as data: each kernel's constants
+ * with their ranges and its parameters with the buffers they accept, what
+ * every parameter must hold for given constants (kernel_need, the sizes the
+ * kernel's opening comment states), and an instantiation's source (the
+ * constants as `constexpr`, then the kernel's file) for NVRTC. The CUDA
+ * sources are embedded at build time (scripts/embed). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "logos.h"
+
+extern const char *const kernel_files[][2];   /* build/gen/kernels_src.c */
+
+static const struct {
+    const char *name, *file, *consts, *params;
+    int threads;
+} rows[KN_COUNT] = {
+#define K(id, name, file, consts, params, threads) [KN_##id] = {name, file, consts, params, threads},
+#include "kernels.h"
+#undef K
+};
+
+static Kernel table[KN_COUNT];
+static int parsed;
+
+static const char *etype_names[ET_COUNT] = {"f32", "i32", "f16", "f64", "q8", "a8", "a8x2"};
+
+const char *etype_name(int dt)
+{
+    return etype_names[dt];
+}
+
+int etype_lookup(const char *s, size_t n)
+{
+    for (int i = 0; i < ET_COUNT; i++)
+        if (strlen(etype_names[i]) == n && memcmp(etype_names[i], s, n) == 0)
+            return i;
+    return -1;
+}
+
+long etype_bytes(int dt, long n)
+{
+    long a16 = (n + 15) & ~15L;
+    switch (dt) {
+    case ET_F16: return 2 * n;
+    case ET_F64: return 8 * n;
+    case ET_Q8: return a16 + 2 * (n / 32);
+    case ET_A8: return a16 + 4 * (n / 32);
+    case ET_A8X2: return ((2 * n + 15) & ~15L) + 4 * (n / 32);
+    default: return 4 * n;
+    }
+}
+
+/* "NAME:t:lo:hi ..." */
+static void parse_consts(Kernel *k, const char *s)
+{
+    for (const char *p = s; *p;) {
+        KConst *c = &k->c[k->nc++];
+        ASSERT(k->nc <= KMAXC);
+        size_t n = strcspn(p, ":");
+        ASSERT(n < sizeof c->name);
+        memcpy(c->name, p, n);
+        p += n + 1;
+        c->isf = *p == 'f';
+        p += 2;
+        char *end;
+        c->lo = strtod(p, &end);
+        c->hi = strtod(end + 1, &end);
+        p = end + strspn(end, " ");
+    }
+}
+
+/* "name:kinds[?]:dt,dt ..." */
+static void parse_params(Kernel *k, const char *s)
+{
+    for (const char *p = s; *p;) {
+        KParam *q = &k->p[k->np++];
+        ASSERT(k->np <= KMAXP);
+        size_t n = strcspn(p, ":");
+        ASSERT(n < sizeof q->name);
+        memcpy(q->name, p, n);
+        p += n + 1;
+        n = strcspn(p, ":");
+        ASSERT(n < sizeof q->kinds);
+        memcpy(q->kinds, p, n);
+        char *opt = strchr(q->kinds, '?');
+        if (opt) {
+            q->optional = 1;
+            *opt = 0;
+        }
+        p += n + 1;
+        while (*p && *p != ' ') {
+            n = strcspn(p, ", ");
+            int dt = etype_lookup(p, n);
+            ASSERT(dt >= 0);
+            q->dtypes |= 1u << dt;
+            p += n + (p[n] == ',');
+        }
+        p += strspn(p, " ");
+    }
+}
+
+static void parse_table(void)
+{
+    if (parsed)
+        return;
+    for (int i = 0; i < KN_COUNT; i++) {
+        Kernel *k = &table[i];
+        k->name = rows[i].name;
+        k->file = rows[i].file;
+        k->threads = rows[i].threads;
+        parse_consts(k, rows[i].consts);
+        parse_params(k, rows[i].params);
+    }
+    parsed = 1;
+}
+
+const Kernel *kernel_info(int k)
+{
+    parse_table();
+    return &table[k];
+}
+
+int kernel_lookup(const char *name)
+{
+    for (int i = 0; i < KN_COUNT; i++)
+        if (strcmp(rows[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int kernel_const(int k, const char *name)
+{
+    const Kernel *kn = kernel_info(k);
+    for (int i = 0; i < kn->nc; i++)
+        if (strcmp(kn->c[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int kernel_param(int k, const char *name)
+{
+    const Kernel *kn = kernel_info(k);
+    for (int i = 0; i < kn->np; i++)
+        if (strcmp(kn->p[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- sizes ---- */
+
+typedef struct Need {
+    int k;
+    const double *c;
+    KNeed *out;
+    char *why;
+    size_t whylen;
+} Need;
+
+static long C(const Need *n, const char *name)
+{
+    int i = kernel_const(n->k, name);
+    ASSERT(i >= 0);
+    return (long)n->c[i];
+}
+
+static double CF(const Need *n, const char *name)
+{
+    int i = kernel_const(n->k, name);
+    ASSERT(i >= 0);
+    return n->c[i];
+}
+
+static void need(Need *n, const char *param, long count)
+{
+    int i = kernel_param(n->k, param);
+    ASSERT(i >= 0);
+    n->out->count[i] = count;
+}
+
+static int bad(Need *n, const char *msg)
+{
+    if (!n->why[0])
+        snprintf(n->why, n->whylen, "%s", msg);
+    return -1;
+}
+
+static void grid(Need *n, long x, long y, long z)
+{
+    n->out->grid[0] = x;
+    n->out->grid[1] = y;
+    n->out->grid[2] = z;
+}
+
+static long cdiv(long a, long b)
+{
+    return (a + b - 1) / b;
+}
+
+static int need_embed(Need *n)
+{
+    long D = C(n, "D"), R = C(n, "ROWS");
+    need(n, "W", C(n, "V") * D);
+    need(n, "ids", R);
+    need(n, "n", 1);
+    need(n, "y", R * D);
+    grid(n, R, 1, 1);
+    if (C(n, "OQ") && D % 32)
+        return bad(n, "a quantized output needs rows of whole 32-value blocks");
+    return 0;
+}
+
+static int need_gemv(Need *n)
+{
+    static const char *W[] = {"W0", "W1", "W2", "W3"}, *Y[] = {"y0", "y1", "y2", "y3"},
+                      *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"},
+                      *N[] = {"N0", "N1", "N2", "N3"};
+    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), tr = C(n, "TR"),
+         wr = C(n, "WR"), xq = C(n, "XQ"), xin = C(n, "XIN"), units = 0;
+    for (int p = 0; p < 4; p++) {
+        long np = C(n, N[p]);
+        if ((p < P) != (np > 0))
+            return bad(n, "the parts' rows must be positive for the parts there are and 0 past them");
+        if (p >= P)
+            continue;
+        need(n, W[p], np * K);
+        if (!(gate && p == 1))
+            need(n, Y[p], rows * np);
+        if (C(n, "BIAS") >> p & 1)
+            need(n, B[p], np);
+        if (C(n, "RES") >> p & 1)
+            need(n, R[p], rows * np);
+        units += gate && p == 1 ? 0 : np;
+    }
+    if ((C(n, "BIAS") | C(n, "RES")) >> P)
+        return bad(n, "a bias or residual bit past the parts");
+    if (gate && (P < 2 || C(n, "N0") != C(n, "N1")))
+        return bad(n, "a gated pair needs two parts of one width");
+    if ((C(n, "WQ") || xq) && K % 32)
+        return bad(n, "quantized weights or activations need whole 32-value blocks");
+    if (C(n, "NORM") && xin)
+        return bad(n, "a norm prologue reads f32 activations");
+    if (xin && xq && xin != xq)
+        return bad(n, "quantized activations are read in their own format");
+    if (C(n, "OQ") && (C(n, "N0") % 32 || wr != 4 || P > 1 + (gate != 0)))
+        return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks and 4 rows a warp");
+    if (C(n, "ARGMAX") && P > 1 + (gate != 0))
+        return bad(n, "the arg-max reads one output");
+    need(n, "x", rows * K);
+    need(n, "n", 1);
+    if (C(n, "NW"))
+        need(n, "nw", K);
+    long g = cdiv(units, 8 * wr);
+    if (C(n, "ARGMAX")) {
+        need(n, "next", rows);
+        need(n, "part", 2 + 2 * rows * g);
+    }
+    grid(n, g, 1, 1);
+    long xrow = xq == 0 ? 4 * K : xq * K, red = tr * xrow + (xq ? tr * (K / 32) * 4 : 0);
+    n->out->smem = red + 128 + 8 * wr * tr * 4;
+    return 0;
+}
+
+static int need_norm(Need *n)
+{
+    long D = C(n, "D"), R = C(n, "ROWS");
+    need(n, "x", R * D);
+    if (C(n, "NW"))
+        need(n, "w", D);
+    if (C(n, "MODE"))
+        need(n, "r", R * D);
+    need(n, "n", 1);
+    need(n, "y", R * D);
+    grid(n, R, 1, 1);
+    if (R % C(n, "RPN"))
+        return bad(n, "the rows are not a whole number of units of the size");
+    if (C(n, "OQ") && D % 32)
+        return bad(n, "a quantized output needs rows of whole 32-value blocks");
+    return 0;
+}
+
+static int need_rope(Need *n)
+{
+    static const char *X[] = {"x0", "x1", "x2"}, *Y[] = {"y0", "y1", "y2"}, *NW[] = {"nw0", "nw1", "nw2"};
+    static const char *H[] = {"H0", "H1", "H2"}, *Wc[] = {"W0", "W1", "W2"}, *XS[] = {"XS0", "XS1", "XS2"},
+                      *OP[] = {"OP0", "OP1", "OP2"}, *NO[] = {"NORM0", "NORM1", "NORM2"},
+                      *DS[] = {"DST0", "DST1", "DST2"}, *SR[] = {"SROWS0", "SROWS1", "SROWS2"};
+    long P = C(n, "PARTS"), R = C(n, "ROWS"), rot = C(n, "ROT");
+    for (int p = 0; p < 3; p++) {
+        long h = C(n, H[p]), w = C(n, Wc[p]);
+        if ((p < P) != (h > 0 && w > 0))
+            return bad(n, "the parts' heads must be positive for the parts there are and 0 past them");
+        if (p >= P)
+            continue;
+        if (C(n, XS[p]) < h * w)
+            return bad(n, "a part's row stride is less than its heads");
+        need(n, X[p], (R - 1) * C(n, XS[p]) + h * w);
+        if (C(n, NO[p]))
+            need(n, NW[p], w);
+        need(n, Y[p], C(n, DS[p]) ? C(n, SR[p]) * h * w : R * h * w);
+        if (C(n, OP[p]) && (rot > w || rot % 2))
+            return bad(n, "the rotated width must be even and at most the head width");
+    }
+    need(n, "freq", rot / 2);
+    need(n, "pos", C(n, "POS") == 1 ? R : 1);
+    need(n, "n", 1);
+    grid(n, R, P, 1);
+    return 0;
+}
+
+static int need_attend(Need *n)
+{
+    long nh = C(n, "NH"), nkv = C(n, "NKV"), hd = C(n, "HD"), vd = C(n, "VD"), R = C(n, "ROWS"),
+         ctx = C(n, "NCTX"), split = C(n, "SPLIT"), mode = C(n, "MODE");
+    if (nh % nkv)
+        return bad(n, "the query heads do not group over the key heads");
+    if (C(n, "QS") < nh * hd)
+        return bad(n, "the query row stride is less than its heads");
+    if (split * C(n, "CHUNK") < ctx)
+        return bad(n, "the chunks do not cover the rows");
+    if (vd % 2)
+        return bad(n, "values are read a pair at a time: the value width must be even");
+    if (C(n, "OQ") && vd % 32)
+        return bad(n, "a quantized output needs values of whole 32-value blocks");
+    if (mode == 2 && ctx > 65536)
+        return bad(n, "constant rows are at most 65536");
+    need(n, "q", (R - 1) * C(n, "QS") + nh * hd);
+    need(n, "k", ctx * nkv * hd);
+    need(n, "v", ctx * nkv * vd);
+    if (mode != 2)
+        need(n, "pos", mode == 1 ? R : 1);
+    need(n, "n", 1);
+    if (C(n, "SINKS"))
+        need(n, "sinks", nh);
+    need(n, "y", R * nh * vd);
+    if (split > 1) {
+        need(n, "part", R * nkv * split * (nh / nkv) * (vd + 2));
+        need(n, "cnt", R * nkv);
+    }
+    (void)CF;
+    grid(n, nkv, split, R);
+    return 0;
+}
+
+static int need_argmax(Need *n)
+{
+    long R = C(n, "ROWS");
+    need(n, "x", R * C(n, "V"));
+    need(n, "n", 1);
+    need(n, "y", R);
+    grid(n, R, 1, 1);
+    return 0;
+}
+
+static int need_elem(Need *n)
+{
+    long N = C(n, "N"), R = C(n, "ROWS");
+    if (N % R)
+        return bad(n, "the values are not a whole number of rows");
+    need(n, "a", C(n, "AMOD"));
+    if (!C(n, "BLIT") && C(n, "OP") <= 3)
+        need(n, "b", C(n, "BMOD"));
+    need(n, "n", 1);
+    need(n, "y", N);
+    grid(n, cdiv(N, 256), 1, 1);
+    return 0;
+}
+
+static int need_copy(Need *n)
+{
+    long R = C(n, "ROWS"), src = C(n, "SRC"), dst = C(n, "DST");
+    if (C(n, "W") + C(n, "XAT") > C(n, "XW") || C(n, "W") + C(n, "YAT") > C(n, "YW"))
+        return bad(n, "the copied values lie outside a row");
+    if (src == 1 && R != 1)
+        return bad(n, "the last row is one row");
+    if ((src >= 2 || dst == 1) && src >= 2 && dst == 1)
+        return bad(n, "rows are taken by index on one side only");
+    need(n, "x", C(n, "XROWS") * C(n, "XW"));
+    need(n, "y", C(n, "YROWS") * C(n, "YW"));
+    if (src >= 2 || dst == 1)
+        need(n, "idx", R);
+    need(n, "n", 1);
+    grid(n, R, 1, 1);
+    return 0;
+}
+
+static int need_range(Need *n)
+{
+    need(n, "start", 1);
+    need(n, "n", 1);
+    need(n, "y", C(n, "ROWS"));
+    grid(n, cdiv(C(n, "ROWS"), 256), 1, 1);
+    return 0;
+}
+
+int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
+{
+    static int (*const fns[KN_COUNT])(Need *) = {
+        [KN_EMBED] = need_embed, [KN_GEMV] = need_gemv, [KN_NORM] = need_norm, [KN_ROPE] = need_rope,
+        [KN_ATTEND] = need_attend, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
+        [KN_RANGE] = need_range,
+    };
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < KMAXP; i++)
+        out->count[i] = -1;
+    out->block = kernel_info(k)->threads;
+    why[0] = 0;
+    Need n = {k, c, out, why, whylen};
+    return fns[k](&n);
+}
+
+/* ---- sources ---- */
+
+static const char *file_text(const char *name)
+{
+    for (int i = 0; kernel_files[i][0]; i++)
+        if (strcmp(kernel_files[i][0], name) == 0)
+            return kernel_files[i][1];
+    BUG("a kernel's file is not embedded");
+}
+
+const char *kernel_common(void)
+{
+    return file_text("common.cuh");
+}
+
+/* A constant as C++ source: whole numbers exactly, numbers to float's
+ * precision and back. */
+void kernel_const_text(const KConst *kc, double v, char *buf, size_t n)
+{
+    if (kc->isf)
+        snprintf(buf, n, "%.9g", v);
+    else
+        snprintf(buf, n, "%ld", (long)v);
+}
+
+char *kernel_source(int k, const double *c)
+{
+    const Kernel *kn = kernel_info(k);
+    const char *body = file_text(kn->file);
+    size_t cap = strlen(body) + 4096, len = 0;
+    char *s = malloc(cap);
+    if (!s) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    len += (size_t)snprintf(s + len, cap - len, "#include \"common.cuh\"\n");
+    for (int i = 0; i < kn->nc; i++) {
+        char v[64];
+        kernel_const_text(&kn->c[i], c[i], v, sizeof v);
+        len += (size_t)snprintf(s + len, cap - len, kn->c[i].isf ? "constexpr float %s = %sf;\n" : "constexpr long %s = %s;\n",
+                                kn->c[i].name, v);
+    }
+    snprintf(s + len, cap - len, "%s", body);
+    return s;
+}

@@ -1,0 +1,77 @@
+/* kernels.h — the kernel table: one row per kernel of kernels/, the one
+ * description of a kernel that logos-fuse (which constants it sets), the
+ * plan check in logos-run (ranges, argument kinds, buffer sizes) and the CI
+ * compile test (every instantiation the lane can ask for) all read.
+ *
+ * Columns:
+ *   id       enum suffix (KN_<id>)
+ *   name     the kernel's name in plans and its __global__ function
+ *   file     its source in kernels/
+ *   consts   compile-time constants "NAME:type:lo:hi", type i (whole) or f
+ *            (number); a plan gives every one, NVRTC sees each as a
+ *            `constexpr` of that name
+ *   params   pointer parameters "name:kinds:dtypes", in the order of the
+ *            kernel's Params; kinds are letters of the buffers it accepts
+ *            (w weight, s state, i input, o output, t temporary, c constant
+ *            table, x scratch, z runtime size), a trailing '?' an optional
+ *            one (`-` in a plan); dtypes the accepted element types
+ *   threads  the block size the kernel is written for (0: any the plan says)
+ *
+ * Each kernel's sizes (what every parameter must hold) are kernel_need() in
+ * kernels.c; keep both in step with the kernel's opening comment.
+ */
+#ifndef K
+#error "define K(id, name, file, consts, params, threads)"
+#endif
+
+K(EMBED, "embed", "embed.cu",
+  "D:i:1:1048576 V:i:1:16777216 WQ:i:0:1 ROWS:i:1:65536 OQ:i:0:2 SCALE:f:-1e30:1e30",
+  "W:w:f32,q8 ids:itz:i32 n:z?:i32 y:tio:f32,a8,a8x2", 256)
+
+K(GEMV, "gemv", "gemv.cu",
+  "K:i:1:1048576 PARTS:i:1:4 N0:i:1:1048576 N1:i:0:1048576 N2:i:0:1048576 N3:i:0:1048576 "
+  "WQ:i:0:1 XIN:i:0:2 XQ:i:0:2 ROWS:i:1:65536 TR:i:1:8 WR:i:1:4 "
+  "NORM:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 "
+  "BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 ARGMAX:i:0:1 OQ:i:0:2",
+  "W0:w:f32,q8 W1:w?:f32,q8 W2:w?:f32,q8 W3:w?:f32,q8 x:tiso:f32,a8,a8x2 nw:w?:f32 n:z?:i32 "
+  "y0:tos:f32,a8,a8x2 y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
+  "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32 "
+  "next:to?:i32 part:x?:f32", 256)
+
+K(NORM, "norm", "norm.cu",
+  "D:i:1:1048576 ROWS:i:1:1048576 RPN:i:1:1048576 KIND:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 MODE:i:0:1 "
+  "OQ:i:0:2",
+  "x:tios:f32 w:w?:f32 r:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2", 256)
+
+K(ROPE, "rope", "rope.cu",
+  "PARTS:i:1:3 H0:i:1:4096 H1:i:0:4096 H2:i:0:4096 W0:i:1:4096 W1:i:0:4096 W2:i:0:4096 "
+  "OP0:i:0:1 OP1:i:0:1 OP2:i:0:1 NORM0:i:0:1 NORM1:i:0:1 NORM2:i:0:1 EPS:f:0:1 "
+  "DST0:i:0:2 DST1:i:0:2 DST2:i:0:2 SROWS0:i:0:1048576 SROWS1:i:0:1048576 SROWS2:i:0:1048576 "
+  "ROT:i:2:4096 AF:f:0:1e30 POS:i:0:2 ROWS:i:1:65536 XS0:i:1:1048576 XS1:i:0:1048576 XS2:i:0:1048576",
+  "x0:tiso:f32 x1:tiso?:f32 x2:tiso?:f32 nw0:w?:f32 nw1:w?:f32 nw2:w?:f32 freq:c:f64 pos:tiz:i32 n:z?:i32 "
+  "y0:tos:f32,f16 y1:tos?:f32,f16 y2:tos?:f32,f16", 128)
+
+K(ATTEND, "attend", "attend.cu",
+  "NH:i:1:4096 NKV:i:1:4096 HD:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 NCTX:i:1:16777216 KV:i:0:2 "
+  "SCALE:f:0:1e30 CAP:f:0:1e30 WINDOW:i:0:16777216 SINKS:i:0:1 SPLIT:i:1:1024 CHUNK:i:1:16777216 "
+  "MODE:i:0:2 QS:i:1:1048576 OQ:i:0:2",
+  "q:tios:f32 k:tios:f32,f16 v:tios:f32,f16 pos:tiz?:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2 "
+  "part:x?:f32 cnt:x?:i32", 128)
+
+K(ARGMAX, "argmax", "argmax.cu",
+  "V:i:1:16777216 ROWS:i:1:65536",
+  "x:tios:f32 n:z?:i32 y:to:i32", 1024)
+
+K(ELEM, "elem", "elem.cu",
+  "OP:i:0:15 N:i:1:1073741824 ROWS:i:1:65536 ADIV:i:1:1073741824 AMOD:i:1:1073741824 "
+  "BDIV:i:1:1073741824 BMOD:i:1:1073741824 BLIT:i:0:1 BVAL:f:-1e30:1e30 P0:f:-1e30:1e30 P1:f:-1e30:1e30",
+  "a:tiosw:f32 b:tiosw?:f32 n:z?:i32 y:tio:f32", 256)
+
+K(COPY, "copy", "copy.cu",
+  "W:i:1:1048576 XW:i:1:1048576 YW:i:1:1048576 XAT:i:0:1048576 YAT:i:0:1048576 ROWS:i:1:16777216 "
+  "SRC:i:0:3 DST:i:0:1 XT:i:0:1 YT:i:0:1 XROWS:i:1:16777216 YROWS:i:1:16777216",
+  "x:tiosw:f32,f16 idx:tiz?:i32 n:z?:i32 y:tios:f32,f16", 256)
+
+K(RANGE, "range", "copy.cu",
+  "ROWS:i:1:16777216",
+  "start:tiz:i32 n:z?:i32 y:to:i32", 256)

@@ -1,0 +1,209 @@
+/* plan_check.c — what logos-run checks of a plan before any launch: every
+ * buffer agrees with what it holds (a declaration's type and size, a view
+ * inside its base, a rope table from a rope), every launch names a kernel
+ * of the table with all its constants in range, an argument of an accepted
+ * kind and element type for each parameter, buffers large enough for what
+ * its constants make it read and write, the grid, block and shared memory
+ * its constants ask for; and every compute node of the program covered by
+ * exactly one launch. Each problem is reported at its line of the plan. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "logos.h"
+
+typedef struct Pc {
+    Plan *pl;
+    int errors;
+} Pc;
+
+static void bad(Pc *c, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void bad(Pc *c, int line, int col, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_at(c->pl->src, line, col, "%s", msg);
+    c->errors++;
+}
+
+/* ---- buffers ---- */
+
+/* The element type a declaration's values have on the lane. */
+static int decl_etype(const Decl *d)
+{
+    return d->base == T_Q8 ? ET_Q8 : d->base == T_I32 ? ET_I32 : ET_F32;
+}
+
+/* A declaration's values with its sizes at the plan's row bound. */
+static long decl_values(const Plan *pl, const Decl *d)
+{
+    long n = 1;
+    for (int i = 0; i < d->rank; i++)
+        n *= d->ty.d[i].sym ? pl->rows : d->ty.d[i].n;
+    return n;
+}
+
+static void check_decl_buf(Pc *c, const PBuf *b)
+{
+    static const int kind_of[] = {[D_WEIGHT] = B_WEIGHT, [D_STATE] = B_STATE, [D_IN] = B_IN, [D_OUT] = B_OUT,
+                                  [D_SIZE] = B_SIZE};
+    const Plan *pl = c->pl;
+    if (b->decl < 0) {
+        bad(c, b->line, b->col, "'%s' is not a declaration of the program", b->name);
+        return;
+    }
+    const Decl *d = &pl->prog->decls[b->decl];
+    if (kind_of[d->kind] != b->kind) {
+        bad(c, b->line, b->col, "'%s' is declared at line %d as another kind of tensor", b->name, d->line);
+        return;
+    }
+    if (b->kind == B_SIZE) {
+        if (b->etype != ET_I32 || b->count != 1)
+            bad(c, b->line, b->col, "size '%s' is one i32", b->name);
+        return;
+    }
+    int et = decl_etype(d);
+    int ok = b->etype == et || (b->kind == B_STATE && b->etype == ET_F16);
+    long want = decl_values(pl, d);
+    if (!ok || b->count != want)
+        bad(c, b->line, b->col, "'%s' is %s %ld: its declaration at line %d holds %s %ld", b->name,
+            etype_name(b->etype), b->count, d->line, etype_name(et), want);
+}
+
+static void check_buf(Pc *c, int i)
+{
+    Plan *pl = c->pl;
+    PBuf *b = &pl->bufs[i];
+    switch (b->kind) {
+    case B_WEIGHT: case B_STATE: case B_IN: case B_OUT: case B_SIZE:
+        check_decl_buf(c, b);
+        break;
+    case B_TEMP:
+        if (b->at % 16)
+            bad(c, b->line, b->col, "temporary '%s' starts at byte %ld: temporaries start at multiples of 16",
+                b->name, b->at);
+        if (b->at + plan_buf_bytes(pl, i) > pl->pool)
+            pl->pool = b->at + plan_buf_bytes(pl, i);
+        break;
+    case B_VIEW: {
+        const PBuf *base = &pl->bufs[b->base];
+        if (base->etype != b->etype || b->at + b->count > base->count ||
+            (b->etype != ET_F32 && b->etype != ET_I32 && b->etype != ET_F16 && b->at))
+            bad(c, b->line, b->col, "view '%s' (%s, values %ld..%ld) does not lie inside '%s' (%s %ld)", b->name,
+                etype_name(b->etype), b->at, b->at + b->count - 1, base->name, etype_name(base->etype),
+                base->count);
+        break;
+    }
+    case B_CONST: {
+        const GNode *n = &pl->g->n[b->node];
+        long hd = n->ty.d[n->ty.rank - 1].n;
+        long rot = n->op == OP_ROPE ? (long)attr_num(n->e, "rot", (double)hd) : 0;
+        if (n->op != OP_ROPE || b->etype != ET_F64 || b->count != rot / 2)
+            bad(c, b->line, b->col, "constant table '%s' must be f64 %ld: the frequencies of a rope", b->name,
+                rot / 2);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ---- launches ---- */
+
+static void check_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
+{
+    const Plan *pl = c->pl;
+    const Kernel *k = kernel_info(l->kernel);
+    const KParam *kp = &k->p[p];
+    int b = l->arg[p];
+    if (b < 0) {
+        if (need->count[p] > 0 && !kp->optional)
+            bad(c, l->line, 1, "%s needs its %s", k->name, kp->name);
+        else if (need->count[p] > 0)
+            bad(c, l->line, 1, "%s's constants read its %s, which is absent", k->name, kp->name);
+        return;
+    }
+    const PBuf *buf = &pl->bufs[b];
+    int kind = pl->bufs[plan_base(pl, b)].kind;
+    if (!strchr(kp->kinds, bufkind_letter(kind)))
+        bad(c, l->line, 1, "%s's %s takes a buffer of kind %s, not '%s' (%s)", k->name, kp->name, kp->kinds,
+            buf->name, kind == B_TEMP ? "temp" : kind == B_CONST ? "const" : kind == B_SCRATCH ? "scratch"
+                       : kind == B_SIZE ? "size" : kind == B_WEIGHT ? "weight" : kind == B_STATE ? "state"
+                       : kind == B_IN ? "in" : "out");
+    else if (!(kp->dtypes >> buf->etype & 1))
+        bad(c, l->line, 1, "%s's %s does not take %s values ('%s')", k->name, kp->name, etype_name(buf->etype),
+            buf->name);
+    else if (need->count[p] > buf->count)
+        bad(c, l->line, 1, "buffer '%s' holds %ld values; %s's %s needs %ld", buf->name, buf->count, k->name,
+            kp->name, need->count[p]);
+}
+
+static void check_launch(Pc *c, const PLaunch *l)
+{
+    const Kernel *k = kernel_info(l->kernel);
+    KNeed need;
+    char why[200];
+    if (kernel_need(l->kernel, l->c, &need, why, sizeof why)) {
+        bad(c, l->line, 1, "%s: these constants do not fit together: %s", k->name, why);
+        return;
+    }
+    if (l->grid[0] != need.grid[0] || l->grid[1] != need.grid[1] || l->grid[2] != need.grid[2])
+        bad(c, l->line, 1, "%s: grid %ld %ld %ld where its constants need %ld %ld %ld", k->name, l->grid[0],
+            l->grid[1], l->grid[2], need.grid[0], need.grid[1], need.grid[2]);
+    if (l->block != need.block)
+        bad(c, l->line, 1, "%s: block %d where the kernel is written for %d threads", k->name, l->block,
+            need.block);
+    if (l->smem < need.smem)
+        bad(c, l->line, 1, "%s: %ld bytes of shared memory where its constants need %ld", k->name, l->smem,
+            need.smem);
+    for (int p = 0; p < k->np; p++)
+        check_arg(c, l, p, &need);
+}
+
+/* Every compute node covered by exactly one launch. */
+static void check_covers(Pc *c)
+{
+    const Plan *pl = c->pl;
+    const Graph *g = pl->g;
+    int *by = calloc((size_t)g->nn, sizeof *by);
+    if (!by) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    for (int i = 0; i < pl->nls; i++)
+        for (int j = 0; j < pl->ls[i].ncovers; j++) {
+            int n = pl->ls[i].covers[j];
+            if (!graph_computes(g, n))
+                bad(c, pl->ls[i].line, 1, "node %d.%d computes nothing (a view or a leaf): it is not covered",
+                    g->n[n].stmt + 1, g->n[n].sub);
+            else if (by[n])
+                bad(c, pl->ls[i].line, 1, "statement %d (line %d) node %d is covered twice: at lines %d and %d",
+                    g->n[n].stmt + 1, g->p->stmts[g->n[n].stmt].line, g->n[n].sub, by[n], pl->ls[i].line);
+            else
+                by[n] = pl->ls[i].line;
+        }
+    for (int n = 0; n < g->nn; n++)
+        if (graph_computes(g, n) && !by[n]) {
+            const Stmt *s = &g->p->stmts[g->n[n].stmt];
+            bad(c, s->line, s->col, "statement %d node %d (%s) is covered by no launch", g->n[n].stmt + 1,
+                g->n[n].sub, g->n[n].op < OP_COUNT ? op_info[g->n[n].op].name : "row write");
+        }
+    free(by);
+}
+
+int plan_check(Plan *pl)
+{
+    Pc c = {pl, 0};
+    pl->pool = 0;
+    for (int i = 0; i < pl->nbufs; i++)
+        check_buf(&c, i);
+    for (int i = 0; i < pl->nls; i++)
+        check_launch(&c, &pl->ls[i]);
+    check_covers(&c);
+    return c.errors;
+}
