@@ -152,3 +152,11 @@ DEV void arg_reduce(float &best, int &bi)
             best = ov, bi = oi;
     }
 }
+
+// A load that skips the L1: for what other blocks of this grid wrote.
+DEV float ldcg(const float *p)
+{
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}

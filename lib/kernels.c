@@ -340,6 +340,7 @@ static int need_attend(Need *n)
     }
     (void)CF;
     grid(n, nkv, split, R);
+    n->out->smem = 4 * (nh / nkv) * (vd + 2) * 4;
     return 0;
 }
 
@@ -449,7 +450,7 @@ char *kernel_source(int k, const double *c)
     for (int i = 0; i < kn->nc; i++) {
         char v[64];
         kernel_const_text(&kn->c[i], c[i], v, sizeof v);
-        len += (size_t)snprintf(s + len, cap - len, kn->c[i].isf ? "constexpr float %s = %sf;\n" : "constexpr long %s = %s;\n",
+        len += (size_t)snprintf(s + len, cap - len, kn->c[i].isf ? "constexpr float %s = (float)%s;\n" : "constexpr long %s = %s;\n",
                                 kn->c[i].name, v);
     }
     snprintf(s + len, cap - len, "%s", body);

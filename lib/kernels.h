@@ -38,14 +38,14 @@ K(GEMV, "gemv", "gemv.cu",
   "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32 "
   "next:to?:i32 part:x?:f32", 256)
 
-K(NORM, "norm", "norm.cu",
+K(NORM, "rownorm", "norm.cu",
   "D:i:1:1048576 ROWS:i:1:1048576 RPN:i:1:1048576 KIND:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 MODE:i:0:1 "
   "OQ:i:0:2",
   "x:tios:f32 w:w?:f32 r:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2", 256)
 
 K(ROPE, "rope", "rope.cu",
-  "PARTS:i:1:3 H0:i:1:4096 H1:i:0:4096 H2:i:0:4096 W0:i:1:4096 W1:i:0:4096 W2:i:0:4096 "
-  "OP0:i:0:1 OP1:i:0:1 OP2:i:0:1 NORM0:i:0:1 NORM1:i:0:1 NORM2:i:0:1 EPS:f:0:1 "
+  "PARTS:i:1:3 H0:i:1:4096 H1:i:0:4096 H2:i:0:4096 W0:i:1:1024 W1:i:0:1024 W2:i:0:1024 "
+  "OP0:i:0:1 OP1:i:0:1 OP2:i:0:1 NORM0:i:0:1 NORM1:i:0:1 NORM2:i:0:1 EPS:f:0:1 OFF:f:-16:16 "
   "DST0:i:0:2 DST1:i:0:2 DST2:i:0:2 SROWS0:i:0:1048576 SROWS1:i:0:1048576 SROWS2:i:0:1048576 "
   "ROT:i:2:4096 AF:f:0:1e30 POS:i:0:2 ROWS:i:1:65536 XS0:i:1:1048576 XS1:i:0:1048576 XS2:i:0:1048576",
   "x0:tiso:f32 x1:tiso?:f32 x2:tiso?:f32 nw0:w?:f32 nw1:w?:f32 nw2:w?:f32 freq:c:f64 pos:tiz:i32 n:z?:i32 "
@@ -72,6 +72,6 @@ K(COPY, "copy", "copy.cu",
   "SRC:i:0:3 DST:i:0:1 XT:i:0:1 YT:i:0:1 XROWS:i:1:16777216 YROWS:i:1:16777216",
   "x:tiosw:f32,f16 idx:tiz?:i32 n:z?:i32 y:tios:f32,f16", 256)
 
-K(RANGE, "range", "copy.cu",
+K(RANGE, "range", "range.cu",
   "ROWS:i:1:16777216",
   "start:tiz:i32 n:z?:i32 y:to:i32", 256)

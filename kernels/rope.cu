@@ -1,0 +1,84 @@
+// rope.cu — rotary position embedding of up to three parts of a row (the
+// queries, the keys, the values), each with its per-head norm, written to
+// a tensor or appended to a state's row at the position (the KV cache):
+//
+//   for part p < PARTS, row t < rows (n or ROWS), head h < H_p, i < W_p:
+//     v = x_p[t XS_p + h W_p + i]
+//     NORM_p:  v = v / sqrt(mean over the head of v^2 + EPS) * (nw_p[i] + OFF)
+//     OP_p 1:  the first ROT values turn as NEOX pairs (i, i + ROT/2) by the
+//              angle a = (pos(t) - 1) freq[i], taken in f64 down to [-pi, pi]
+//              before its sine and cosine:
+//                y_i = AF (v_i cos a - v_{i+ROT/2} sin a)
+//                y_{i+ROT/2} = AF (v_{i+ROT/2} cos a + v_i sin a)
+//     DST_p 0: y_p[(t H_p + h) W_p + i]                     f32
+//     DST_p 1, 2: y_p[(pos(t) - 1) H_p W_p + h W_p + i]     a state's row, f32 or f16
+//              (a position past SROWS_p rows is skipped: logos-run checks first)
+//   pos(t): POS 0: *pos   1: pos[t]   2: *pos + t   (a chunk's start)
+//
+// Shapes: x_p rows of XS_p values (a part may lie inside a wider row); the
+// frequencies freq (ROT / 2) f64, computed by logos-run from the rope's
+// attributes exactly as the CPU reference computes them.
+// Launch: grid (ROWS, PARTS), block 128: block (t, p) does row t of part p,
+// a warp a head at a time through shared memory (heads of at most 1024).
+
+constexpr int MAXW = 1024;
+
+DEV long part_c(int p, long a, long b, long c)
+{
+    return p == 0 ? a : p == 1 ? b : c;
+}
+
+extern "C" __global__ void __launch_bounds__(128) rope(const Params p)
+{
+    __shared__ float head[4][MAXW];
+    pdl_begin();
+    int t = blockIdx.x, part = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (t >= rows_of(p.a[8], ROWS))
+        return;
+    const int *pp = (const int *)p.a[7];
+    long pos = POS == 1 ? pp[t] : POS == 2 ? pp[0] + t : pp[0];
+    long H = part_c(part, H0, H1, H2), Wd = part_c(part, W0, W1, W2), XS = part_c(part, XS0, XS1, XS2);
+    int op = (int)part_c(part, OP0, OP1, OP2), nrm = (int)part_c(part, NORM0, NORM1, NORM2);
+    int dst = (int)part_c(part, DST0, DST1, DST2);
+    long srows = part_c(part, SROWS0, SROWS1, SROWS2);
+    const float *x = (const float *)p.a[part] + (long)t * XS;
+    const float *nw = (const float *)p.a[3 + part];
+    const double *freq = (const double *)p.a[6];
+    void *y = p.a[9 + part];
+    if (dst && (pos < 1 || pos > srows))
+        return;
+    float *hv = head[w];
+    for (long h = w; h < H; h += 4) {
+        float ss = 0.0f;
+        for (long i = lane; i < Wd; i += 32) {
+            float v = x[h * Wd + i];
+            hv[i] = v;
+            ss += v * v;
+        }
+        ss = warp_sum(ss);
+        float inv = 1.0f / sqrtf(ss / (float)Wd + EPS);
+        __syncwarp();
+        if (nrm)
+            for (long i = lane; i < Wd; i += 32)
+                hv[i] = hv[i] * inv * (nw[i] + OFF);
+        __syncwarp();
+        long at = dst ? (pos - 1) * H * Wd + h * Wd : ((long)t * H + h) * Wd;
+        for (long i = lane; i < Wd; i += 32) {
+            float v = hv[i];
+            if (op && i < ROT) {
+                long half = ROT / 2, k = i < half ? i : i - half;
+                double a = (double)(pos - 1) * freq[k];
+                float r = (float)(a - 6.283185307179586 * rint(a * 0.15915494309189535)), sf, cf;
+                __sincosf(r, &sf, &cf);
+                double c = (double)cf * (double)AF, s = (double)sf * (double)AF;
+                v = i < half ? (float)((double)hv[i] * c - (double)hv[i + half] * s)
+                             : (float)((double)hv[i] * c + (double)hv[i - half] * s);
+            }
+            if (dst == 2)
+                ((u16 *)y)[at + i] = f2h(v);
+            else
+                ((float *)y)[at + i] = v;
+        }
+        __syncwarp();
+    }
+}
