@@ -137,6 +137,25 @@ static void stmt_nodes(Gb *b, int si)
     b->g->stmt_node[si] = id;
 }
 
+/* A stack whose rows are each computed for it alone is a view: an executor
+ * may compute each row in place inside it. */
+static void stacks_in_place(Graph *g)
+{
+    for (int k = 0; k < g->nn; k++) {
+        GNode *n = &g->n[k];
+        if (n->op != OP_STACK)
+            continue;
+        int ok = 1;
+        for (int i = 0; i < n->nargs && ok; i++) {
+            const GNode *a = &g->n[n->args[i]];
+            ok = a->op < OP_COUNT && !a->view && a->uses == 1;
+            for (int j = 0; j < i && ok; j++)
+                ok = n->args[j] != n->args[i];
+        }
+        n->view = ok;
+    }
+}
+
 /* ---- roles ---- */
 
 static int is_weight_node(const Graph *g, int node)
@@ -238,6 +257,7 @@ Graph *graph_build(Arena *a, const Prog *p)
     }
     for (int i = 0; i < p->nstmts; i++)
         stmt_nodes(&b, i);
+    stacks_in_place(g);
     find_roles(g);
     return g;
 }

@@ -249,7 +249,8 @@ typedef struct GNode {
     int decl;            /* G_DECL, G_WRITE: the declaration; -1 else */
     const Expr *e;       /* the expression (attributes, location); NULL for G_DECL and G_WRITE */
     int uses;            /* operand references to it */
-    int view;            /* an alias of args[0]'s memory (reshape, state rows [..p], a literal row) */
+    int view;            /* an alias: of args[0] (reshape, state rows [..p], a literal row), or a
+                          * stack whose rows are each computed in place inside it */
     int nafter;          /* ordering edges: nodes that must run before it (a state's reads and writes) */
     int *after;
 } GNode;
@@ -567,6 +568,19 @@ void plan_print(FILE *f, const Plan *pl);
 int plan_buf(const Plan *pl, const char *name);   /* index or -1 */
 int plan_base(const Plan *pl, int b);             /* a view's base, through views */
 long plan_buf_bytes(const Plan *pl, int b);
+
+/* ---- fuse.c, lane_cuda.c: programs to plans ----------------------------- */
+typedef struct FuseOpts {
+    int numerics;        /* enum Numerics */
+    int fuse_quant;      /* producers quantize in their epilogues */
+    int lane_rules;      /* the lane's own rules taken (0: held back, the LaneShim) */
+    int rows;            /* the bound of every size (a chunk's rows) */
+    int sms;             /* the chip's multiprocessors, for chunks_apart */
+    int verbose;         /* each decision on stderr */
+} FuseOpts;
+/* The plan of a checked program under the knobs; NULL after reporting an op
+ * the lane has no kernel for (exit 1). */
+Plan *fuse(Arena *a, Prog *p, Graph *g, const FuseOpts *o);
 
 /* ---- run.c: generating over a stream, through a lane ------------------- */
 enum Phase { PH_CHUNK, PH_STEP, PH_BATCH, PH_COUNT };

@@ -1,0 +1,650 @@
+/* fuse.c — the rules that decide, by dataflow, which nodes of a program's
+ * graph one launch covers: products of one activation merge into one
+ * product in parts, with the norm that feeds them as its prologue and the
+ * elementwise ops that read them (bias, gate and activation, soft-cap,
+ * residual, arg-max) as its epilogue; rope takes its per-head norm and its
+ * cache append, and the value append joins it; an embedding takes its
+ * scale; a norm takes the residual it feeds; a producer whose readers are
+ * all products quantizes in its epilogue (fuse_quant). Each rule asks the
+ * lane's facts (the kernels' conditions) before it fuses, and says why not
+ * under -v. Nodes no rule takes run alone. The groups are then ordered by
+ * their dataflow and state edges, and lane_cuda.c turns them into launches. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse.h"
+
+/* ---- notes (-v) ---- */
+
+void fuse_note(Fz *f, int node, const char *fmt, ...)
+{
+    if (!f->o->verbose)
+        return;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const GNode *n = &f->g->n[node];
+    int line = n->stmt >= 0 ? f->p->stmts[n->stmt].line : f->p->decls[n->decl].line;
+    fprintf(stderr, "%s: %s:%d: %s\n", diag_tool, f->p->src ? f->p->src->name : "<program>", line, msg);
+}
+
+static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
+                                           "lm_argmax", "rope_append", "chunks_apart", "fuse_quant"};
+
+void took(Fz *f, int rule)
+{
+    f->taken |= 1u << rule;
+}
+
+static const char *stmt_name(const Fz *f, int node)
+{
+    int s = f->g->n[node].stmt;
+    return s >= 0 ? f->p->stmts[s].name : f->p->decls[f->g->n[node].decl].name;
+}
+
+/* ---- the graph, read ---- */
+
+static const GNode *N(const Fz *f, int k)
+{
+    return &f->g->n[k];
+}
+
+int view_root(const Graph *g, int node)
+{
+    while (g->n[node].op == OP_RESHAPE)
+        node = g->n[node].args[0];
+    return node;
+}
+
+static void consumers(Fz *f)
+{
+    const Graph *g = f->g;
+    f->cons = arena_alloc(f->a, sizeof *f->cons * (size_t)g->nn);
+    f->ncons = arena_alloc(f->a, sizeof *f->ncons * (size_t)g->nn);
+    int *cap = arena_alloc(f->a, sizeof *cap * (size_t)g->nn);
+    for (int k = 0; k < g->nn; k++)
+        for (int i = 0; i < g->n[k].nargs; i++) {
+            int a = g->n[k].args[i];
+            *VEC_PUSH(f->a, f->cons[a], f->ncons[a], cap[a]) = k;
+        }
+}
+
+/* The one consumer of node k, or -1. */
+static int only_use(const Fz *f, int k)
+{
+    return f->ncons[k] == 1 ? f->cons[k][0] : -1;
+}
+
+static int is_decl_of(const Fz *f, int k, int kind)
+{
+    return N(f, k)->op == G_DECL && f->p->decls[N(f, k)->decl].kind == kind;
+}
+
+static int free_node(const Fz *f, int k)
+{
+    return f->group[k] < 0;
+}
+
+static long last_dim(const Type *t)
+{
+    return t->rank ? t->d[t->rank - 1].n : 1;
+}
+
+static int same_type(const Type *a, const Type *b)
+{
+    if (a->base != b->base || a->rank != b->rank || a->ragged || b->ragged)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->d[i].sym != b->d[i].sym || (!a->d[i].sym && a->d[i].n != b->d[i].n))
+            return 0;
+    return 1;
+}
+
+/* Two calls with the same attributes, spelled alike. */
+static int same_attrs(const Expr *a, const Expr *b)
+{
+    if (a->nattrs != b->nattrs)
+        return 0;
+    for (int i = 0; i < a->nattrs; i++) {
+        const Attr *o = attr_get(b, a->attrs[i].name);
+        if (!o || strcmp(o->text, a->attrs[i].text))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- groups ---- */
+
+static Group *new_group(Fz *f, int kind, int node)
+{
+    Group *gr = VEC_PUSH(f->a, f->gs, f->ng, f->cg);
+    memset(gr, 0, sizeof *gr);
+    gr->kind = kind;
+    gr->node = node;
+    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = -1;
+    for (int i = 0; i < 4; i++)
+        gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
+    for (int i = 0; i < 3; i++)
+        gr->rope[i] = gr->rx[i] = gr->rnorm[i] = gr->rwrite[i] = -1;
+    return gr;
+}
+
+static void take(Fz *f, Group *gr, int node)
+{
+    ASSERT(f->group[node] < 0);
+    f->group[node] = (int)(gr - f->gs);
+    *VEC_PUSH(f->a, gr->nodes, gr->nn, gr->cn) = node;
+}
+
+/* ---- products: parts, gated pairs, epilogues, the norm prologue ---- */
+
+/* The weight's format of a product: T_Q8 or T_F32. */
+static int wformat(const Fz *f, int prod)
+{
+    return N(f, N(f, prod)->args[0])->ty.base;
+}
+
+/* An optional bias after node k: ADD(k, w) with w an f32 weight vector of
+ * k's last width. The add node, or -1. */
+static int bias_after(const Fz *f, int k, int *w)
+{
+    int u = only_use(f, k);
+    if (u < 0 || N(f, u)->op != OP_ADD)
+        return -1;
+    int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
+    if (!is_decl_of(f, o, D_WEIGHT) || N(f, o)->ty.base != T_F32 || N(f, o)->ty.rank != 1 ||
+        N(f, o)->ty.d[0].n != last_dim(&N(f, k)->ty) || !same_type(&N(f, u)->ty, &N(f, k)->ty))
+        return -1;
+    *w = o;
+    return u;
+}
+
+/* Is prod the gate of a gated pair act(prod [+ b]) * (up [+ b])? The up
+ * product, the act (1 silu, 2 gelu_tanh) and the mul in *up, *act, *mul. */
+static int gate_of(const Fz *f, int prod, int *up, int *act, int *mul)
+{
+    int w, k = prod, b = bias_after(f, prod, &w);
+    if (b >= 0)
+        k = b;
+    int a = only_use(f, k);
+    if (a < 0 || (N(f, a)->op != OP_SILU && N(f, a)->op != OP_GELU))
+        return 0;
+    int m = only_use(f, a);
+    if (m < 0 || N(f, m)->op != OP_MUL)
+        return 0;
+    int other = N(f, m)->args[0] == a ? N(f, m)->args[1] : N(f, m)->args[0];
+    int u = other;
+    if (N(f, u)->op == OP_ADD) {   /* the up's bias */
+        int x = N(f, u)->args[0], y = N(f, u)->args[1];
+        u = N(f, x)->op == OP_MATMUL ? x : y;
+        int wb;
+        if (N(f, u)->op != OP_MATMUL || bias_after(f, u, &wb) != other)
+            return 0;
+    }
+    if (N(f, u)->op != OP_MATMUL || u == prod || only_use(f, u) < 0 || !free_node(f, u) ||
+        view_root(f->g, N(f, u)->args[1]) != view_root(f->g, N(f, prod)->args[1]) ||
+        N(f, u)->ty.d[N(f, u)->ty.rank - 1].n != N(f, prod)->ty.d[N(f, prod)->ty.rank - 1].n ||
+        wformat(f, u) != wformat(f, prod))
+        return 0;
+    *up = u;
+    *act = N(f, a)->op == OP_SILU ? 1 : 2;
+    *mul = m;
+    return 1;
+}
+
+/* Takes part p's epilogue after node k: a bias, then (part 0) a soft-cap,
+ * then a residual add, then (part 0, one output) an arg-max. */
+static void epilogue(Fz *f, Group *gr, int p, int k)
+{
+    int w, b = bias_after(f, k, &w);
+    if (b >= 0 && !(gr->gate && p == 0)) {
+        take(f, gr, b);
+        gr->bias[p] = w;
+        k = b;
+        fuse_note(f, b, "rule epilogue: the bias %s folds into the product's epilogue", f->p->decls[N(f, w)->decl].name);
+        took(f, RU_EPILOGUE);
+    }
+    int u = only_use(f, k);
+    if (p == 0 && u >= 0 && N(f, u)->op == OP_SOFTCAP) {
+        take(f, gr, u);
+        gr->cap = attr_num(N(f, u)->e, "cap", 0);
+        k = u;
+        u = only_use(f, k);
+        fuse_note(f, k, "rule epilogue: the soft-cap folds into the product's epilogue");
+        took(f, RU_EPILOGUE);
+    }
+    if (u >= 0 && N(f, u)->op == OP_ADD) {
+        int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
+        if (o != k && same_type(&N(f, o)->ty, &N(f, k)->ty) && same_type(&N(f, u)->ty, &N(f, k)->ty)) {
+            take(f, gr, u);
+            gr->res[p] = o;
+            k = u;
+            u = only_use(f, k);
+            fuse_note(f, k, "rule residual: %s's residual add folds into the product's epilogue", stmt_name(f, k));
+            took(f, RU_RESIDUAL);
+        }
+    }
+    gr->out[p] = k;
+    if (p == 0 && gr->parts == 1 + (gr->gate != 0) && u >= 0 && N(f, u)->op == OP_ARGMAX) {
+        take(f, gr, u);
+        gr->argmax = u;
+        fuse_note(f, u, "rule lm_argmax: the arg-max folds into the LM head's product");
+        took(f, RU_LM_ARGMAX);
+    }
+}
+
+/* Takes the norm that feeds every product of the group as its prologue. */
+static void prologue(Fz *f, Group *gr)
+{
+    int x = gr->x;
+    const GNode *n = N(f, x);
+    if (n->op != OP_RMSNORM || !free_node(f, x))
+        return;
+    if (n->nargs == 2 && !is_decl_of(f, n->args[1], D_WEIGHT)) {
+        fuse_note(f, x, "no prologue: the norm's weight is computed, not a weight");
+        return;
+    }
+    /* every reader, through reshapes, is a product of this group */
+    int stack[64], ns = 0;
+    stack[ns++] = x;
+    while (ns) {
+        int k = stack[--ns];
+        for (int i = 0; i < f->ncons[k]; i++) {
+            int c = f->cons[k][i];
+            if (N(f, c)->op == OP_RESHAPE && ns < 64) {
+                stack[ns++] = c;
+                continue;
+            }
+            int mine = 0;
+            for (int p = 0; p < gr->parts; p++)
+                mine |= gr->prod[p] == c;
+            if (!mine) {
+                fuse_note(f, x, "no prologue: %s is read by more than this launch's products", stmt_name(f, x));
+                return;
+            }
+        }
+    }
+    take(f, gr, x);
+    gr->norm = x;
+    gr->x = n->args[0];
+    fuse_note(f, x, "rule norm_prologue: %s is computed in the prologue of the products that read it", stmt_name(f, x));
+    took(f, RU_NORM_PROLOGUE);
+}
+
+/* Does product k join gr's parts (the lane's facts, and under the held-back
+ * lane rules the tensor cores' whole 128-output tiles)? */
+static int joins(Fz *f, const Group *gr, int k, int need)
+{
+    if (gr->parts + need > 4) {
+        fuse_note(f, k, "no part: a product in parts has at most four");
+        return 0;
+    }
+    if (wformat(f, k) != wformat(f, gr->prod[0])) {
+        fuse_note(f, k, "no part: the weights' formats differ (one launch reads one format)");
+        return 0;
+    }
+    if (!f->o->lane_rules && last_dim(&N(f, k)->ty) % 128) {
+        fuse_note(f, k, "no part: lane rules held back, and %ld outputs are not whole 128-output tiles",
+                  last_dim(&N(f, k)->ty));
+        return 0;
+    }
+    return 1;
+}
+
+static void add_part(Fz *f, Group *gr, int prod)
+{
+    take(f, gr, prod);
+    gr->prod[gr->parts++] = prod;
+}
+
+/* Takes the gated pair act(g [+ b]) * (up [+ b]) as parts 0 and 1; the mul. */
+static int gated_pair(Fz *f, Group *gr, int g, int up, int act, int mul)
+{
+    add_part(f, gr, g);
+    add_part(f, gr, up);
+    gr->gate = act;
+    gr->node = g;
+    int w, gb = bias_after(f, g, &w);
+    if (gb >= 0) {
+        take(f, gr, gb);
+        gr->bias[0] = w;
+    }
+    int ub = bias_after(f, up, &w);
+    if (ub >= 0) {
+        take(f, gr, ub);
+        gr->bias[1] = w;
+    }
+    take(f, gr, only_use(f, gb >= 0 ? gb : g));
+    take(f, gr, mul);
+    fuse_note(f, mul, "rule gated_pair: %s and %s with %s as one product launch",
+              f->p->decls[N(f, N(f, g)->args[0])->decl].name, f->p->decls[N(f, N(f, up)->args[0])->decl].name,
+              act == 1 ? "silu" : "gelu_tanh");
+    took(f, RU_GATED_PAIR);
+    return mul;
+}
+
+/* The products of activation x: gated pairs first, then the others, in
+ * groups of at most four parts. */
+static void product_group(Fz *f, int first)
+{
+    int x = view_root(f->g, N(f, first)->args[1]);
+    int prods[256], n = 0;
+    for (int k = first; k < f->g->nn && n < 256; k++)
+        if (N(f, k)->op == OP_MATMUL && free_node(f, k) && view_root(f->g, N(f, k)->args[1]) == x)
+            prods[n++] = k;
+    while (n) {
+        Group *gr = new_group(f, GK_GEMV, prods[0]);
+        gr->x = x;
+        int up, act, mul, gmul = -1, used = 0;
+        for (int i = 0; i < n && !gr->parts; i++)
+            if (gate_of(f, prods[i], &up, &act, &mul))
+                gmul = gated_pair(f, gr, prods[i], up, act, mul);
+        for (int i = 0; i < n; i++) {
+            int k = prods[i];
+            if (!free_node(f, k))
+                continue;
+            if (!gr->parts || joins(f, gr, k, 1)) {
+                add_part(f, gr, k);
+                if (gr->parts > 1) {
+                    fuse_note(f, k, "rule gemv_parts: %s joins the product of %s as part %d", stmt_name(f, k),
+                              stmt_name(f, gr->prod[0]), gr->parts - 1);
+                    took(f, RU_GEMV_PARTS);
+                }
+            }
+        }
+        for (int p = 0; p < gr->parts; p++)
+            if (!(gr->gate && p == 1))
+                epilogue(f, gr, p, gr->gate && p == 0 ? gmul : gr->prod[p]);
+        prologue(f, gr);
+        for (int i = 0; i < n; i++)
+            if (free_node(f, prods[i]))
+                prods[used++] = prods[i];
+        n = used;
+    }
+}
+
+/* ---- rope with its norms and the cache appends ---- */
+
+/* The state write of node k at positions pos, when it is k's one use. */
+static int write_of(const Fz *f, int k, int pos)
+{
+    int u = only_use(f, k);
+    if (u < 0 || N(f, u)->op != G_WRITE || N(f, u)->args[2] != k || N(f, u)->args[1] != pos || !free_node(f, u))
+        return -1;
+    return u;
+}
+
+static void rope_part(Fz *f, Group *gr, int r)
+{
+    int p = gr->rparts++;
+    gr->rope[p] = r;
+    take(f, gr, r);
+    int x = N(f, r)->args[0];
+    const GNode *xn = N(f, x);
+    if (xn->op == OP_RMSNORM && only_use(f, x) == r && free_node(f, x) &&
+        (xn->nargs == 1 || is_decl_of(f, xn->args[1], D_WEIGHT)) && last_dim(&xn->ty) <= 1024) {
+        take(f, gr, x);
+        gr->rnorm[p] = x;
+        x = xn->args[0];
+        fuse_note(f, r, "rule rope_append: the per-head norm %s folds into the rope", stmt_name(f, gr->rnorm[p]));
+        took(f, RU_ROPE_APPEND);
+    }
+    gr->rx[p] = x;
+    int w = write_of(f, r, gr->pos);
+    if (w >= 0) {
+        take(f, gr, w);
+        gr->rwrite[p] = w;
+        fuse_note(f, w, "rule rope_append: rope and the append to %s are one op", f->p->decls[N(f, w)->decl].name);
+        took(f, RU_ROPE_APPEND);
+    }
+}
+
+static void rope_group(Fz *f, int first)
+{
+    const GNode *r0 = N(f, first);
+    Group *gr = new_group(f, GK_ROPE, first);
+    gr->pos = r0->args[1];
+    rope_part(f, gr, first);
+    for (int k = first + 1; k < f->g->nn && gr->rparts < 2; k++) {
+        const GNode *r = N(f, k);
+        if (r->op == OP_ROPE && free_node(f, k) && r->args[1] == gr->pos && same_attrs(r->e, r0->e) &&
+            last_dim(&r->ty) == last_dim(&r0->ty) && r->ty.rank == r0->ty.rank) {
+            rope_part(f, gr, k);
+            fuse_note(f, k, "rule rope_append: %s turns in the same launch as %s", stmt_name(f, k), stmt_name(f, first));
+            took(f, RU_ROPE_APPEND);
+        }
+    }
+    /* a value row appended at the same positions */
+    for (int k = first + 1; k < f->g->nn; k++) {
+        const GNode *w = N(f, k);
+        if (w->op != G_WRITE || !free_node(f, k) || w->args[1] != gr->pos || N(f, w->args[2])->op == OP_ROPE ||
+            N(f, w->args[2])->ty.rank != r0->ty.rank || last_dim(&N(f, w->args[2])->ty) > 1024)
+            continue;
+        int p = gr->rparts++;
+        gr->rx[p] = w->args[2];
+        gr->rwrite[p] = k;
+        take(f, gr, k);
+        fuse_note(f, k, "rule rope_append: the append to %s joins the rope's launch", f->p->decls[w->decl].name);
+        took(f, RU_ROPE_APPEND);
+        break;
+    }
+}
+
+/* ---- attention, embeddings, norms and the rest ---- */
+
+static void embed_group(Fz *f, int k)
+{
+    Group *gr = new_group(f, GK_EMBED, k);
+    take(f, gr, k);
+    gr->scale = 1;
+    int u = only_use(f, k);
+    if (u >= 0 && N(f, u)->op == OP_MUL) {
+        int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
+        if (N(f, o)->op == G_NUM) {
+            take(f, gr, u);
+            gr->scale = N(f, o)->e->num;
+            gr->out[0] = u;
+            fuse_note(f, u, "rule epilogue: the embedding's scale %g folds into its lookup", gr->scale);
+            took(f, RU_EPILOGUE);
+        }
+    }
+    if (gr->out[0] < 0)
+        gr->out[0] = k;
+}
+
+static void norm_group(Fz *f, int k)
+{
+    Group *gr = new_group(f, GK_NORM, k);
+    take(f, gr, k);
+    gr->out[0] = k;
+    int u = only_use(f, k);
+    if (u >= 0 && N(f, u)->op == OP_ADD && free_node(f, u)) {
+        int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
+        if (o != k && same_type(&N(f, o)->ty, &N(f, k)->ty)) {
+            take(f, gr, u);
+            gr->add = u;
+            gr->resid = o;
+            gr->out[0] = u;
+            fuse_note(f, u, "rule residual: %s's add folds into the norm that feeds it", stmt_name(f, u));
+            took(f, RU_RESIDUAL);
+        }
+    }
+}
+
+static void single(Fz *f, int kind, int k)
+{
+    Group *gr = new_group(f, kind, k);
+    take(f, gr, k);
+    gr->out[0] = k;
+}
+
+static int unsupported(Fz *f, int k)
+{
+    const GNode *n = N(f, k);
+    diag_at(f->p->src, n->e->line, n->e->col, "the CUDA lane has no kernel for %s yet (run it with logos-run --device cpu)",
+            op_info[n->op].name);
+    return EXIT_INPUT;
+}
+
+static int other_group(Fz *f, int k)
+{
+    const GNode *n = N(f, k);
+    switch (n->op) {
+    case OP_INDEX:
+        if (is_decl_of(f, n->args[0], D_WEIGHT))
+            embed_group(f, k);
+        else
+            single(f, GK_COPY, k);
+        return 0;
+    case OP_RMSNORM: case OP_L2NORM: norm_group(f, k); return 0;
+    case OP_ROPE: rope_group(f, k); return 0;
+    case OP_ATTEND: single(f, GK_ATTEND, k); return 0;
+    case OP_ARGMAX: single(f, GK_ARGMAX, k); return 0;
+    case OP_RANGE: single(f, GK_RANGE, k); return 0;
+    case G_WRITE: case OP_LAST: case OP_SLICE: single(f, GK_COPY, k); return 0;
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG: case OP_SILU: case OP_GELU: case OP_SIGMOID:
+    case OP_SOFTPLUS: case OP_EXP: case OP_TANH: case OP_SOFTCAP: case OP_CLAMP:
+        single(f, GK_ELEM, k);
+        return 0;
+    default:
+        return unsupported(f, k);
+    }
+}
+
+/* ---- quantizing epilogues (fuse_quant) ---- */
+
+/* Is every reader of node k, through reshapes, a product group reading it
+ * as its activation without a norm? */
+static int read_by_products(const Fz *f, int k)
+{
+    if (!f->ncons[k] || (N(f, k)->stmt >= 0 && f->p->stmts[N(f, k)->stmt].decl >= 0 &&
+                         f->g->stmt_node[N(f, k)->stmt] == k))
+        return 0;   /* an output of the program stays f32 */
+    for (int i = 0; i < f->ncons[k]; i++) {
+        int c = f->cons[k][i];
+        if (N(f, c)->op == OP_RESHAPE) {
+            if (!read_by_products(f, c))
+                return 0;
+            continue;
+        }
+        int g = f->group[c];
+        if (g < 0 || f->gs[g].kind != GK_GEMV || f->gs[g].norm >= 0 || view_root(f->g, f->gs[g].x) != view_root(f->g, k))
+            return 0;
+    }
+    return 1;
+}
+
+static void quantizing(Fz *f)
+{
+    if (f->o->numerics == NUM_PRECISE || !f->o->fuse_quant)
+        return;
+    for (int i = 0; i < f->ng; i++) {
+        Group *gr = &f->gs[i];
+        int k = gr->out[0], width = 0;
+        if (k < 0 || !read_by_products(f, k))
+            continue;
+        switch (gr->kind) {
+        case GK_GEMV:
+            width = gr->parts == 1 + (gr->gate != 0) && gr->argmax < 0 && !(last_dim(&N(f, k)->ty) % 32);
+            break;
+        case GK_ATTEND: case GK_NORM: case GK_EMBED:
+            width = !(last_dim(&N(f, k)->ty) % 32);
+            break;
+        default:
+            break;
+        }
+        if (!width) {
+            fuse_note(f, k, "no fuse_quant: %s's rows are not whole 32-value blocks of one output", stmt_name(f, k));
+            continue;
+        }
+        gr->oq = f->o->numerics == NUM_Q8 ? 1 : 2;
+        fuse_note(f, k, "rule fuse_quant: %s is quantized in its producer's epilogue", stmt_name(f, k));
+        took(f, RU_FUSE_QUANT);
+    }
+}
+
+/* ---- order ---- */
+
+/* Group g depends on the group computing node k; through a view, on what
+ * the view reads and the writes it must follow. */
+static void depend(const Fz *f, int g, int k, char *dep)
+{
+    const GNode *n = N(f, k);
+    if (n->view) {
+        for (int i = 0; i < n->nargs; i++)
+            depend(f, g, n->args[i], dep);
+        for (int i = 0; i < n->nafter; i++)
+            depend(f, g, n->after[i], dep);
+        return;
+    }
+    int p = f->group[k];
+    if (p >= 0 && p != g)
+        dep[p] = 1;
+}
+
+/* Kahn's order of the groups, the ready group with the least node first. */
+static void order(Fz *f)
+{
+    int ng = f->ng;
+    char *dep = arena_alloc(f->a, (size_t)ng * (size_t)ng);
+    for (int g = 0; g < ng; g++)
+        for (int i = 0; i < f->gs[g].nn; i++) {
+            const GNode *n = N(f, f->gs[g].nodes[i]);
+            for (int a = 0; a < n->nargs; a++)
+                depend(f, g, n->args[a], dep + (size_t)g * ng);
+            for (int a = 0; a < n->nafter; a++)
+                depend(f, g, n->after[a], dep + (size_t)g * ng);
+        }
+    char *done = arena_alloc(f->a, (size_t)ng);
+    f->order = arena_alloc(f->a, sizeof *f->order * (size_t)(ng + 1));
+    for (int placed = 0; placed < ng; placed++) {
+        int best = -1;
+        for (int g = 0; g < ng; g++) {
+            if (done[g])
+                continue;
+            int ready = 1;
+            for (int h = 0; h < ng && ready; h++)
+                ready = !dep[(size_t)g * ng + h] || done[h];
+            if (ready && (best < 0 || f->gs[g].node < f->gs[best].node))
+                best = g;
+        }
+        ASSERT(best >= 0);   /* the rules never join nodes across a cycle */
+        done[best] = 1;
+        f->order[placed] = best;
+    }
+}
+
+int fuse_groups(Fz *f)
+{
+    const Graph *g = f->g;
+    consumers(f);
+    f->group = arena_alloc(f->a, sizeof *f->group * (size_t)g->nn);
+    for (int k = 0; k < g->nn; k++)
+        f->group[k] = -1;
+    for (int k = 0; k < g->nn; k++)
+        if (g->n[k].op == OP_MATMUL && free_node(f, k))
+            product_group(f, k);
+    for (int k = 0; k < g->nn; k++)
+        if (graph_computes(g, k) && free_node(f, k) && other_group(f, k))
+            return EXIT_INPUT;
+    quantizing(f);
+    order(f);
+    return 0;
+}
+
+Plan *fuse(Arena *a, Prog *p, Graph *g, const FuseOpts *o)
+{
+    Plan *pl = arena_alloc(a, sizeof *pl);
+    *pl = (Plan){.src = p->src, .numerics = o->numerics, .fuse_quant = o->fuse_quant, .lane_rules = o->lane_rules,
+                 .rows = o->rows, .prog = p, .g = g};
+    Fz f = {.a = a, .p = p, .g = g, .o = o, .pl = pl};
+    if (fuse_groups(&f) || lane_emit(&f))
+        return NULL;
+    for (int r = 0; r < RU_COUNT; r++)
+        if (f.taken >> r & 1)
+            *VEC_PUSH(a, pl->rules, pl->nrules, pl->crules) = rule_names[r];
+    return pl;
+}

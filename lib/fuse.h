@@ -1,0 +1,60 @@
+/* fuse.h — what fuse.c (the rules: which nodes one launch covers) and
+ * lane_cuda.c (the CUDA lane: buffers, constants, grids) share. */
+#ifndef FUSE_H
+#define FUSE_H
+
+#include "logos.h"
+
+enum GKind { GK_EMBED, GK_GEMV, GK_NORM, GK_ROPE, GK_ATTEND, GK_ARGMAX, GK_ELEM, GK_COPY, GK_RANGE };
+
+/* The nodes one launch covers, and what its kernel needs to know of them. */
+typedef struct Group {
+    int kind;
+    int *nodes, nn, cn;      /* the compute nodes it covers */
+    int node;                /* its main node (the op that names the kernel) */
+    /* GK_GEMV: products of one activation in parts */
+    int parts, prod[4];      /* each part's product */
+    int out[4];              /* the node whose value each part writes */
+    int bias[4], res[4];     /* each part's bias weight and residual operand, or -1 */
+    int gate;                /* 1 silu, 2 gelu_tanh: parts 0 and 1 are a gated pair */
+    double cap;              /* the soft-cap of part 0, 0 when none */
+    int argmax;              /* the arg-max of part 0, or -1 */
+    int norm;                /* the rmsnorm taken as the prologue, or -1 */
+    int x;                   /* the activation read (under the norm when there is one) */
+    /* GK_ROPE: the rotated queries and keys, the appended values */
+    int rparts, rope[3];     /* each part's rope node (-1: a value row written as it is) */
+    int rx[3], rnorm[3];     /* its input (under its norm) and its per-head norm, or -1 */
+    int rwrite[3];           /* the state row write it ends in, or -1 */
+    int pos;                 /* the positions node */
+    /* GK_NORM MODE 1: the residual add and its other operand */
+    int add, resid;
+    double scale;            /* GK_EMBED: the literal it is multiplied by */
+    int oq;                  /* the output quantized in the epilogue: 0, or words a value */
+} Group;
+
+typedef struct Fz {
+    Arena *a;
+    const Prog *p;
+    const Graph *g;
+    const FuseOpts *o;
+    int **cons, *ncons;      /* each node's consumers */
+    int *group;              /* each node's group, or -1 */
+    Group *gs; int ng, cg;
+    int *order;              /* the groups in launch order */
+    Plan *pl;
+    int *buf;                /* each node's buffer in pl, or -1 */
+    unsigned taken;          /* the rules taken, a bit each (enum Rule) */
+} Fz;
+
+enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,
+            RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT, RU_COUNT };
+
+/* fuse.c */
+int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */
+int view_root(const Graph *g, int node);         /* through reshapes */
+void fuse_note(Fz *f, int node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void took(Fz *f, int rule);
+/* lane_cuda.c */
+int lane_emit(Fz *f);                            /* buffers and launches into f->pl */
+
+#endif

@@ -1,0 +1,731 @@
+/* lane_cuda.c — the CUDA lane's half of fusion: each group of fuse.c
+ * becomes a launch of one kernel of the table, with its constants, grid,
+ * block and shared memory decided here (rows a warp, activation rows staged
+ * together, chunks of split attention by chunks_apart); and the plan's
+ * buffers: every declaration, a temporary for each value that crosses
+ * launches (temporaries share the pool where their lives allow), views for
+ * reshapes, rows and stacks computed in place, scratch for the reductions
+ * that finish in their last block, and the rope frequencies. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse.h"
+
+/* ---- buffers ---- */
+
+static const GNode *N(const Fz *f, int k)
+{
+    return &f->g->n[k];
+}
+
+static int add_buf(Fz *f, PBuf b)
+{
+    Plan *pl = f->pl;
+    b.decl = b.decl ? b.decl : -1;
+    *VEC_PUSH(f->a, pl->bufs, pl->nbufs, pl->cbufs) = b;
+    return pl->nbufs - 1;
+}
+
+/* Values of a type with its sizes at the plan's row bound. */
+static long type_values(const Fz *f, const Type *t)
+{
+    long n = 1;
+    for (int i = 0; i < t->rank; i++)
+        n *= t->d[i].sym ? f->o->rows : t->d[i].n;
+    return n;
+}
+
+static void decl_bufs(Fz *f)
+{
+    static const int kinds[] = {[D_SIZE] = B_SIZE, [D_IN] = B_IN, [D_WEIGHT] = B_WEIGHT, [D_STATE] = B_STATE,
+                                [D_OUT] = B_OUT};
+    for (int i = 0; i < f->p->ndecls; i++) {
+        const Decl *d = &f->p->decls[i];
+        int et = d->kind == D_SIZE || d->base == T_I32 ? ET_I32 : d->base == T_Q8 ? ET_Q8 : ET_F32;
+        long n = d->kind == D_SIZE ? 1 : type_values(f, &d->ty);
+        int b = add_buf(f, (PBuf){.name = d->name, .kind = kinds[d->kind], .etype = et, .count = n, .decl = i,
+                                  .node = -1, .base = -1});
+        f->pl->bufs[b].decl = i;
+        f->buf[f->g->decl_node[i]] = b;
+    }
+}
+
+/* The name of node k's value: its statement's, or statement.node inside one. */
+static const char *node_name(const Fz *f, int k)
+{
+    const GNode *n = N(f, k);
+    const Stmt *s = &f->p->stmts[n->stmt];
+    return f->g->stmt_node[n->stmt] == k ? s->name : arena_printf(f->a, "%s.%d", s->name, n->sub);
+}
+
+static int etype_of(const Fz *f, int k)
+{
+    if (N(f, k)->ty.base == T_I32)
+        return ET_I32;
+    int g = f->group[k];
+    if (g >= 0 && f->gs[g].oq && f->gs[g].out[0] == k)
+        return f->gs[g].oq == 1 ? ET_A8 : ET_A8X2;
+    return ET_F32;
+}
+
+static int buf_of(Fz *f, int k);
+
+/* A view node's buffer: a reshape is its base's; rows [..p] are the state;
+ * a literal row lies inside its base. */
+static int view_buf(Fz *f, int k)
+{
+    const GNode *n = N(f, k);
+    int base = buf_of(f, n->args[0]);
+    if (n->op != OP_INDEX)
+        return base;
+    long row = (long)N(f, n->args[1])->e->num, per = type_values(f, &n->ty);
+    PBuf *bb = &f->pl->bufs[base];
+    return add_buf(f, (PBuf){.name = arena_printf(f->a, "%s[%ld]", bb->name, row), .kind = B_VIEW,
+                             .etype = bb->etype, .count = per, .at = row * per, .base = base, .node = -1});
+}
+
+/* Node k's buffer, made when first asked for. */
+static int buf_of(Fz *f, int k)
+{
+    if (f->buf[k] >= 0)
+        return f->buf[k];
+    const GNode *n = N(f, k);
+    if (n->view && n->op != OP_STACK)
+        return f->buf[k] = view_buf(f, k);
+    int s = n->stmt;
+    int b;
+    if (s >= 0 && f->g->stmt_node[s] == k && f->p->stmts[s].decl >= 0 && n->op != G_WRITE)
+        b = f->buf[f->g->decl_node[f->p->stmts[s].decl]];
+    else
+        b = add_buf(f, (PBuf){.name = node_name(f, k), .kind = B_TEMP, .etype = etype_of(f, k),
+                              .count = type_values(f, &n->ty), .node = -1, .base = -1});
+    return f->buf[k] = b;
+}
+
+/* A stack computed in place: its rows are views inside its buffer. */
+static void stack_rows(Fz *f)
+{
+    for (int k = 0; k < f->g->nn; k++) {
+        const GNode *n = N(f, k);
+        if (n->op != OP_STACK || !n->view)
+            continue;
+        int b = buf_of(f, k);
+        long per = type_values(f, &N(f, n->args[0])->ty);
+        for (int i = 0; i < n->nargs; i++)
+            f->buf[n->args[i]] = add_buf(f, (PBuf){.name = node_name(f, n->args[i]), .kind = B_VIEW,
+                                                   .etype = ET_F32, .count = per, .at = i * per, .base = b,
+                                                   .node = -1});
+    }
+}
+
+static int scratch(Fz *f, const char *name, int et, long n)
+{
+    return add_buf(f, (PBuf){.name = name, .kind = B_SCRATCH, .etype = et, .count = n, .node = -1, .base = -1});
+}
+
+/* The size buffer of a symbolic dimension, or -1. */
+static int size_buf(const Fz *f, const Dim *d)
+{
+    if (!d->sym)
+        return -1;
+    int di = prog_find_decl(f->p, f->p->syms[d->sym - 1].name);
+    return di >= 0 && f->p->decls[di].kind == D_SIZE ? f->buf[f->g->decl_node[di]] : -1;
+}
+
+/* Rows before the last `keep` axes of t: their count at the bound, and the
+ * size buffer when the first is symbolic. */
+static long lead_rows(const Fz *f, const Type *t, int keep, int *n)
+{
+    long r = 1;
+    *n = -1;
+    for (int i = 0; i < t->rank - keep; i++) {
+        r *= t->d[i].sym ? f->o->rows : t->d[i].n;
+        if (t->d[i].sym && *n < 0)
+            *n = size_buf(f, &t->d[i]);
+    }
+    return r;
+}
+
+/* ---- launches ---- */
+
+typedef struct L {
+    Fz *f;
+    PLaunch *l;
+} L;
+
+static L launch(Fz *f, int kernel, const Group *gr)
+{
+    Plan *pl = f->pl;
+    PLaunch *l = VEC_PUSH(f->a, pl->ls, pl->nls, pl->cls);
+    memset(l, 0, sizeof *l);
+    l->kernel = kernel;
+    for (int i = 0; i < KMAXP; i++)
+        l->arg[i] = -1;
+    l->covers = gr->nodes;
+    l->ncovers = gr->nn;
+    return (L){f, l};
+}
+
+static void C(L L, const char *name, double v)
+{
+    int i = kernel_const(L.l->kernel, name);
+    ASSERT(i >= 0);
+    L.l->c[i] = v;
+}
+
+static void A(L L, const char *name, int buf)
+{
+    int i = kernel_param(L.l->kernel, name);
+    ASSERT(i >= 0);
+    L.l->arg[i] = buf;
+}
+
+/* Sets the grid, block and shared memory the constants ask for. */
+static void finish(L L)
+{
+    KNeed need;
+    char why[200];
+    if (kernel_need(L.l->kernel, L.l->c, &need, why, sizeof why))
+        bug_at(__FILE__, __LINE__, why);   /* the rules only make launches their kernels take */
+    memcpy(L.l->grid, need.grid, sizeof need.grid);
+    L.l->block = need.block;
+    L.l->smem = need.smem;
+}
+
+static long last(const Type *t)
+{
+    return t->d[t->rank - 1].n;
+}
+
+static int wq(const Fz *f, int prod)
+{
+    return N(f, N(f, prod)->args[0])->ty.base == T_Q8;
+}
+
+static int gemv_wr(const Fz *f, long units, int oq)
+{
+    if (oq)
+        return 4;
+    for (int wr = 4; wr > 1; wr /= 2)
+        if ((units + 8 * wr - 1) / (8 * wr) >= 2 * f->o->sms)
+            return wr;
+    return 1;
+}
+
+static void emit_gemv(Fz *f, const Group *gr)
+{
+    static const char *Nn[] = {"N0", "N1", "N2", "N3"}, *W[] = {"W0", "W1", "W2", "W3"},
+                      *Y[] = {"y0", "y1", "y2", "y3"}, *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"};
+    L L = launch(f, KN_GEMV, gr);
+    const Type *xt = &N(f, gr->x)->ty;
+    long K = last(xt), units = 0;
+    int n, xb = buf_of(f, gr->x), xin = f->pl->bufs[plan_base(f->pl, xb)].etype;
+    long rows = lead_rows(f, xt, 1, &n);
+    int xq = f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2;
+    xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
+    if (!wq(f, gr->prod[0]) || K % 32) {
+        if (xq)
+            fuse_note(f, gr->node, "f32 activations: %s", K % 32 ? "the width is not whole 32-value blocks" : "the weights are f32");
+        xq = xin;
+    }
+    int bias = 0, res = 0;
+    for (int p = 0; p < gr->parts; p++) {
+        long np = last(&N(f, gr->prod[p])->ty);
+        C(L, Nn[p], (double)np);
+        A(L, W[p], buf_of(f, N(f, gr->prod[p])->args[0]));
+        units += gr->gate && p == 1 ? 0 : np;
+        if (!(gr->gate && p == 1))
+            A(L, Y[p], buf_of(f, gr->out[p]));
+        if (gr->bias[p] >= 0) {
+            bias |= 1 << p;
+            A(L, B[p], buf_of(f, gr->bias[p]));
+        }
+        if (gr->res[p] >= 0) {
+            res |= 1 << p;
+            A(L, R[p], buf_of(f, gr->res[p]));
+        }
+    }
+    long tr = rows < 8 ? rows : 8;
+    while (tr > 1 && tr * (xq ? xq * K + K / 8 : 4 * K) > 96 * 1024)
+        tr--;
+    int wr = gemv_wr(f, units, gr->oq);
+    C(L, "K", (double)K);
+    C(L, "PARTS", gr->parts);
+    C(L, "WQ", wq(f, gr->prod[0]));
+    C(L, "XIN", xin);
+    C(L, "XQ", xq);
+    C(L, "ROWS", (double)rows);
+    C(L, "TR", (double)tr);
+    C(L, "WR", wr);
+    C(L, "BIAS", bias);
+    C(L, "RES", res);
+    C(L, "GATE", gr->gate);
+    C(L, "CAP", gr->cap);
+    C(L, "ARGMAX", gr->argmax >= 0);
+    C(L, "OQ", gr->oq);
+    A(L, "x", xb);
+    A(L, "n", n);
+    if (gr->norm >= 0) {
+        const GNode *nm = N(f, gr->norm);
+        C(L, "NORM", 1);
+        C(L, "EPS", attr_num(nm->e, "eps", 0));
+        C(L, "OFFSET", attr_num(nm->e, "offset", 0));
+        C(L, "NW", nm->nargs == 2);
+        if (nm->nargs == 2)
+            A(L, "nw", buf_of(f, nm->args[1]));
+    }
+    if (gr->argmax >= 0)
+        A(L, "next", buf_of(f, gr->argmax));
+    finish(L);
+    if (gr->argmax >= 0) {
+        long g = L.l->grid[0];
+        A(L, "part", scratch(f, arena_printf(f->a, "%s.part", node_name(f, gr->argmax)), ET_F32, 2 + 2 * rows * g));
+    }
+}
+
+/* The rope frequencies of rope node k, as logos-run computes them. */
+static int freq_buf(Fz *f, int k)
+{
+    const GNode *n = N(f, k);
+    long rot = (long)attr_num(n->e, "rot", (double)last(&n->ty));
+    return add_buf(f, (PBuf){.name = arena_printf(f->a, "%s.freq", node_name(f, k)), .kind = B_CONST,
+                             .etype = ET_F64, .count = rot / 2, .node = k, .base = -1});
+}
+
+static void emit_rope(Fz *f, const Group *gr)
+{
+    static const char *X[] = {"x0", "x1", "x2"}, *Y[] = {"y0", "y1", "y2"}, *NW[] = {"nw0", "nw1", "nw2"},
+                      *H[] = {"H0", "H1", "H2"}, *Wc[] = {"W0", "W1", "W2"}, *XS[] = {"XS0", "XS1", "XS2"},
+                      *OP[] = {"OP0", "OP1", "OP2"}, *NO[] = {"NORM0", "NORM1", "NORM2"},
+                      *DS[] = {"DST0", "DST1", "DST2"}, *SR[] = {"SROWS0", "SROWS1", "SROWS2"};
+    L L = launch(f, KN_ROPE, gr);
+    const GNode *r0 = N(f, gr->rope[0]);
+    const Type *pt = &N(f, gr->pos)->ty;
+    int n = -1;
+    long rows = pt->rank ? (pt->d[0].sym ? f->o->rows : pt->d[0].n) : 1;
+    if (pt->rank)
+        n = size_buf(f, &pt->d[0]);
+    for (int p = 0; p < gr->rparts; p++) {
+        const Type *t = &N(f, gr->rx[p])->ty;
+        long h = t->d[t->rank - 2].n, w = last(t);
+        C(L, H[p], (double)h);
+        C(L, Wc[p], (double)w);
+        C(L, XS[p], (double)(h * w));
+        C(L, OP[p], gr->rope[p] >= 0);
+        A(L, X[p], buf_of(f, gr->rx[p]));
+        if (gr->rnorm[p] >= 0) {
+            const GNode *nm = N(f, gr->rnorm[p]);
+            C(L, NO[p], 1);
+            C(L, "EPS", attr_num(nm->e, "eps", 0));
+            C(L, "OFF", attr_num(nm->e, "offset", 0));
+            A(L, NW[p], buf_of(f, nm->args[1]));
+        }
+        if (gr->rwrite[p] >= 0) {
+            int sb = buf_of(f, N(f, gr->rwrite[p])->args[0]);
+            C(L, DS[p], f->pl->bufs[sb].etype == ET_F16 ? 2 : 1);
+            C(L, SR[p], (double)N(f, gr->rwrite[p])->ty.d[0].n);
+            A(L, Y[p], sb);
+        } else {
+            A(L, Y[p], buf_of(f, gr->rope[p]));
+        }
+    }
+    C(L, "PARTS", gr->rparts);
+    C(L, "ROT", attr_num(r0->e, "rot", (double)last(&r0->ty)));
+    C(L, "AF", attr_num(r0->e, "attn_factor", 1));
+    C(L, "POS", pt->rank ? 1 : 0);
+    C(L, "ROWS", (double)rows);
+    A(L, "freq", freq_buf(f, gr->rope[0]));
+    A(L, "pos", buf_of(f, gr->pos));
+    A(L, "n", n);
+    finish(L);
+}
+
+/* chunks_apart: an attention whose rows' head blocks alone leave the chip
+ * idle runs a block a chunk of its key rows. */
+static long chunks(const Fz *f, long blocks, long ctx, int mode)
+{
+    if (mode == 2 || blocks >= f->o->sms)
+        return 1;
+    long split = (2L * f->o->sms + blocks - 1) / blocks, cap = (ctx + 31) / 32;
+    return split < cap ? split : cap;
+}
+
+static void emit_attend(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_ATTEND, gr);
+    const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *k = N(f, a->args[1]), *v = N(f, a->args[2]);
+    int st = q->ty.rank == 3, n = -1, mode = 2, kv = 0;
+    long rows = st ? (q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n) : 1, ctx = k->ty.d[0].n;
+    if (st)
+        n = size_buf(f, &q->ty.d[0]);
+    int kb, vb;
+    if (k->op == OP_UPTO) {
+        const GNode *ix = N(f, k->args[1]);
+        mode = ix->ty.rank ? 1 : 0;
+        kb = buf_of(f, k->args[0]);
+        vb = buf_of(f, v->args[0]);
+        kv = f->pl->bufs[kb].etype == ET_F16 ? 2 : 1;
+        ctx = N(f, k->args[0])->ty.d[0].n;
+        A(L, "pos", buf_of(f, k->args[1]));
+    } else {
+        kb = buf_of(f, a->args[1]);
+        vb = buf_of(f, a->args[2]);
+    }
+    long nh = q->ty.d[st].n, nkv = k->ty.d[1].n, split = chunks(f, nkv * rows, ctx, mode);
+    long chunk = (ctx + split - 1) / split;
+    chunk = (chunk + 31) / 32 * 32;
+    split = (ctx + chunk - 1) / chunk;
+    if (split > 1)
+        took(f, RU_CHUNKS_APART);
+    if (split > 1)
+        fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: %ld chunks of %ld rows",
+                  nkv * rows, split, chunk);
+    C(L, "NH", (double)nh);
+    C(L, "NKV", (double)nkv);
+    C(L, "HD", (double)last(&q->ty));
+    C(L, "VD", (double)last(&v->ty));
+    C(L, "ROWS", (double)rows);
+    C(L, "NCTX", (double)ctx);
+    C(L, "KV", kv);
+    C(L, "SCALE", attr_num(a->e, "scale", 1));
+    C(L, "CAP", attr_num(a->e, "softcap", 0));
+    C(L, "WINDOW", attr_num(a->e, "window", 0));
+    C(L, "SINKS", a->nargs == 4);
+    C(L, "SPLIT", (double)split);
+    C(L, "CHUNK", (double)chunk);
+    C(L, "MODE", mode);
+    C(L, "QS", (double)(nh * last(&q->ty)));
+    C(L, "OQ", gr->oq);
+    A(L, "q", buf_of(f, a->args[0]));
+    A(L, "k", kb);
+    A(L, "v", vb);
+    A(L, "n", n);
+    if (a->nargs == 4)
+        A(L, "sinks", buf_of(f, a->args[3]));
+    A(L, "y", buf_of(f, gr->node));
+    if (split > 1) {
+        const char *nm = node_name(f, gr->node);
+        A(L, "part", scratch(f, arena_printf(f->a, "%s.part", nm), ET_F32, rows * nkv * split * (nh / nkv) * (last(&v->ty) + 2)));
+        A(L, "cnt", scratch(f, arena_printf(f->a, "%s.count", nm), ET_I32, rows * nkv));
+    }
+    finish(L);
+}
+
+static void emit_embed(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_EMBED, gr);
+    const GNode *x = N(f, gr->node), *w = N(f, x->args[0]), *ids = N(f, x->args[1]);
+    int n = -1;
+    long rows = ids->ty.rank ? (ids->ty.d[0].sym ? f->o->rows : ids->ty.d[0].n) : 1;
+    if (ids->ty.rank)
+        n = size_buf(f, &ids->ty.d[0]);
+    C(L, "D", (double)last(&w->ty));
+    C(L, "V", (double)w->ty.d[0].n);
+    C(L, "WQ", w->ty.base == T_Q8);
+    C(L, "ROWS", (double)rows);
+    C(L, "OQ", gr->oq);
+    C(L, "SCALE", gr->scale);
+    A(L, "W", buf_of(f, x->args[0]));
+    A(L, "ids", buf_of(f, x->args[1]));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->out[0]));
+    finish(L);
+}
+
+static void emit_norm(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_NORM, gr);
+    const GNode *nm = N(f, gr->node);
+    const Type *t = &nm->ty;
+    int n;
+    long rows = lead_rows(f, t, 1, &n), rpn = 1;
+    for (int i = 1; i < t->rank - 1; i++)
+        rpn *= t->d[i].n;
+    C(L, "D", (double)last(t));
+    C(L, "ROWS", (double)rows);
+    C(L, "RPN", (double)(n >= 0 ? rpn : 1));
+    C(L, "KIND", nm->op == OP_L2NORM);
+    C(L, "EPS", attr_num(nm->e, "eps", 0));
+    C(L, "OFFSET", attr_num(nm->e, "offset", 0));
+    C(L, "NW", nm->nargs == 2);
+    C(L, "MODE", gr->add >= 0);
+    C(L, "OQ", gr->oq);
+    A(L, "x", buf_of(f, nm->args[0]));
+    if (nm->nargs == 2)
+        A(L, "w", buf_of(f, nm->args[1]));
+    if (gr->add >= 0)
+        A(L, "r", buf_of(f, gr->resid));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->out[0]));
+    finish(L);
+}
+
+static void emit_argmax(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_ARGMAX, gr);
+    const GNode *x = N(f, N(f, gr->node)->args[0]);
+    int n;
+    long rows = lead_rows(f, &x->ty, 1, &n);
+    C(L, "V", (double)last(&x->ty));
+    C(L, "ROWS", (double)rows);
+    A(L, "x", buf_of(f, N(f, gr->node)->args[0]));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->node));
+    finish(L);
+}
+
+/* An operand's broadcast as (i / div) % mod over the flat output: its kept
+ * axes (not a constant 1) must be one run, each the output's; 0, or -1. */
+static int bcast(const Fz *f, const Type *o, const Type *x, long *div, long *mod)
+{
+    int first = -1, lastk = -1;
+    for (int i = 0; i < o->rank; i++) {
+        int k = x->rank - o->rank + i;
+        int kept = k >= 0 && (x->d[k].sym || x->d[k].n != 1);
+        if (!kept)
+            continue;
+        if (first >= 0 && lastk != i - 1)
+            return -1;
+        first = first < 0 ? i : first;
+        lastk = i;
+    }
+    *div = *mod = 1;
+    for (int i = lastk + 1; first >= 0 && i < o->rank; i++)
+        *div *= o->d[i].sym ? f->o->rows : o->d[i].n;
+    for (int i = first; first >= 0 && i <= lastk; i++)
+        *mod *= o->d[i].sym ? f->o->rows : o->d[i].n;
+    return 0;
+}
+
+static int elem_code(int op)
+{
+    switch (op) {
+    case OP_ADD: return 0;
+    case OP_SUB: return 1;
+    case OP_MUL: return 2;
+    case OP_DIV: return 3;
+    case OP_NEG: return 4;
+    case OP_SILU: return 5;
+    case OP_GELU: return 6;
+    case OP_SIGMOID: return 7;
+    case OP_SOFTPLUS: return 8;
+    case OP_EXP: return 9;
+    case OP_TANH: return 10;
+    case OP_SOFTCAP: return 11;
+    case OP_CLAMP: return 12;
+    default: return 13;
+    }
+}
+
+static int emit_elem(Fz *f, const Group *gr)
+{
+    const GNode *e = N(f, gr->node);
+    const Type *o = &e->ty;
+    int n;
+    long rows = o->rank && o->d[0].sym ? f->o->rows : 1;
+    lead_rows(f, o, o->rank ? o->rank - 1 : 0, &n);
+    L L = launch(f, KN_ELEM, gr);
+    C(L, "OP", elem_code(e->op));
+    C(L, "N", (double)type_values(f, o));
+    C(L, "ROWS", (double)rows);
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->node));
+    for (int i = 0; i < e->nargs; i++) {
+        const GNode *x = N(f, e->args[i]);
+        const char *dv = i ? "BDIV" : "ADIV", *md = i ? "BMOD" : "AMOD";
+        if (x->op == G_NUM) {
+            if (!i) {
+                fuse_note(f, gr->node, "no kernel: a literal on the left of %s", op_info[e->op].name);
+                return EXIT_INPUT;
+            }
+            C(L, "BLIT", 1);
+            C(L, "BVAL", x->e->num);
+            C(L, dv, 1);
+            C(L, md, 1);
+            continue;
+        }
+        long div, mod;
+        if (bcast(f, o, &x->ty, &div, &mod)) {
+            diag_at(f->p->src, e->e->line, e->e->col, "the CUDA lane has no kernel for this broadcast of %s",
+                    op_info[e->op].name);
+            return EXIT_INPUT;
+        }
+        C(L, dv, (double)div);
+        C(L, md, (double)mod);
+        A(L, i ? "b" : "a", buf_of(f, e->args[i]));
+    }
+    if (e->nargs == 1) {
+        C(L, "BDIV", 1);
+        C(L, "BMOD", 1);
+    }
+    if (e->op == OP_SOFTCAP)
+        C(L, "P0", attr_num(e->e, "cap", 1));
+    if (e->op == OP_CLAMP) {
+        C(L, "P0", attr_num(e->e, "min", -1e30));
+        C(L, "P1", attr_num(e->e, "max", 1e30));
+    }
+    finish(L);
+    return 0;
+}
+
+static long row_width(const Fz *f, const Type *t)
+{
+    long n = 1;
+    for (int i = 1; i < t->rank; i++)
+        n *= t->d[i].sym ? f->o->rows : t->d[i].n;
+    return n;
+}
+
+static void emit_copy(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_COPY, gr);
+    const GNode *c = N(f, gr->node);
+    int n = -1, x, y = buf_of(f, gr->node), idx = -1, src = 0, dst = 0;
+    long rows = 1, w, xw, yw, xrows, yrows, xat = 0;
+    const Type *t = &c->ty;
+    if (c->op == G_WRITE) {   /* a state's rows at positions */
+        const Type *pt = &N(f, c->args[1])->ty;
+        x = buf_of(f, c->args[2]);
+        y = buf_of(f, c->args[0]);
+        idx = buf_of(f, c->args[1]);
+        rows = pt->rank ? (pt->d[0].sym ? f->o->rows : pt->d[0].n) : 1;
+        if (pt->rank)
+            n = size_buf(f, &pt->d[0]);
+        dst = 1;
+        w = xw = yw = row_width(f, t);
+        xrows = rows;
+        yrows = t->d[0].n;
+    } else if (c->op == OP_INDEX) {   /* a state's rows by position, or a gather */
+        const GNode *b = N(f, c->args[0]), *ix = N(f, c->args[1]);
+        int state = b->op == G_DECL && f->p->decls[b->decl].kind == D_STATE;
+        x = buf_of(f, c->args[0]);
+        idx = buf_of(f, c->args[1]);
+        src = state ? 3 : 2;
+        rows = ix->ty.rank ? (ix->ty.d[0].sym ? f->o->rows : ix->ty.d[0].n) : 1;
+        if (ix->ty.rank)
+            n = size_buf(f, &ix->ty.d[0]);
+        w = xw = yw = row_width(f, &b->ty);
+        xrows = b->ty.d[0].sym ? f->o->rows : b->ty.d[0].n;
+        yrows = rows;
+    } else if (c->op == OP_LAST) {
+        const GNode *b = N(f, c->args[0]);
+        x = buf_of(f, c->args[0]);
+        src = 1;
+        n = size_buf(f, &b->ty.d[0]);
+        w = xw = yw = row_width(f, &b->ty);
+        xrows = b->ty.d[0].sym ? f->o->rows : b->ty.d[0].n;
+        yrows = 1;
+    } else {   /* a slice of the last axis */
+        const GNode *b = N(f, c->args[0]);
+        x = buf_of(f, c->args[0]);
+        w = (long)attr_num(c->e, "n", 1);
+        xat = (long)attr_num(c->e, "at", 0);
+        xw = last(&b->ty);
+        yw = w;
+        rows = lead_rows(f, &b->ty, 1, &n);
+        xrows = yrows = rows;
+    }
+    int xe = f->pl->bufs[plan_base(f->pl, x)].etype, ye = f->pl->bufs[plan_base(f->pl, y)].etype;
+    C(L, "W", (double)w);
+    C(L, "XW", (double)xw);
+    C(L, "YW", (double)yw);
+    C(L, "XAT", (double)xat);
+    C(L, "YAT", 0);
+    C(L, "ROWS", (double)rows);
+    C(L, "SRC", src);
+    C(L, "DST", dst);
+    C(L, "XT", xe == ET_F16);
+    C(L, "YT", ye == ET_F16);
+    C(L, "XROWS", (double)xrows);
+    C(L, "YROWS", (double)yrows);
+    A(L, "x", x);
+    A(L, "idx", idx);
+    A(L, "n", n);
+    A(L, "y", y);
+    finish(L);
+}
+
+static void emit_range(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_RANGE, gr);
+    const GNode *r = N(f, gr->node);
+    C(L, "ROWS", (double)(r->ty.d[0].sym ? f->o->rows : r->ty.d[0].n));
+    A(L, "start", buf_of(f, r->args[0]));
+    A(L, "n", size_buf(f, &r->ty.d[0]));
+    A(L, "y", buf_of(f, gr->node));
+    finish(L);
+}
+
+/* ---- the pool: temporaries share memory where their lives allow ---- */
+
+static void pool(Fz *f)
+{
+    Plan *pl = f->pl;
+    int nb = pl->nbufs;
+    int *first = arena_alloc(f->a, sizeof *first * (size_t)nb), *lastl = arena_alloc(f->a, sizeof *lastl * (size_t)nb);
+    for (int b = 0; b < nb; b++)
+        first[b] = -1;
+    for (int i = 0; i < pl->nls; i++)
+        for (int p = 0; p < KMAXP; p++) {
+            int b = pl->ls[i].arg[p];
+            if (b < 0)
+                continue;
+            b = plan_base(pl, b);
+            if (first[b] < 0)
+                first[b] = i;
+            lastl[b] = i;
+        }
+    long top = 0;
+    for (int b = 0; b < nb; b++) {
+        PBuf *x = &pl->bufs[b];
+        if (x->kind != B_TEMP)
+            continue;
+        long size = (plan_buf_bytes(pl, b) + 255) & ~255L, at = 0;
+        for (int moved = 1; moved;) {   /* the lowest offset clear of every placed temporary alive with it */
+            moved = 0;
+            for (int o = 0; o < b; o++) {
+                const PBuf *y = &pl->bufs[o];
+                if (y->kind != B_TEMP || first[o] > lastl[b] || first[b] > lastl[o])
+                    continue;
+                long ysize = (plan_buf_bytes(pl, o) + 255) & ~255L;
+                if (at < y->at + ysize && y->at < at + size) {
+                    at = y->at + ysize;
+                    moved = 1;
+                }
+            }
+        }
+        x->at = at;
+        top = at + size > top ? at + size : top;
+    }
+    pl->pool = top;
+}
+
+int lane_emit(Fz *f)
+{
+    f->buf = arena_alloc(f->a, sizeof *f->buf * (size_t)f->g->nn);
+    for (int k = 0; k < f->g->nn; k++)
+        f->buf[k] = -1;
+    decl_bufs(f);
+    stack_rows(f);
+    for (int i = 0; i < f->ng; i++) {
+        const Group *gr = &f->gs[f->order[i]];
+        switch (gr->kind) {
+        case GK_GEMV: emit_gemv(f, gr); break;
+        case GK_ROPE: emit_rope(f, gr); break;
+        case GK_ATTEND: emit_attend(f, gr); break;
+        case GK_EMBED: emit_embed(f, gr); break;
+        case GK_NORM: emit_norm(f, gr); break;
+        case GK_ARGMAX: emit_argmax(f, gr); break;
+        case GK_ELEM:
+            if (emit_elem(f, gr))
+                return EXIT_INPUT;
+            break;
+        case GK_COPY: emit_copy(f, gr); break;
+        case GK_RANGE: emit_range(f, gr); break;
+        default: BUG("a group of no kind");
+        }
+    }
+    pool(f);
+    return 0;
+}
