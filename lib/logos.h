@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #define LOGOS_LANG 1        /* the language version a program's header names */
+#define LOGOS_VERSION "0.1.0"   /* the tools' version (--version) */
 #define LOGOS_MAXRANK 5
 
 /* Exit statuses shared by every tool. */
@@ -79,6 +80,47 @@ int outfile_open(OutFile *o, const char *path, FILE *dflt);
 int outfile_close(OutFile *o, int status);
 /* Writes text to path whole (stdout when path is NULL). */
 int outfile_whole(const char *path, const char *text, size_t len);
+
+/* ---- opt.c: the command line, one parser for every tool ----------------- */
+/* A tool's options are a table of rows ending with a row of zeros; a row says
+ * where its value goes in the tool's options struct (at: offsetof), so an
+ * option is added by adding a row. A row with neither name is an operand's
+ * line in the help. The parser takes GNU order (options and operands mixed),
+ * `--name=value`, `--name value`, `-nVALUE`, `-n VALUE`, bundled flags (-qv)
+ * and `--` (the rest are operands); `-` and a negative number are operands.
+ * -h/--help prints the usage on stdout; --version prints the tool, its
+ * version and the language version LOGOS_LANG. */
+enum OptKind {
+    OPT_FLAG,   /* no value: the int field becomes lo (1 when lo is 0) */
+    OPT_STR,    /* const char *: the value (the last one given) */
+    OPT_LONG,   /* long: a whole number from lo to hi, `FLAG takes WHAT from LO to HI, not 'V'` */
+    OPT_NUM,    /* double: a number from lo to hi */
+    OPT_WORD,   /* int: the index of the value among the words of what ("f32 q8") */
+    OPT_CALL,   /* fn(the field, flag, value): 0 or an exit status after a message */
+};
+typedef struct Opt {
+    char s;              /* the short name ('o'), or 0 */
+    const char *l;       /* the long name without its dashes ("batch"), or NULL */
+    int kind;            /* enum OptKind */
+    size_t at;           /* offsetof the field in the tool's options */
+    const char *arg;     /* the value's name in the help ("FILE"); NULL for a flag */
+    const char *help;    /* the help's text for it (lines apart by \n); NULL: not shown */
+    double lo, hi;       /* OPT_LONG, OPT_NUM: the range; OPT_FLAG: the value set */
+    const char *what;    /* OPT_LONG, OPT_NUM: what the value is ("a number of chips");
+                            OPT_WORD: the words, space-separated */
+    int (*fn)(void *field, const char *flag, const char *value);   /* OPT_CALL */
+} Opt;
+typedef struct Cli {
+    const char *usage;   /* "usage: ..." lines, before the rows' help */
+    const Opt *opts;
+} Cli;
+enum { OPT_DONE = -1 };  /* -h or --version answered: exit 0 */
+/* Parses argv into opts; the operands, in order, are left in argv[1] to
+ * argv[*nargs]. Returns 0, OPT_DONE, or EXIT_USAGE after one line (an unknown
+ * option: `unknown option '-x' (try --help)`) or the message of a value. */
+int opt_parse(const Cli *c, void *opts, int argc, char **argv, int *nargs);
+/* The usage, the rows' help, -h and --version. */
+void opt_usage(const Cli *c, FILE *f);
 
 /* ---- the op table (ops.h) -------------------------------------------- */
 enum OpKind { K_ELEM, K_REDUCE, K_PRODUCT, K_STATE, K_VIEW, K_ATTN, K_COLL, K_SUGAR };
@@ -434,9 +476,15 @@ typedef struct WeightsArg {
     uint64_t seed;
     int synthetic;
 } WeightsArg;
-/* Takes flag's value when flag is --weights or --synthetic: 1 taken, 0 not
- * this flag's, -1 a bad seed (reported). */
-int weights_option(const char *flag, const char *value, WeightsArg *w);
+/* --synthetic SEED's row function (opt.c): field is the WeightsArg. */
+int weights_seed_opt(void *field, const char *flag, const char *value);
+/* The option rows of --weights DIR and --synthetic SEED for a tool whose
+ * options struct T holds a WeightsArg member m. */
+#define WEIGHTS_OPTS(T, m) \
+    {.l = "weights", .kind = OPT_STR, .at = offsetof(T, m.dir), .arg = "DIR", \
+     .help = "load each weight from DIR/NAME.f or DIR/NAME.q and NAME.s"}, \
+    {.l = "synthetic", .kind = OPT_CALL, .at = offsetof(T, m), .arg = "SEED", .fn = weights_seed_opt, \
+     .help = "deterministic synthetic weights instead of files"}
 /* Exactly one source given: 0, or EXIT_USAGE after a message. */
 int weights_given(const WeightsArg *w);
 /* The file row that logical row r of a weight reads under unpair(hd, rot,

@@ -438,20 +438,15 @@ int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed)
     return rc;
 }
 
-int weights_option(const char *flag, const char *value, WeightsArg *w)
+int weights_seed_opt(void *field, const char *flag, const char *value)
 {
+    WeightsArg *w = field;
     long v;
-    if (!strcmp(flag, "--weights")) {
-        w->dir = value;
-        return 1;
-    }
-    if (strcmp(flag, "--synthetic"))
-        return 0;
     if (arg_long(flag, value, 0, 2147483647L, &v))
-        return -1;
+        return EXIT_USAGE;
     w->seed = (uint64_t)v;
     w->synthetic = 1;
-    return 1;
+    return 0;
 }
 
 int weights_given(const WeightsArg *w)

@@ -5,64 +5,39 @@
 
 #include "logos.h"
 
-static const char usage[] =
-    "usage: logos-author [-o FILE] [--manifest] [--batch B] FORM [LAYER] SPEC.yaml\n"
-    "  FORM        forward decode_step prefill decode_batch decode_embed decode_layer\n"
-    "              decode_head layer head layer_input prefill_embed stacked_layer\n"
-    "              stacked_layer_input prefill_head decode_batch_embed decode_batch_head\n"
-    "              generate\n"
-    "  LAYER       the layer of decode_layer, layer, stacked_layer, layer_input,\n"
-    "              stacked_layer_input\n"
-    "  --batch B   sequences of decode_batch (default 4); stacked_layer's rows are\n"
-    "              B sequences instead of one prefill chunk\n"
-    "  --manifest  print the weights the program declares: NAME FORMAT COUNT FILE...\n"
-    "  -o FILE     write to FILE (replaced whole, only on success)\n"
-    "  -h          this help\n";
-
 typedef struct Opts {
     const char *outpath, *form, *spec;
     int list, has_layer;
     long batch, layer;
 } Opts;
 
-/* The flags before the form; the index of the form, or -(exit status) - 1. */
-static int flags(int argc, char **argv, Opts *o)
-{
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-            fputs(usage, stdout);
-            return -EXIT_OK - 1;
-        } else if ((!strcmp(f, "-o") || !strcmp(f, "--batch")) && i + 1 == argc) {
-            diag("%s needs a value", f);
-            return -EXIT_USAGE - 1;
-        } else if (!strcmp(f, "--manifest")) {
-            o->list = 1;
-        } else if (!strcmp(f, "-o")) {
-            o->outpath = argv[++i];
-        } else if (!strcmp(f, "--batch")) {
-            if (parse_long(argv[++i], 1, 4096, &o->batch)) {
-                diag("--batch takes a number of sequences from 1 to 4096, not '%s'", argv[i]);
-                return -EXIT_USAGE - 1;
-            }
-        } else {
-            diag("unknown option '%s'", f);
-            fputs(usage, stderr);
-            return -EXIT_USAGE - 1;
-        }
-    }
-    return i;
-}
+static const Opt opts[] = {
+    {.arg = "FORM", .help = "forward decode_step prefill decode_batch decode_embed decode_layer\n"
+                            "decode_head layer head layer_input prefill_embed stacked_layer\n"
+                            "stacked_layer_input prefill_head decode_batch_embed decode_batch_head\n"
+                            "generate"},
+    {.arg = "LAYER", .help = "the layer of decode_layer, layer, stacked_layer, layer_input,\n"
+                             "stacked_layer_input"},
+    {.l = "batch", .kind = OPT_LONG, .at = offsetof(Opts, batch), .arg = "B", .lo = 1, .hi = 4096,
+     .what = "a number of sequences",
+     .help = "sequences of decode_batch (default 4); stacked_layer's rows are\n"
+             "B sequences instead of one prefill chunk"},
+    {.l = "manifest", .kind = OPT_FLAG, .at = offsetof(Opts, list),
+     .help = "print the weights the program declares: NAME FORMAT COUNT FILE..."},
+    {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, outpath), .arg = "FILE",
+     .help = "write to FILE (replaced whole, only on success)"},
+    {0},
+};
+static const Cli cli = {"usage: logos-author [-o FILE] [--manifest] [--batch B] FORM [LAYER] SPEC.yaml\n", opts};
 
-/* FORM [LAYER] SPEC after the flags; 0 or an exit status. */
-static int operands(int argc, char **argv, int i, Opts *o)
+/* FORM [LAYER] SPEC: the n operands; 0 or an exit status. */
+static int operands(int n, char **args, Opts *o)
 {
-    if (argc - i < 2) {
-        fputs(usage, stderr);
+    if (n < 2) {
+        opt_usage(&cli, stderr);
         return EXIT_USAGE;
     }
-    o->form = argv[i];
+    o->form = args[0];
     int known = author_form_info(o->form, &o->has_layer);
     if (known < 0) {
         diag("form '%s' is a tensor-parallel form: the split forms are not written yet "
@@ -73,22 +48,17 @@ static int operands(int argc, char **argv, int i, Opts *o)
         diag("unknown form '%s' (forms: %s)", o->form, author_forms());
         return EXIT_USAGE;
     }
-    for (int k = i + 1; k < argc; k++)
-        if (argv[k][0] == '-' && argv[k][1] && (argv[k][1] < '0' || argv[k][1] > '9')) {
-            diag("options come before the form: '%s'", argv[k]);
-            return EXIT_USAGE;
-        }
-    if (argc - i != 2 + o->has_layer) {
+    if (n != 2 + o->has_layer) {
         diag(o->has_layer ? "form '%s' takes a layer: logos-author %s LAYER SPEC.yaml"
                           : "form '%s' takes no layer: logos-author %s SPEC.yaml", o->form, o->form);
         return EXIT_USAGE;
     }
     o->layer = -1;
-    if (o->has_layer && parse_long(argv[i + 1], 0, 1 << 20, &o->layer)) {
-        diag("the layer is a whole number, not '%s'", argv[i + 1]);
+    if (o->has_layer && parse_long(args[1], 0, 1 << 20, &o->layer)) {
+        diag("the layer is a whole number, not '%s'", args[1]);
         return EXIT_USAGE;
     }
-    o->spec = argv[argc - 1];
+    o->spec = args[n - 1];
     return 0;
 }
 
@@ -119,11 +89,10 @@ int main(int argc, char **argv)
 {
     diag_tool = "logos-author";
     Opts o = {0};
-    int i = flags(argc, argv, &o);
-    if (i < 0)
-        return -i - 1;
-    int st = operands(argc, argv, i, &o);
+    int n, st = opt_parse(&cli, &o, argc, argv, &n);
     if (st)
+        return st == OPT_DONE ? stdout_done(EXIT_OK) : st;
+    if ((st = operands(n, argv + 1, &o)))
         return st;
     Arena *a = arena_new();
     Spec *s = spec_load(a, o.spec);

@@ -5,15 +5,6 @@
 
 #include "logos.h"
 
-static const char usage[] =
-    "usage: logos-check [-p] [-o FILE] [--tp N] [FILE ...]\n"
-    "  FILE.yaml   a ModelSpec: can every layer be written as a program?\n"
-    "  FILE, -     a stream of LOGOS programs (stdin when no FILE)\n"
-    "  --tp N      with a spec: does it split over N chips?\n"
-    "  -p          print each checked program (canonical form) to stdout\n"
-    "  -o FILE     write the printed programs to FILE instead of stdout\n"
-    "  -h          this help\n";
-
 static int is_spec(const char *path)
 {
     size_t n = strlen(path);
@@ -81,50 +72,38 @@ static int check_stream(Arena *a, const char *path, FILE *out)
 }
 
 typedef struct Opts {
-    int tp, print;
+    long tp;
+    int print;
     const char *outpath;
     const char **files;
     int nfiles;
 } Opts;
 
-/* Flags; 0, or an exit status (-1: -h answered). */
+static const Opt opts[] = {
+    {.arg = "FILE.yaml", .help = "a ModelSpec: can every layer be written as a program?"},
+    {.arg = "FILE, -", .help = "a stream of LOGOS programs (stdin when no FILE)"},
+    {.l = "tp", .kind = OPT_LONG, .at = offsetof(Opts, tp), .arg = "N", .lo = 1, .hi = 1024,
+     .what = "a number of chips", .help = "with a spec: does it split over N chips?"},
+    {.s = 'p', .kind = OPT_FLAG, .at = offsetof(Opts, print),
+     .help = "print each checked program (canonical form) to stdout"},
+    {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, outpath), .arg = "FILE",
+     .help = "write the printed programs to FILE instead of stdout"},
+    {0},
+};
+static const Cli cli = {"usage: logos-check [-p] [-o FILE] [--tp N] [FILE ...]\n", opts};
+
+/* The options and the files (stdin when none); 0, OPT_DONE or EXIT_USAGE. */
 static int options(int argc, char **argv, Opts *o)
 {
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-            fputs(usage, stdout);
-            return -1;
-        } else if (!strcmp(f, "-p")) {
-            o->print = 1;
-        } else if ((!strcmp(f, "-o") || !strcmp(f, "--tp")) && i + 1 == argc) {
-            diag("%s needs %s", f, f[1] == 'o' ? "a FILE" : "a number of chips");
-            return EXIT_USAGE;
-        } else if (!strcmp(f, "-o")) {
-            o->outpath = argv[++i];
-            o->print = 1;
-        } else if (!strcmp(f, "--tp")) {
-            long v;
-            if (parse_long(argv[++i], 1, 1024, &v)) {
-                diag("--tp takes a number of chips from 1 to 1024, not '%s'", argv[i]);
-                return EXIT_USAGE;
-            }
-            o->tp = (int)v;
-        } else if (!strcmp(f, "--")) {
-            i++;
-            break;
-        } else {
-            diag("unknown option '%s'", f);
-            fputs(usage, stderr);
-            return EXIT_USAGE;
-        }
-    }
     static const char *stdin_only[] = {"-"};
-    o->nfiles = argc - i;
-    o->files = o->nfiles ? (const char **)argv + i : stdin_only;
+    int st = opt_parse(&cli, o, argc, argv, &o->nfiles);
+    if (st)
+        return st;
+    o->files = o->nfiles ? (const char **)argv + 1 : stdin_only;
     if (!o->nfiles)
         o->nfiles = 1;
+    if (o->outpath)
+        o->print = 1;
     return 0;
 }
 
@@ -151,7 +130,7 @@ int main(int argc, char **argv)
     Opts o = {0};
     int status = options(argc, argv, &o);
     if (status)
-        return status < 0 ? EXIT_OK : status;
+        return status == OPT_DONE ? stdout_done(EXIT_OK) : status;
     if ((status = files_fit(&o)))
         return status;
     char *text = NULL;
@@ -163,7 +142,7 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < o.nfiles; k++) {
         Arena *a = arena_new();
-        int st = is_spec(o.files[k]) ? check_spec(a, o.files[k], o.tp)
+        int st = is_spec(o.files[k]) ? check_spec(a, o.files[k], (int)o.tp)
                                      : check_stream(a, o.files[k], o.print ? mem : NULL);
         if (st > status)
             status = st;

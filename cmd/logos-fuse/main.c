@@ -6,43 +6,43 @@
 
 #include "logos.h"
 
-static const char usage[] =
-    "usage: logos-fuse [--lane cuda] [-q] [FILE]\n"
-    "  FILE        the program stream (stdin when absent or -)\n"
-    "  --lane L    the lane whose kernels decide the fusion (cuda)\n"
-    "  -q          no notice on stderr\n"
-    "  -h          this help\n";
+typedef struct Opts {
+    int quiet;
+} Opts;
+
+static int lane(void *field, const char *flag, const char *value)
+{
+    (void)field;
+    (void)flag;
+    if (strcmp(value, "cuda")) {
+        diag("unknown lane '%s' (lanes: cuda)", value);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static const Opt opts[] = {
+    {.arg = "FILE", .help = "the program stream (stdin when absent or -)"},
+    {.l = "lane", .kind = OPT_CALL, .arg = "L", .fn = lane,
+     .help = "the lane whose kernels decide the fusion (cuda)"},
+    {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no notice on stderr"},
+    {0},
+};
+static const Cli cli = {"usage: logos-fuse [--lane cuda] [-q] [FILE]\n", opts};
 
 int main(int argc, char **argv)
 {
     diag_tool = "logos-fuse";
-    int i = 1, quiet = 0;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(usage, stdout);
-            return EXIT_OK;
-        } else if (!strcmp(argv[i], "-q")) {
-            quiet = 1;
-        } else if (!strcmp(argv[i], "--lane") && i + 1 == argc) {
-            diag("--lane needs a value");
-            return EXIT_USAGE;
-        } else if (!strcmp(argv[i], "--lane")) {
-            if (strcmp(argv[++i], "cuda")) {
-                diag("unknown lane '%s' (lanes: cuda)", argv[i]);
-                return EXIT_USAGE;
-            }
-        } else {
-            diag("unknown option '%s'", argv[i]);
-            fputs(usage, stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (argc - i > 1) {
+    Opts o = {0};
+    int nargs, st = opt_parse(&cli, &o, argc, argv, &nargs);
+    if (st)
+        return st == OPT_DONE ? stdout_done(EXIT_OK) : st;
+    if (nargs > 1) {
         diag("one program stream at a time");
         return EXIT_USAGE;
     }
     Arena *a = arena_new();
-    Src *src = src_read(a, i < argc ? argv[i] : "-");
+    Src *src = src_read(a, nargs ? argv[1] : "-");
     int status = src ? EXIT_OK : EXIT_INPUT;
     char *text = NULL;
     size_t len = 0;
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     }
     fclose(mem);
     if (status == EXIT_OK) {
-        if (!quiet)
+        if (!o.quiet)
             diag("the CUDA lane's fusion is not built yet: passing the programs through unchanged");
         fwrite(text, 1, len, stdout);
     }

@@ -7,26 +7,12 @@
 
 #include "logos.h"
 
-static const char usage[] =
-    "usage: logos-run (--weights DIR | --synthetic SEED) [-p IDS]... [-P FILE] [-n N]\n"
-    "                 [--logits FILE] [-o FILE] [FILE]\n"
-    "       logos-run --synthetic SEED --write-weights DIR [FILE]\n"
-    "  FILE              the program stream (stdin when absent or -)\n"
-    "  --weights DIR     load each weight from DIR/NAME.f or DIR/NAME.q and NAME.s\n"
-    "  --synthetic SEED  deterministic synthetic weights instead of files\n"
-    "  --write-weights DIR  write the synthetic weights the stream declares, then stop\n"
-    "  -p IDS            a prompt of token ids (\"1 2 3\"); once per sequence of a batch\n"
-    "  -P FILE           prompts from FILE, one per line\n"
-    "  -n N              tokens to generate (default 16)\n"
-    "  --logits FILE     write every step's logits as raw f32\n"
-    "  -o FILE           write the token ids to FILE instead of stdout\n"
-    "  -q                no figures on stderr\n"
-    "  -h                this help\n";
-
 typedef struct Opts {
     const char *write_weights, *logits, *out, *input;
     WeightsArg w;
-    int ngen, quiet;
+    long ngen;
+    int quiet;
+    Arena *a;             /* the prompts' ids */
     Prompt prompts[256];
     int nprompts;
 } Opts;
@@ -56,8 +42,12 @@ static int parse_ids(Arena *a, const char *text, const char *where, Prompt *pr)
     }
 }
 
-static int prompts_from_file(Arena *a, const char *path, Opts *o)
+/* -P FILE: a prompt a line. */
+static int prompts_from_file(void *field, const char *flag, const char *path)
 {
+    (void)flag;
+    Opts *o = field;
+    Arena *a = o->a;
     Src *s = src_read(a, path);
     if (!s)
         return EXIT_INPUT;
@@ -78,38 +68,38 @@ static int prompts_from_file(Arena *a, const char *path, Opts *o)
     return 0;
 }
 
-/* One option that takes a value; 0 or an exit status. */
-static int option(Arena *a, const char *f, const char *arg, Opts *o)
+/* -p IDS: one prompt. */
+static int prompt_opt(void *field, const char *flag, const char *value)
 {
-    long v;
-    int took = weights_option(f, arg, &o->w);
-    if (took)
-        return took < 0 ? EXIT_USAGE : 0;
-    if (!strcmp(f, "--write-weights")) {
-        o->write_weights = arg;
-    } else if (!strcmp(f, "-n")) {
-        if (arg_long(f, arg, 0, 1 << 24, &v))
-            return EXIT_USAGE;
-        o->ngen = (int)v;
-    } else if (!strcmp(f, "-p")) {
-        if (o->nprompts == 256) {
-            diag("at most 256 prompts");
-            return EXIT_USAGE;
-        }
-        return parse_ids(a, arg, "-p", &o->prompts[o->nprompts++]) ? EXIT_USAGE : 0;
-    } else if (!strcmp(f, "-P")) {
-        return prompts_from_file(a, arg, o);
-    } else if (!strcmp(f, "--logits")) {
-        o->logits = arg;
-    } else if (!strcmp(f, "-o")) {
-        o->out = arg;
-    } else {
-        diag("unknown option '%s'", f);
-        fputs(usage, stderr);
+    Opts *o = field;
+    if (o->nprompts == 256) {
+        diag("at most 256 prompts");
         return EXIT_USAGE;
     }
-    return 0;
+    return parse_ids(o->a, value, flag, &o->prompts[o->nprompts++]) ? EXIT_USAGE : 0;
 }
+
+static const Opt opts[] = {
+    {.arg = "FILE", .help = "the program stream (stdin when absent or -)"},
+    WEIGHTS_OPTS(Opts, w),
+    {.l = "write-weights", .kind = OPT_STR, .at = offsetof(Opts, write_weights), .arg = "DIR",
+     .help = "write the synthetic weights the stream declares, then stop"},
+    {.s = 'p', .kind = OPT_CALL, .fn = prompt_opt, .arg = "IDS",
+     .help = "a prompt of token ids (\"1 2 3\"); once per sequence of a batch"},
+    {.s = 'P', .kind = OPT_CALL, .fn = prompts_from_file, .arg = "FILE", .help = "prompts from FILE, one per line"},
+    {.s = 'n', .kind = OPT_LONG, .at = offsetof(Opts, ngen), .arg = "N", .lo = 0, .hi = 1 << 24,
+     .help = "tokens to generate (default 16)"},
+    {.l = "logits", .kind = OPT_STR, .at = offsetof(Opts, logits), .arg = "FILE",
+     .help = "write every step's logits as raw f32"},
+    {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, out), .arg = "FILE",
+     .help = "write the token ids to FILE instead of stdout"},
+    {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no figures on stderr"},
+    {0},
+};
+static const Cli cli = {"usage: logos-run (--weights DIR | --synthetic SEED) [-p IDS]... [-P FILE] [-n N]\n"
+                        "                 [--logits FILE] [-o FILE] [FILE]\n"
+                        "       logos-run --synthetic SEED --write-weights DIR [FILE]\n",
+                        opts};
 
 /* What the options ask for fits together; 0 or EXIT_USAGE. */
 static int coherent(const Opts *o)
@@ -129,29 +119,16 @@ static int coherent(const Opts *o)
 
 static int options(Arena *a, int argc, char **argv, Opts *o)
 {
-    int i = 1;
     o->ngen = 16;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-            fputs(usage, stdout);
-            exit(EXIT_OK);
-        } else if (!strcmp(f, "-q")) {
-            o->quiet = 1;
-        } else if (i + 1 == argc) {
-            diag("%s needs a value", f);
-            return EXIT_USAGE;
-        } else {
-            int st = option(a, f, argv[++i], o);
-            if (st)
-                return st;
-        }
-    }
-    if (argc - i > 1) {
-        diag("one program stream at a time: '%s' and '%s'", argv[i], argv[i + 1]);
+    o->a = a;
+    int n, st = opt_parse(&cli, o, argc, argv, &n);
+    if (st)
+        return st;
+    if (n > 1) {
+        diag("one program stream at a time: '%s' and '%s'", argv[1], argv[2]);
         return EXIT_USAGE;
     }
-    o->input = i < argc ? argv[i] : "-";
+    o->input = n ? argv[1] : "-";
     return coherent(o);
 }
 
@@ -165,7 +142,7 @@ static int generate(Stream *st, Opts *o)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (!s)
-        s = run_generate(st, o->prompts, o->nprompts, o->ngen, tokens.f);
+        s = run_generate(st, o->prompts, o->nprompts, (int)o->ngen, tokens.f);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     s = outfile_close(&logits, s);
     s = outfile_close(&tokens, s);
@@ -182,6 +159,10 @@ int main(int argc, char **argv)
     Opts o = {0};
     Stream st = {0};
     int s = options(a, argc, argv, &o);
+    if (s == OPT_DONE) {
+        arena_free(a);
+        return stdout_done(EXIT_OK);
+    }
     if (!s)
         s = stream_load(a, o.input, &st);
     if (!s && o.write_weights) {

@@ -152,12 +152,11 @@ exp.logos: ok: 1 program" ]
     [ -z "$stderr" ]
 }
 
-@test "an unknown option exits 2 with the usage on stderr" {
+@test "an unknown option exits 2 with one line naming it" {
     run --separate-stderr "$LOGOS_BIN/logos-check" -x "$OPS/tanh.logos"
     [ "$status" -eq 2 ]
     [ -z "$output" ]
-    [ "$(head -n 1 <<<"$stderr")" = "logos-check: unknown option '-x'" ]
-    [ "$(sed -n 2p <<<"$stderr")" = "usage: logos-check [-p] [-o FILE] [--tp N] [FILE ...]" ]
+    [ "$stderr" = "logos-check: unknown option '-x' (try --help)" ]
 }
 
 @test "--tp takes a number of chips and a spec" {

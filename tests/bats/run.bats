@@ -347,8 +347,7 @@ step.logos" ]
     run --separate-stderr "$LOGOS_BIN/logos-run" --fast --synthetic 1 -p 1 step.logos
     [ "$status" -eq 2 ]
     [ -z "$output" ]
-    [ "$(head -n 1 <<<"$stderr")" = "logos-run: unknown option '--fast'" ]
-    [ "$(sed -n 2p <<<"$stderr")" = "usage: logos-run (--weights DIR | --synthetic SEED) [-p IDS]... [-P FILE] [-n N]" ]
+    [ "$stderr" = "logos-run: unknown option '--fast' (try --help)" ]
 }
 
 @test "two files" {
@@ -464,7 +463,7 @@ step.logos" ]
     [ "$stderr" = "logos-fuse: one program stream at a time" ]
     run --separate-stderr "$LOGOS_BIN/logos-fuse" -x
     [ "$status" -eq 2 ]
-    [ "$(head -n 1 <<<"$stderr")" = "logos-fuse: unknown option '-x'" ]
+    [ "$stderr" = "logos-fuse: unknown option '-x' (try --help)" ]
     run --separate-stderr "$LOGOS_BIN/logos-fuse" -h
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "usage: logos-fuse [--lane cuda] [-q] [FILE]" ]
