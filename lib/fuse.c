@@ -627,6 +627,9 @@ int fuse_groups(Fz *f)
     for (int k = 0; k < g->nn; k++)
         if (g->n[k].op == OP_MATMUL && free_node(f, k))
             product_group(f, k);
+    for (int k = 0; k < g->nn; k++)   /* before norms: a rope takes its per-head norm */
+        if (g->n[k].op == OP_ROPE && free_node(f, k))
+            rope_group(f, k);
     for (int k = 0; k < g->nn; k++)
         if (graph_computes(g, k) && free_node(f, k) && other_group(f, k))
             return EXIT_INPUT;

@@ -203,7 +203,6 @@ static int need_embed(Need *n)
     long D = C(n, "D"), R = C(n, "ROWS");
     need(n, "W", C(n, "V") * D);
     need(n, "ids", R);
-    need(n, "n", 1);
     need(n, "y", R * D);
     grid(n, R, 1, 1);
     if (C(n, "OQ") && D % 32)
@@ -248,7 +247,6 @@ static int need_gemv(Need *n)
     if (C(n, "ARGMAX") && P > 1 + (gate != 0))
         return bad(n, "the arg-max reads one output");
     need(n, "x", rows * K);
-    need(n, "n", 1);
     if (C(n, "NW"))
         need(n, "nw", K);
     long g = cdiv(units, 8 * wr);
@@ -270,7 +268,6 @@ static int need_norm(Need *n)
         need(n, "w", D);
     if (C(n, "MODE"))
         need(n, "r", R * D);
-    need(n, "n", 1);
     need(n, "y", R * D);
     grid(n, R, 1, 1);
     if (R % C(n, "RPN"))
@@ -304,7 +301,6 @@ static int need_rope(Need *n)
     }
     need(n, "freq", rot / 2);
     need(n, "pos", C(n, "POS") == 1 ? R : 1);
-    need(n, "n", 1);
     grid(n, R, P, 1);
     return 0;
 }
@@ -330,7 +326,6 @@ static int need_attend(Need *n)
     need(n, "v", ctx * nkv * vd);
     if (mode != 2)
         need(n, "pos", mode == 1 ? R : 1);
-    need(n, "n", 1);
     if (C(n, "SINKS"))
         need(n, "sinks", nh);
     need(n, "y", R * nh * vd);
@@ -348,7 +343,6 @@ static int need_argmax(Need *n)
 {
     long R = C(n, "ROWS");
     need(n, "x", R * C(n, "V"));
-    need(n, "n", 1);
     need(n, "y", R);
     grid(n, R, 1, 1);
     return 0;
@@ -362,7 +356,6 @@ static int need_elem(Need *n)
     need(n, "a", C(n, "AMOD"));
     if (!C(n, "BLIT") && C(n, "OP") <= 3)
         need(n, "b", C(n, "BMOD"));
-    need(n, "n", 1);
     need(n, "y", N);
     grid(n, cdiv(N, 256), 1, 1);
     return 0;
@@ -381,7 +374,6 @@ static int need_copy(Need *n)
     need(n, "y", C(n, "YROWS") * C(n, "YW"));
     if (src >= 2 || dst == 1)
         need(n, "idx", R);
-    need(n, "n", 1);
     grid(n, R, 1, 1);
     return 0;
 }
@@ -389,7 +381,6 @@ static int need_copy(Need *n)
 static int need_range(Need *n)
 {
     need(n, "start", 1);
-    need(n, "n", 1);
     need(n, "y", C(n, "ROWS"));
     grid(n, cdiv(C(n, "ROWS"), 256), 1, 1);
     return 0;

@@ -218,10 +218,10 @@ static void emit_gemv(Fz *f, const Group *gr)
     static const char *Nn[] = {"N0", "N1", "N2", "N3"}, *W[] = {"W0", "W1", "W2", "W3"},
                       *Y[] = {"y0", "y1", "y2", "y3"}, *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"};
     L L = launch(f, KN_GEMV, gr);
-    const Type *xt = &N(f, gr->x)->ty;
-    long K = last(xt), units = 0;
+    const GNode *w0 = N(f, N(f, gr->prod[0])->args[0]);
+    long K = w0->ty.d[1].n, units = 0;
     int n, xb = buf_of(f, gr->x), xin = f->pl->bufs[plan_base(f->pl, xb)].etype;
-    long rows = lead_rows(f, xt, 1, &n);
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     int xq = f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2;
     xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
     if (!wq(f, gr->prod[0]) || K % 32) {

@@ -48,11 +48,13 @@ int stream_load(Arena *a, const char *path, Stream *st)
         for (Plan *pl; (pl = plan_parse(a, &lx, &err));)
             add_prog(st, pl->prog, pl);
     } else {
+        int bad = 0;
         for (Prog *p; (p = parse_prog(a, &lx, &err));) {
-            if (check_prog(a, p))
-                return EXIT_INPUT;
+            if (check_prog(a, p))   /* every program's problems, not the first's only */
+                bad = 1;
             add_prog(st, p, NULL);
         }
+        err |= bad;
     }
     if (err)
         return EXIT_INPUT;

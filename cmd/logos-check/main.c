@@ -1,5 +1,6 @@
 /* logos-check — is a ModelSpec writable as programs (and splittable over N
- * chips), or is a stream of LOGOS programs well-formed and well-typed? */
+ * chips), is a stream of LOGOS programs well-formed and well-typed, is a
+ * stream of plans one logos-run would launch? */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,34 +41,20 @@ static int check_spec(Arena *a, const char *path, int tp)
     return EXIT_OK;
 }
 
-/* Checks every program of one stream; prints them when out is set. */
+/* Checks every program (or plan) of one stream; prints them when out is set. */
 static int check_stream(Arena *a, const char *path, FILE *out)
 {
-    Src *src = src_read(a, path);
-    if (!src)
+    Stream st = {0};
+    if (stream_load(a, path, &st))
         return EXIT_INPUT;
-    if (src->len == 0) {
-        diag_file(src->name, "empty input: no program");
-        return EXIT_INPUT;
-    }
-    Lexer lx;
-    lex_init(&lx, src);
-    int err = 0, n = 0, bad = 0;
-    for (Prog *p; (p = parse_prog(a, &lx, &err));) {
-        n++;
-        if (check_prog(a, p))
-            bad = 1;
-        else if (out)
-            print_prog(out, p);
-    }
-    if (err || bad)
-        return EXIT_INPUT;
-    if (n == 0) {
-        diag_file(src->name, "no program in the input");
-        return EXIT_INPUT;
+    for (int k = 0; out && k < st.nprogs; k++) {
+        if (st.plans[k])
+            plan_print(out, st.plans[k]);
+        else
+            print_prog(out, st.progs[k]);
     }
     if (!out)
-        printf("%s: ok: %d program%s\n", src->name, n, n == 1 ? "" : "s");
+        printf("%s: ok: %d %s%s\n", st.src, st.nprogs, st.plans[0] ? "plan" : "program", st.nprogs == 1 ? "" : "s");
     return EXIT_OK;
 }
 
@@ -81,7 +68,7 @@ typedef struct Opts {
 
 static const Opt opts[] = {
     {.arg = "FILE.yaml", .help = "a ModelSpec: can every layer be written as a program?"},
-    {.arg = "FILE, -", .help = "a stream of LOGOS programs (stdin when no FILE)"},
+    {.arg = "FILE, -", .help = "a stream of LOGOS programs or plans (stdin when no FILE)"},
     {.l = "tp", .kind = OPT_LONG, .at = offsetof(Opts, tp), .arg = "N", .lo = 1, .hi = 1024,
      .what = "a number of chips", .help = "with a spec: does it split over N chips?"},
     {.s = 'p', .kind = OPT_FLAG, .at = offsetof(Opts, print),

@@ -1,12 +1,16 @@
-/* logos-fuse — reads a stream of LOGOS programs and prints its launch plan
- * for a lane. Until the CUDA lane lands, it checks the programs and passes
- * them through unchanged, saying so on stderr. */
+/* logos-fuse — reads a stream of LOGOS programs and prints the launch plan
+ * of each for the CUDA lane (man5/logos-plan.5): the shared rules decide
+ * by dataflow what one launch covers, the lane's kernels whether it can. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "logos.h"
 
 typedef struct Opts {
+    const char *out;
+    FuseOpts f;
+    int numerics, no_lane_rules;
+    long rows, sms;
     int quiet;
 } Opts;
 
@@ -23,54 +27,82 @@ static int lane(void *field, const char *flag, const char *value)
 
 static const Opt opts[] = {
     {.arg = "FILE", .help = "the program stream (stdin when absent or -)"},
-    {.l = "lane", .kind = OPT_CALL, .arg = "L", .fn = lane,
-     .help = "the lane whose kernels decide the fusion (cuda)"},
-    {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no notice on stderr"},
+    {.l = "lane", .kind = OPT_CALL, .arg = "L", .fn = lane, .help = "the lane whose kernels decide the fusion (cuda)"},
+    {.l = "numerics", .kind = OPT_WORD, .at = offsetof(Opts, numerics), .arg = "N", .what = "precise q8 q8x2",
+     .help = "activations read by products: precise (f32, the default),\n"
+             "q8 (int8 with a scale per 32 values) or q8x2 (two int8 words a value)"},
+    {.l = "fuse-quant", .kind = OPT_FLAG, .at = offsetof(Opts, f.fuse_quant),
+     .help = "producers quantize their outputs in their epilogues"},
+    {.l = "no-lane-rules", .kind = OPT_FLAG, .at = offsetof(Opts, no_lane_rules),
+     .help = "hold the lane's own rules back: shared rules only"},
+    {.l = "rows", .kind = OPT_LONG, .at = offsetof(Opts, rows), .arg = "N", .lo = 1, .hi = 65536,
+     .what = "a number of rows", .help = "the most rows of one prefill chunk (default: the context, at most 512)"},
+    {.l = "sms", .kind = OPT_LONG, .at = offsetof(Opts, sms), .arg = "N", .lo = 1, .hi = 1024,
+     .what = "a number of multiprocessors", .help = "the GPU's multiprocessors, for split attention (default 132)"},
+    {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, out), .arg = "FILE", .help = "write the plans to FILE"},
+    {.s = 'v', .kind = OPT_FLAG, .at = offsetof(Opts, f.verbose), .help = "say each decision and its reason on stderr"},
+    {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no decisions on stderr, even with -v"},
     {0},
 };
-static const Cli cli = {"usage: logos-fuse [--lane cuda] [-q] [FILE]\n", opts};
+static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--fuse-quant] [--no-lane-rules]\n"
+                        "                  [--rows N] [--sms N] [-o FILE] [-v] [FILE]\n",
+                        opts};
+
+/* The row bound of a program's sizes: the knob, or its context (the rows of
+ * the states it writes by position), at most 512. */
+static int rows_of(const Opts *o, const Stream *st)
+{
+    if (o->rows)
+        return (int)o->rows;
+    return st->ctx > 0 && st->ctx < 512 ? (int)st->ctx : 512;
+}
+
+/* Every program's plan into f; 0 or EXIT_INPUT. */
+static int fuse_stream(Arena *a, Stream *st, const FuseOpts *fo, FILE *f)
+{
+    for (int k = 0; k < st->nprogs; k++) {
+        if (st->plans[k]) {
+            diag_file(st->src, "the input is already a plan: logos-fuse reads programs");
+            return EXIT_INPUT;
+        }
+        Plan *pl = fuse(a, st->progs[k], st->graphs[k], fo);
+        if (!pl)
+            return EXIT_INPUT;
+        plan_print(f, pl);
+    }
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
     diag_tool = "logos-fuse";
     Opts o = {0};
-    int nargs, st = opt_parse(&cli, &o, argc, argv, &nargs);
-    if (st)
-        return st == OPT_DONE ? stdout_done(EXIT_OK) : st;
+    int nargs, s = opt_parse(&cli, &o, argc, argv, &nargs);
+    if (s)
+        return s == OPT_DONE ? stdout_done(EXIT_OK) : s;
     if (nargs > 1) {
         diag("one program stream at a time");
         return EXIT_USAGE;
     }
     Arena *a = arena_new();
-    Src *src = src_read(a, nargs ? argv[1] : "-");
-    int status = src ? EXIT_OK : EXIT_INPUT;
+    Stream st = {0};
+    s = stream_load(a, nargs ? argv[1] : "-", &st);
+    if (!s)
+        s = stream_phases(&st);
+    o.f.numerics = o.numerics;
+    o.f.lane_rules = !o.no_lane_rules;
+    o.f.rows = rows_of(&o, &st);
+    o.f.sms = o.sms ? (int)o.sms : 132;
+    o.f.verbose &= !o.quiet;
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    if (src) {
-        Lexer lx;
-        lex_init(&lx, src);
-        int err = 0, n = 0;
-        for (Prog *p; (p = parse_prog(a, &lx, &err)); n++) {
-            if (check_prog(a, p))
-                status = EXIT_INPUT;
-            else
-                print_prog(mem, p);
-        }
-        if (err)
-            status = EXIT_INPUT;
-        else if (n == 0 && status == EXIT_OK) {
-            diag_file(src->name, "no program in the input");
-            status = EXIT_INPUT;
-        }
-    }
+    if (!s)
+        s = fuse_stream(a, &st, &o.f, mem);
     fclose(mem);
-    if (status == EXIT_OK) {
-        if (!o.quiet)
-            diag("the CUDA lane's fusion is not built yet: passing the programs through unchanged");
-        fwrite(text, 1, len, stdout);
-    }
+    if (!s)   /* whole or nothing */
+        s = outfile_whole(o.out, text, len);
     free(text);
     arena_free(a);
-    return stdout_done(status);
+    return stdout_done(s);
 }

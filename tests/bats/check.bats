@@ -142,7 +142,7 @@ no_crash() {
 exp.logos: ok: 1 program" ]
     run --separate-stderr "$LOGOS_BIN/logos-check" tanh.logos "$BAD/empty.logos"
     [ "$status" -eq 1 ]
-    [ "$stderr" = "logos-check: $BAD/empty.logos: empty input: no program" ]
+    [ "$stderr" = "logos-check: $BAD/empty.logos: no program in the input" ]
 }
 
 @test "-h prints the usage on stdout and exits 0" {
