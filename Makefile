@@ -10,7 +10,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN     = -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 # libyaml and jansson are linked statically so the tools run where neither is installed.
-LIBS     = -Wl,-Bstatic -lyaml -ljansson -Wl,-Bdynamic -ldl -lm
+LIBS     = -Wl,-Bstatic -lyaml -ljansson -Wl,-Bdynamic -ldl -lm -pthread
 SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 TOOLS   = logos-author logos-check logos-fuse logos-run logos-bench logos-import

@@ -447,3 +447,16 @@ char *kernel_source(int k, const double *c)
     snprintf(s + len, cap - len, "%s", body);
     return s;
 }
+
+char *lane_kernel_source(const char *file, const char *consts)
+{
+    const char *body = file_text(file);
+    size_t n = strlen(body) + strlen(consts) + 64;
+    char *s = malloc(n);
+    if (!s) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    snprintf(s, n, "#include \"common.cuh\"\n%s\n%s", consts, body);
+    return s;
+}

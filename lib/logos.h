@@ -491,6 +491,12 @@ int weights_given(const WeightsArg *w);
  * at): in each group of hd rows, rotated row at+i (i < rot/2) reads file row
  * at+2i and row at+rot/2+i reads at+2i+1; other rows, and hd == 0, in place. */
 long unpair_row(int hd, int rot, int at, long r);
+/* The stream behind a named weight's synthetic values: value i (from 0) is
+ * add + mul (2u - 1) in f64, made f32, with u the top 24 bits of splitmix64's
+ * output for state + (i + 1) 0x9e3779b97f4a7c15, over 2^24 (kernels/synth.cu
+ * computes the same on the GPU). */
+void weights_synth_params(const char *name, int rank, const long *d, uint64_t seed, uint64_t *state, double *add,
+                          double *mul);
 /* The deterministic synthetic f32 values of a named weight (n values). */
 void weights_synth(const char *name, int rank, const long *d, uint64_t seed, float *out);
 
@@ -501,6 +507,9 @@ void weights_synth(const char *name, int rank, const long *d, uint64_t seed, flo
  * Returns 0, or reports a located error and returns EXIT_INPUT (a position
  * past a state's rows, a token past a table, a missing input). */
 int ref_run(const Prog *p, Env *env);
+/* The inverse frequencies of a rope call over rot values (rot / 2 of them),
+ * with its scaling, in f64: what the reference and the CUDA lane both use. */
+void rope_freqs(const Expr *e, long rot, double *inv);
 
 /* ---- kernels.c: the kernel table (kernels.h) -------------------------- */
 enum {
@@ -546,6 +555,9 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen);
 void kernel_const_text(const KConst *kc, double v, char *buf, size_t n);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
 const char *kernel_common(void);                   /* common.cuh */
+/* The source of one of the lane's own kernels (synth.cu, bench.cu), not a
+ * plan's: consts are its constexpr lines. malloc'd. */
+char *lane_kernel_source(const char *file, const char *consts);
 const char *etype_name(int dt);
 int etype_lookup(const char *s, size_t n);         /* -1 when unknown */
 long etype_bytes(int dt, long n);                  /* bytes of n values */
@@ -560,6 +572,7 @@ typedef struct Cubin {
 } Cubin;
 const char *nvrtc_open(void);    /* NULL, or why NVRTC cannot be used */
 int nvrtc_version(void);         /* 1000 major + 10 minor, or 0 */
+const char *nvrtc_options(void); /* the options every compile passes, spelled out */
 /* Compiles src (which includes header as header_name) for sm_<arch>: 0, or
  * EXIT_INPUT on a compile error, EXIT_SYSTEM without NVRTC; out->log holds
  * the log either way. cubin_free releases it. */
@@ -678,6 +691,24 @@ int run_generate(Stream *st, const Prompt *prompts, int nprompts, int ngen, FILE
  * the next token out. 0 or an exit status. */
 int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next);
 Lane *lane_cpu(void);
+int prog_has_size(const Prog *p);   /* a chunk's program: it declares a size */
+
+/* ---- cuda_lane.c: the CUDA lane (the driver opened by cuda.c) ----------- */
+/* NULL with *status set after a message (no device, a driver failure). */
+Lane *lane_cuda(int *status);
+const char *lane_cuda_device(const Lane *l, int *sms);   /* the GPU's name and multiprocessors */
+/* What starting took: seconds compiling or loading kernels, how many were
+ * compiled rather than read from the cache, of how many. */
+void lane_cuda_startup(const Lane *l, double *compile_s, int *compiled, int *kernels);
+const char *cuda_why(void);   /* NULL when a CUDA device answers, else why not */
+
+/* ---- lanes.c: the lane a stream runs on ------------------------------- */
+enum Device { DEV_AUTO, DEV_CUDA, DEV_CPU };
+/* logos-fuse's defaults; rows from the context the states hold. */
+void fuse_defaults(FuseOpts *o, long ctx);
+/* The lane for --device (fusing programs without plans under fo); NULL
+ * with *status after a message. */
+Lane *lane_choose(Stream *st, int device, const FuseOpts *fo, int quiet, int *status);
 
 /* ---- import*.c: checkpoints to a spec and weight files (import.h inside) -- */
 typedef struct ImportOpts {

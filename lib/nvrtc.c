@@ -41,7 +41,10 @@ const char *nvrtc_open(void)
         return nv.lib ? NULL : nv.why;
     nv.tried = 1;
     static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
-                                  "/usr/local/cuda/lib64/libnvrtc.so", NULL};
+                                  "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so", NULL};
+    const char *own = getenv("LOGOS_NVRTC");   /* a library elsewhere */
+    if (own && *own)
+        nv.lib = dlopen(own, RTLD_NOW | RTLD_LOCAL);
     for (int i = 0; names[i] && !nv.lib; i++)
         nv.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!nv.lib) {
@@ -58,6 +61,11 @@ const char *nvrtc_open(void)
         return nv.why;
     }
     return NULL;
+}
+
+const char *nvrtc_options(void)
+{
+    return "--gpu-architecture=sm_ARCH -std=c++17 --ptxas-options=-v -default-device -w";
 }
 
 int nvrtc_version(void)
@@ -128,7 +136,7 @@ int nvrtc_compile(const char *src, const char *name, const char *header, const c
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=sm_%d", arch);
     const char *opts[] = {archopt, "-std=c++17", "--ptxas-options=-v", "-default-device", "-w"};
-    r = nv.compile(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+    r = nv.compile(prog, (int)(sizeof opts / sizeof opts[0]), opts);   /* nvrtc_options() spells them */
     out->log = take_log(prog);
     if (!out->log) {
         nv.destroy(&prog);

@@ -248,7 +248,7 @@ Val eval_allgather(Run *r, const Expr *e)
 
 /* inv[i] = theta^(-2i/rot), rescaled as transformers' llama3 or yarn rope
  * parameters compute it. */
-static void rope_freqs(const Expr *e, long rot, double *inv)
+void rope_freqs(const Expr *e, long rot, double *inv)
 {
     double theta = attr_num(e, "theta", 10000), factor = attr_num(e, "factor", 1),
            orig = attr_num(e, "orig", 0);

@@ -70,7 +70,7 @@ int stream_load(Arena *a, const char *path, Stream *st)
 
 /* ---- phases and extents ---- */
 
-static int declares_size(const Prog *p)
+int prog_has_size(const Prog *p)
 {
     for (int i = 0; i < p->ndecls; i++)
         if (p->decls[i].kind == D_SIZE)
@@ -96,7 +96,7 @@ static int batch_rows(const Graph *g)
 
 static int phase_of(const Stream *st, int k)
 {
-    if (declares_size(st->progs[k]))
+    if (prog_has_size(st->progs[k]))
         return PH_CHUNK;
     return st->batch ? PH_BATCH : PH_STEP;
 }

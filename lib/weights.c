@@ -76,6 +76,15 @@ static Synth synth_init(const char *name, int rank, const long *d, uint64_t seed
     return s;
 }
 
+void weights_synth_params(const char *name, int rank, const long *d, uint64_t seed, uint64_t *state, double *add,
+                          double *mul)
+{
+    Synth s = synth_init(name, rank, d, seed);
+    *state = s.state;
+    *add = s.add;
+    *mul = s.mul;
+}
+
 static float synth_next(Synth *s)
 {
     double u = (double)(splitmix64(&s->state) >> 40) * 0x1p-24;

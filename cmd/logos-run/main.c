@@ -1,5 +1,7 @@
-/* logos-run — runs a stream of LOGOS programs over a prompt and prints the
- * generated token ids; the CPU reference executes every op. */
+/* logos-run — runs a stream of LOGOS programs or plans over a prompt and
+ * prints the generated token ids, each as it comes: on the GPU through the
+ * CUDA lane (plans, or programs it fuses with logos-fuse's defaults), or on
+ * the CPU reference. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,7 @@ typedef struct Opts {
     const char *write_weights, *logits, *out, *input;
     WeightsArg w;
     long ngen;
-    int quiet;
+    int quiet, device;
     Arena *a;             /* the prompts' ids */
     Prompt prompts[256];
     int nprompts;
@@ -93,11 +95,13 @@ static const Opt opts[] = {
      .help = "write every step's logits as raw f32"},
     {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, out), .arg = "FILE",
      .help = "write the token ids to FILE instead of stdout"},
-    {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no figures on stderr"},
+    {.l = "device", .kind = OPT_WORD, .at = offsetof(Opts, device), .arg = "D", .what = "auto cuda cpu",
+     .help = "auto (the GPU when a driver answers, the default), cuda or cpu"},
+    {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no figures or notices on stderr"},
     {0},
 };
 static const Cli cli = {"usage: logos-run (--weights DIR | --synthetic SEED) [-p IDS]... [-P FILE] [-n N]\n"
-                        "                 [--logits FILE] [-o FILE] [FILE]\n"
+                        "                 [--device D] [--logits FILE] [-o FILE] [FILE]\n"
                         "       logos-run --synthetic SEED --write-weights DIR [FILE]\n",
                         opts};
 
@@ -132,7 +136,23 @@ static int options(Arena *a, int argc, char **argv, Opts *o)
     return coherent(o);
 }
 
-static int generate(Stream *st, Opts *o)
+/* The figures of a run on stderr: the lane, the tokens and their time; on
+ * the GPU what starting took. */
+static void figures(const Stream *st, double secs, double start)
+{
+    if (strcmp(st->lane->name, "cuda")) {
+        diag("cpu reference: %ld tokens generated in %.3f s", st->generated, secs);
+        return;
+    }
+    int sms, compiled, kernels;
+    double compile;
+    const char *gpu = lane_cuda_device(st->lane, &sms);
+    lane_cuda_startup(st->lane, &compile, &compiled, &kernels);
+    diag("cuda (%s): %ld tokens generated in %.3f s; start-up %.3f s (kernels: %d compiled, %d from the cache, %.3f s)",
+         gpu, st->generated, secs, start, compiled, kernels - compiled, compile);
+}
+
+static int generate(Stream *st, Opts *o, double start)
 {
     OutFile tokens = {0}, logits = {0};
     int s = outfile_open(&tokens, o->out, stdout);
@@ -148,7 +168,7 @@ static int generate(Stream *st, Opts *o)
     s = outfile_close(&tokens, s);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (!s && !o->quiet)
-        diag("cpu reference: %ld tokens generated in %.3f s", st->generated, secs);
+        figures(st, secs, start);
     return s;
 }
 
@@ -173,12 +193,16 @@ int main(int argc, char **argv)
     }
     if (!s)
         s = stream_phases(&st);
+    FuseOpts fo;
+    fuse_defaults(&fo, st.ctx);
+    Lane *lane = s ? NULL : lane_choose(&st, o.device, &fo, o.quiet, &s);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (lane)
+        s = stream_open(&st, lane, &o.w);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (!s)
-        s = stream_open(&st, lane_cpu(), &o.w);
-    if (!s && !o.quiet)
-        diag("no GPU lane in this build: running the CPU reference");
-    if (!s)
-        s = generate(&st, &o);
+        s = generate(&st, &o, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     stream_close(&st);
     arena_free(a);
     return s;

@@ -1,0 +1,514 @@
+/* cuda_lane.c — the CUDA lane behind run.c's seam. bind: every plan's
+ * kernels compiled (or read from the cache) and loaded, the stream's named
+ * buffers (weights, states, inputs, outputs, sizes) allocated once and
+ * shared by name across its plans, weights uploaded from their files or
+ * synthesized on the GPU, one pool for the temporaries, each plan's scratch
+ * and rope tables; put: an input (and the sizes it binds) copied to the
+ * device; run: a plan's launches, captured once as a CUDA graph (with
+ * programmatic dependent launch between them) and replayed, every input read
+ * from device memory; fetch: an output copied back. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cu.h"
+
+typedef struct DBuf {
+    const char *name;
+    CUdeviceptr p;
+    long bytes;
+    int etype;
+    void *host;          /* fetch's copy */
+} DBuf;
+
+typedef struct Rt {      /* a plan, ready to launch */
+    Plan *pl;
+    CUdeviceptr *ptr;    /* each buffer's address */
+    int *kern;           /* each launch's kernel (index in the lane's) */
+    struct Params {
+        void *a[24];
+    } *params;
+    CUgraphExec graph;
+    int eager;           /* the graph could not be made: launches one by one */
+} Rt;
+
+typedef struct CudaLane {
+    Lane lane;
+    Arena *a;
+    Stream *st;
+    CuDevice dev;
+    CUstream stream;
+    StrMap *names;       /* a named buffer's index in bufs */
+    DBuf *bufs; int nbufs, cbufs;
+    CUdeviceptr *owned; int nowned, cowned;   /* every allocation, for close */
+    CUdeviceptr pool;
+    Rt *rt;
+    StrMap *srcs;        /* an instantiation's source -> its index in kerns */
+    CuKernel *kerns; int nkerns, ckerns;
+    KJob *jobs; int njobs, cjobs;
+    int synth[2];        /* the synthetic weights' kernels (f32, q8), -1 until asked for */
+    int pdl;             /* launches with programmatic dependent launch */
+    double compile_s;    /* time spent compiling and loading */
+    int compiled;        /* instantiations compiled now (not from the cache) */
+} CudaLane;
+
+/* ---- memory ---- */
+
+static int dalloc(CudaLane *c, long bytes, CUdeviceptr *p)
+{
+    CUresult r = cu.MemAlloc(p, (size_t)(bytes > 0 ? bytes : 1));
+    if (r)
+        return cu_fail("cuMemAlloc_v2", r, __FILE__, __LINE__);
+    *VEC_PUSH(c->a, c->owned, c->nowned, c->cowned) = *p;
+    CK(cu.MemsetD8(*p, 0, (size_t)(bytes > 0 ? bytes : 1)));
+    return 0;
+}
+
+/* The stream's buffer of this name, made when first seen (zeroed); -1 and a
+ * message when two plans disagree on it. */
+static int named(CudaLane *c, const PBuf *b, int *out, int *made)
+{
+    long bytes = etype_bytes(b->etype, b->count);
+    int i = strmap_get(c->names, b->name);
+    *made = 0;
+    if (i >= 0) {
+        DBuf *d = &c->bufs[i];
+        if (d->etype != b->etype || (d->bytes != bytes && b->kind != B_IN && b->kind != B_OUT)) {
+            diag_file(c->st->src, "'%s' is %s %ld in one plan and %s %ld bytes in another", b->name,
+                      etype_name(b->etype), b->count, etype_name(d->etype), d->bytes);
+            return EXIT_INPUT;
+        }
+        if (bytes > d->bytes) {   /* an input or output of more rows in another plan */
+            CUdeviceptr p;
+            int s = dalloc(c, bytes, &p);
+            if (s)
+                return s;
+            d->p = p;
+            d->bytes = bytes;
+        }
+        *out = i;
+        return 0;
+    }
+    DBuf d = {.name = b->name, .bytes = bytes, .etype = b->etype};
+    int s = dalloc(c, bytes, &d.p);
+    if (s)
+        return s;
+    strmap_put(c->names, b->name, c->nbufs);
+    *VEC_PUSH(c->a, c->bufs, c->nbufs, c->cbufs) = d;
+    *out = c->nbufs - 1;
+    *made = 1;
+    return 0;
+}
+
+static long etype_size(int et)
+{
+    return et == ET_F16 ? 2 : et == ET_F64 ? 8 : 4;
+}
+
+/* ---- kernels ---- */
+
+static int add_kernel(CudaLane *c, char *src, const char *name, const char *file)
+{
+    int i = strmap_get(c->srcs, src);
+    if (i >= 0) {
+        free(src);
+        return i;
+    }
+    strmap_put(c->srcs, arena_strdup(c->a, src), c->nkerns);
+    CuKernel *k = VEC_PUSH(c->a, c->kerns, c->nkerns, c->ckerns);
+    memset(k, 0, sizeof *k);
+    KJob *j = VEC_PUSH(c->a, c->jobs, c->njobs, c->cjobs);
+    *j = (KJob){.src = src, .name = name, .file = file};
+    return c->nkerns - 1;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Compiles or reads every kernel the stream asks for, all at once. */
+static int load_kernels(CudaLane *c)
+{
+    double t0 = now();
+    for (int i = 0; i < c->njobs; i++)
+        c->jobs[i].out = &c->kerns[i];
+    int s = cache_load(c->jobs, c->njobs, c->dev.major * 10 + c->dev.minor);
+    for (int i = 0; i < c->njobs; i++) {
+        free(c->jobs[i].src);
+        c->compiled += c->kerns[i].compiled;
+    }
+    c->njobs = 0;
+    c->compile_s += now() - t0;
+    return s;
+}
+
+/* ---- weights ---- */
+
+static void progress(const char *what, double t0, long done, long total, int *shown)
+{
+    double t = now() - t0;
+    if (t < 1 || total <= 0)
+        return;
+    fprintf(stderr, "\r%s: %s %ld of %ld MB (%.0f%%)", diag_tool, what, done >> 20, total >> 20, 100.0 * (double)done / (double)total);
+    *shown = 1;
+}
+
+static int synth_kernels(CudaLane *c)
+{
+    if (c->synth[0] >= 0)
+        return 0;
+    c->synth[0] = add_kernel(c, lane_kernel_source("synth.cu", "constexpr long Q8 = 0;"), "synth", "synth.cu");
+    c->synth[1] = add_kernel(c, lane_kernel_source("synth.cu", "constexpr long Q8 = 1;"), "synth", "synth.cu");
+    return load_kernels(c);
+}
+
+static int synth_weight(CudaLane *c, const Decl *d, CUdeviceptr p, uint64_t seed)
+{
+    long dims[LOGOS_MAXRANK];
+    for (int i = 0; i < d->rank; i++)
+        dims[i] = d->ty.d[i].n;
+    uint64_t state;
+    double add, mul;
+    weights_synth_params(d->name, d->rank, dims, seed, &state, &add, &mul);
+    uint64_t addb, mulb;
+    memcpy(&addb, &add, 8);
+    memcpy(&mulb, &mul, 8);
+    struct Params pr = {{(void *)(uintptr_t)p, (void *)(uintptr_t)state, (void *)(uintptr_t)addb,
+                         (void *)(uintptr_t)mulb, (void *)(uintptr_t)d->count}};
+    void *args[] = {&pr};
+    const CuKernel *k = &c->kerns[c->synth[d->base == T_Q8]];
+    long blocks = (d->count + 255) / 256;
+    CK(cu.LaunchKernel(k->fn, (unsigned)(blocks < 65536 ? blocks : 65536), 1, 1, 256, 1, 1, 0, c->stream, args, NULL));
+    return 0;
+}
+
+/* Copies a weight bound in env (mmapped files) to the device. */
+static int upload_weight(const Buf *b, CUdeviceptr p)
+{
+    if (b->base == T_Q8) {
+        CK(cu.MemcpyHtoD(p, b->q, (size_t)b->n));
+        CK(cu.MemcpyHtoD(p + (CUdeviceptr)((b->n + 15) & ~15L), b->s, (size_t)(b->n / 32) * 2));
+    } else {
+        CK(cu.MemcpyHtoD(p, b->f, (size_t)b->n * 4));
+    }
+    return 0;
+}
+
+typedef struct Fill {
+    const WeightsArg *w;
+    Env *env;            /* the files' weights, mmapped */
+    Weights **maps;
+    double t0;
+    long done, total;
+    int shown;
+} Fill;
+
+static int fill_weight(CudaLane *c, Fill *f, const Plan *pl, const PBuf *b, CUdeviceptr p)
+{
+    const Decl *d = &pl->prog->decls[b->decl];
+    int s;
+    if (f->w->synthetic) {
+        if ((s = synth_kernels(c)) || (s = synth_weight(c, d, p, f->w->seed)))
+            return s;
+    } else {
+        const Buf *hb = env_get(f->env, d->name);
+        ASSERT(hb);   /* weights_bind bound every weight of every program */
+        if ((s = upload_weight(hb, p)))
+            return s;
+    }
+    f->done += etype_bytes(b->etype, b->count);
+    progress(f->w->synthetic ? "synthesizing weights on the GPU" : "uploading weights", f->t0, f->done, f->total,
+             &f->shown);
+    return 0;
+}
+
+/* ---- plans ---- */
+
+static void rope_table(const Plan *pl, const PBuf *b, double *inv)
+{
+    const GNode *n = &pl->g->n[b->node];
+    rope_freqs(n->e, 2 * b->count, inv);
+}
+
+/* Each buffer of plan k: the stream's by name, the pool's, a view's, its own. */
+static int plan_buffers(CudaLane *c, int k, Fill *f)
+{
+    Rt *rt = &c->rt[k];
+    Plan *pl = rt->pl;
+    rt->ptr = arena_alloc(c->a, sizeof *rt->ptr * (size_t)(pl->nbufs + 1));
+    for (int i = 0; i < pl->nbufs; i++) {
+        const PBuf *b = &pl->bufs[i];
+        int s = 0, di, made;
+        switch (b->kind) {
+        case B_WEIGHT: case B_STATE: case B_IN: case B_OUT: case B_SIZE:
+            if ((s = named(c, b, &di, &made)))
+                return s;
+            rt->ptr[i] = c->bufs[di].p;
+            if (made && b->kind == B_WEIGHT && (s = fill_weight(c, f, pl, b, rt->ptr[i])))
+                return s;
+            break;
+        case B_TEMP: rt->ptr[i] = c->pool + (CUdeviceptr)b->at; break;
+        case B_VIEW: rt->ptr[i] = rt->ptr[b->base] + (CUdeviceptr)(b->at * etype_size(b->etype)); break;
+        case B_SCRATCH:
+            if ((s = dalloc(c, etype_bytes(b->etype, b->count), &rt->ptr[i])))
+                return s;
+            break;
+        case B_CONST: {
+            double *inv = calloc((size_t)b->count + 1, sizeof *inv);
+            if (!inv)
+                return EXIT_SYSTEM;
+            rope_table(pl, b, inv);
+            s = dalloc(c, b->count * 8, &rt->ptr[i]);
+            if (!s && cu.MemcpyHtoD(rt->ptr[i], inv, (size_t)b->count * 8))
+                s = cu_fail("cuMemcpyHtoD_v2(rope table)", 1, __FILE__, __LINE__);
+            free(inv);
+            if (s)
+                return s;
+            break;
+        }
+        default: BUG("a buffer of no kind");
+        }
+    }
+    return 0;
+}
+
+static void plan_kernels(CudaLane *c, int k)
+{
+    Rt *rt = &c->rt[k];
+    Plan *pl = rt->pl;
+    rt->kern = arena_alloc(c->a, sizeof *rt->kern * (size_t)(pl->nls + 1));
+    for (int i = 0; i < pl->nls; i++) {
+        const Kernel *kn = kernel_info(pl->ls[i].kernel);
+        rt->kern[i] = add_kernel(c, kernel_source(pl->ls[i].kernel, pl->ls[i].c), kn->name, kn->file);
+    }
+}
+
+static int plan_params(CudaLane *c, int k)
+{
+    Rt *rt = &c->rt[k];
+    Plan *pl = rt->pl;
+    rt->params = arena_alloc(c->a, sizeof *rt->params * (size_t)(pl->nls + 1));
+    for (int i = 0; i < pl->nls; i++) {
+        const PLaunch *l = &pl->ls[i];
+        for (int p = 0; p < KMAXP; p++)
+            rt->params[i].a[p] = l->arg[p] < 0 ? NULL : (void *)(uintptr_t)rt->ptr[l->arg[p]];
+        if (l->smem > 48 * 1024) {
+            if (l->smem > c->dev.smem_optin) {
+                diag_at(pl->src, l->line, 1, "%s asks for %ld bytes of shared memory; this GPU gives a block %d",
+                        kernel_info(l->kernel)->name, l->smem, c->dev.smem_optin);
+                return EXIT_INPUT;
+            }
+            CK(cu.FuncSetAttribute(c->kerns[rt->kern[i]].fn, CU_FUNC_MAX_DYNAMIC_SMEM, (int)l->smem));
+        }
+    }
+    return 0;
+}
+
+/* ---- the seam ---- */
+
+static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
+{
+    CudaLane *c = (CudaLane *)l;
+    c->st = st;
+    c->rt = arena_alloc(c->a, sizeof *c->rt * (size_t)st->nprogs);
+    long pool = 0, total = 0;
+    for (int k = 0; k < st->nprogs; k++) {
+        Plan *pl = st->plans[k];
+        ASSERT(pl);   /* logos-run fuses programs before the lane opens */
+        c->rt[k].pl = pl;
+        pool = pl->pool > pool ? pl->pool : pool;
+        for (int i = 0; i < pl->nbufs; i++)
+            total += pl->bufs[i].kind == B_WEIGHT ? etype_bytes(pl->bufs[i].etype, pl->bufs[i].count) : 0;
+        if (prog_has_size(pl->prog) && (!st->chunk_rows || pl->rows < st->chunk_rows))
+            st->chunk_rows = pl->rows;
+        plan_kernels(c, k);
+    }
+    int s = load_kernels(c);
+    if (s || (s = dalloc(c, pool, &c->pool)))
+        return s;
+    Fill f = {.w = w, .t0 = now(), .total = total};
+    if (!w->synthetic) {
+        f.env = env_new();
+        f.maps = arena_alloc(c->a, sizeof *f.maps * (size_t)st->nprogs);
+        for (int k = 0; k < st->nprogs && !s; k++)
+            s = weights_bind(&f.maps[k], st->progs[k], f.env, w->dir, 0);
+    }
+    for (int k = 0; k < st->nprogs && !s; k++)
+        if (!(s = plan_buffers(c, k, &f)))
+            s = plan_params(c, k);
+    if (!s && cu.StreamSynchronize(c->stream))
+        s = cu_fail("cuStreamSynchronize(weights)", 1, __FILE__, __LINE__);
+    if (f.shown)
+        fputc('\n', stderr);
+    for (int k = 0; f.maps && k < st->nprogs; k++)
+        weights_close(f.maps[k]);
+    env_free(f.env);
+    return s;
+}
+
+/* The named buffer of program k's declaration d. */
+static DBuf *decl_buf(CudaLane *c, int k, int d)
+{
+    int i = strmap_get(c->names, c->st->progs[k]->decls[d].name);
+    ASSERT(i >= 0);
+    return &c->bufs[i];
+}
+
+static int cuda_put(Lane *l, int k, int d, const int32_t *v, long n)
+{
+    CudaLane *c = (CudaLane *)l;
+    const Plan *pl = c->rt[k].pl;
+    const Decl *decl = &pl->prog->decls[d];
+    DBuf *b = decl_buf(c, k, d);
+    if (n * 4 > b->bytes) {
+        diag("%ld values for '%s', which holds %ld (the plan's rows: logos-fuse --rows)", n, decl->name, b->bytes / 4);
+        return EXIT_INPUT;
+    }
+    CK(cu.MemcpyHtoD(b->p, v, (size_t)n * 4));
+    for (int i = 0; i < decl->rank; i++) {   /* the sizes this input binds */
+        if (!decl->ty.d[i].sym)
+            continue;
+        int sd = prog_find_decl(pl->prog, pl->prog->syms[decl->ty.d[i].sym - 1].name);
+        if (sd < 0 || pl->prog->decls[sd].kind != D_SIZE)
+            continue;
+        int32_t rows = (int32_t)n;
+        CK(cu.MemcpyHtoD(decl_buf(c, k, sd)->p, &rows, 4));
+    }
+    return 0;
+}
+
+static int launch_one(CudaLane *c, Rt *rt, int i, int pdl)
+{
+    const PLaunch *l = &rt->pl->ls[i];
+    void *args[] = {&rt->params[i]};
+    CuLaunchAttr attr = {.id = CU_ATTR_PROGRAMMATIC_SERIALIZATION};
+    attr.v.value = 1;
+    CuLaunchConfig cfg = {(unsigned)l->grid[0], (unsigned)l->grid[1], (unsigned)l->grid[2], (unsigned)l->block, 1,
+                          1, (unsigned)l->smem, c->stream, &attr, pdl && i > 0};
+    CK(cu.LaunchKernelEx(&cfg, c->kerns[rt->kern[i]].fn, args, NULL));
+    return 0;
+}
+
+/* Captures a plan's launches as one graph; nonzero when capture fails. */
+static int capture(CudaLane *c, Rt *rt)
+{
+    CUgraph g = NULL;
+    if (cu.StreamBeginCapture(c->stream, 1))
+        return -1;
+    int bad = 0;
+    for (int i = 0; i < rt->pl->nls && !bad; i++)
+        bad = launch_one(c, rt, i, c->pdl);
+    CUresult r = cu.StreamEndCapture(c->stream, &g);
+    if (bad || r || !g || cu.GraphInstantiate(&rt->graph, g, 0)) {
+        if (g)
+            cu.GraphDestroy(g);
+        rt->graph = NULL;
+        return -1;
+    }
+    cu.GraphDestroy(g);
+    return 0;
+}
+
+static int cuda_run(Lane *l, int k)
+{
+    CudaLane *c = (CudaLane *)l;
+    Rt *rt = &c->rt[k];
+    if (!rt->graph && !rt->eager && capture(c, rt)) {
+        diag("notice: plan %d could not be captured as a CUDA graph: launching its kernels one by one", k + 1);
+        rt->eager = 1;
+    }
+    if (rt->graph) {
+        CK(cu.GraphLaunch(rt->graph, c->stream));
+        return 0;
+    }
+    for (int i = 0; i < rt->pl->nls; i++) {
+        int s = launch_one(c, rt, i, 0);
+        if (s)
+            return s;
+    }
+    return 0;
+}
+
+static int cuda_fetch(Lane *l, int k, int d, Buf *out)
+{
+    CudaLane *c = (CudaLane *)l;
+    const Decl *decl = &c->st->progs[k]->decls[d];
+    DBuf *b = decl_buf(c, k, d);
+    CK(cu.StreamSynchronize(c->stream));
+    if (!b->host && !(b->host = malloc((size_t)b->bytes)))
+        return EXIT_SYSTEM;
+    CK(cu.MemcpyDtoH(b->host, b->p, (size_t)b->bytes));
+    *out = (Buf){.base = decl->base, .rank = decl->rank, .n = 1};
+    for (int i = 0; i < decl->rank; i++) {
+        out->d[i] = decl->ty.d[i].n;
+        out->n *= out->d[i];
+    }
+    if (decl->base == T_I32)
+        out->i = b->host;
+    else
+        out->f = b->host;
+    return 0;
+}
+
+static void cuda_close(Lane *l)
+{
+    CudaLane *c = (CudaLane *)l;
+    if (cu.ok && c->stream)
+        cu.StreamSynchronize(c->stream);
+    for (int k = 0; c->rt && c->st && k < c->st->nprogs; k++)
+        if (c->rt[k].graph)
+            cu.GraphExecDestroy(c->rt[k].graph);
+    for (int i = 0; i < c->nowned; i++)
+        cu.MemFree(c->owned[i]);
+    for (int i = 0; i < c->nkerns; i++)
+        if (c->kerns[i].mod)
+            cu.ModuleUnload(c->kerns[i].mod);
+    for (int i = 0; i < c->nbufs; i++)
+        free(c->bufs[i].host);
+    if (c->stream)
+        cu.StreamDestroy(c->stream);
+    arena_free(c->a);
+    free(c);
+}
+
+Lane *lane_cuda(int *status)
+{
+    CudaLane *c = calloc(1, sizeof *c);
+    if (!c) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    c->lane = (Lane){"cuda", cuda_bind, cuda_put, cuda_run, cuda_fetch, cuda_close};
+    c->a = arena_new();
+    c->names = strmap_new(c->a);
+    c->srcs = strmap_new(c->a);
+    c->synth[0] = c->synth[1] = -1;
+    c->pdl = !getenv("LOGOS_NO_PDL");
+    *status = cu_device(&c->dev, 0);
+    if (!*status && cu.StreamCreate(&c->stream, 0))
+        *status = cu_fail("cuStreamCreate", 1, __FILE__, __LINE__);
+    if (*status) {
+        cuda_close(&c->lane);
+        return NULL;
+    }
+    return &c->lane;
+}
+
+const char *lane_cuda_device(const Lane *l, int *sms)
+{
+    const CudaLane *c = (const CudaLane *)l;
+    *sms = c->dev.sms;
+    return c->dev.name;
+}
+
+void lane_cuda_startup(const Lane *l, double *compile_s, int *compiled, int *kernels)
+{
+    const CudaLane *c = (const CudaLane *)l;
+    *compile_s = c->compile_s;
+    *compiled = c->compiled;
+    *kernels = c->nkerns;
+}
