@@ -134,12 +134,13 @@ static double now(void)
 static int load_kernels(CudaLane *c)
 {
     double t0 = now();
+    int first = c->nkerns - c->njobs;   /* the jobs are the newest kernels, in order */
     for (int i = 0; i < c->njobs; i++)
-        c->jobs[i].out = &c->kerns[i];
+        c->jobs[i].out = &c->kerns[first + i];
     int s = cache_load(c->jobs, c->njobs, c->dev.major * 10 + c->dev.minor);
     for (int i = 0; i < c->njobs; i++) {
         free(c->jobs[i].src);
-        c->compiled += c->kerns[i].compiled;
+        c->compiled += c->kerns[first + i].compiled;
     }
     c->njobs = 0;
     c->compile_s += now() - t0;

@@ -673,6 +673,8 @@ struct Stream {
     int batch;                /* sequences a batch phase steps together (0: none) */
     int chunk_rows;           /* most rows of one prompt chunk (0: the whole prompt) */
     FILE *logits;             /* every step's logits, raw f32, or NULL */
+    const Prompt *follow;     /* tokens each sequence is fed after its prompt instead of */
+    int nfollow;              /* its greedy ones (--follow), one list a sequence */
     Lane *lane;               /* from stream_open */
     long generated;           /* tokens generated so far */
 };

@@ -347,6 +347,14 @@ static int emit(FILE *out, const char *fmt, int a, int b)
     return 0;
 }
 
+/* The token sequence b's step after its prompt takes: the one it was told to
+ * follow (--follow), else its own greedy next. */
+static int32_t fed(const Stream *st, int b, int g, int32_t next)
+{
+    const Prompt *f = b < st->nfollow ? &st->follow[b] : NULL;
+    return f && g < f->n ? f->ids[g] : next;
+}
+
 /* One sequence: the prompt as chunks or step by step, then decode steps. */
 static int run_one(Stream *st, const Prompt *pr, int ngen, FILE *out)
 {
@@ -366,7 +374,7 @@ static int run_one(Stream *st, const Prompt *pr, int ngen, FILE *out)
         st->generated++;
         if (g == ngen - 1)
             break;
-        if ((s = run_step(st, next, pr->n + 1 + g, &next)))
+        if ((s = run_step(st, fed(st, 0, g, next), pr->n + 1 + g, &next)))
             return s;
     }
     return 0;
@@ -385,7 +393,7 @@ static int run_batch(Stream *st, const Prompt *pr, int ngen, FILE *out)
     for (int step = 0; !s && step < longest + ngen - 1; step++) {
         int32_t pos = step + 1;
         for (int b = 0; !s && b < B; b++) {
-            toks[b] = step < pr[b].n ? pr[b].ids[step] : next[b];
+            toks[b] = step < pr[b].n ? pr[b].ids[step] : fed(st, b, step - pr[b].n, next[b]);
             s = put_role(st, PH_BATCH, R_POS, b, &pos, 1);
         }
         if (s || (s = put_role(st, PH_BATCH, R_TOKENS, 0, toks, B)) || (s = run_phase(st, PH_BATCH)) ||
@@ -418,6 +426,12 @@ int run_generate(Stream *st, const Prompt *prompts, int nprompts, int ngen, FILE
         if (s)
             return s;
     }
+    for (int b = 0; b < st->nfollow; b++)
+        for (int i = 0; i < st->follow[b].n; i++)
+            if (st->follow[b].ids[i] < 0 || (st->vocab > 0 && st->follow[b].ids[i] >= st->vocab)) {
+                diag("--follow token %d is %d: token ids run from 0 to %ld", i + 1, st->follow[b].ids[i], st->vocab - 1);
+                return EXIT_INPUT;
+            }
     return st->has[PH_BATCH] ? run_batch(st, prompts, ngen, out) : run_one(st, prompts, ngen, out);
 }
 

@@ -15,8 +15,8 @@ typedef struct Opts {
     long ngen;
     int quiet, device;
     Arena *a;             /* the prompts' ids */
-    Prompt prompts[256];
-    int nprompts;
+    Prompt prompts[256], follow[256];
+    int nprompts, nfollow;
 } Opts;
 
 static int parse_ids(Arena *a, const char *text, const char *where, Prompt *pr)
@@ -81,6 +81,17 @@ static int prompt_opt(void *field, const char *flag, const char *value)
     return parse_ids(o->a, value, flag, &o->prompts[o->nprompts++]) ? EXIT_USAGE : 0;
 }
 
+/* --follow IDS: what one sequence is fed after its prompt. */
+static int follow_opt(void *field, const char *flag, const char *value)
+{
+    Opts *o = field;
+    if (o->nfollow == 256) {
+        diag("at most 256 lists to follow");
+        return EXIT_USAGE;
+    }
+    return parse_ids(o->a, value, flag, &o->follow[o->nfollow++]) ? EXIT_USAGE : 0;
+}
+
 static const Opt opts[] = {
     {.arg = "FILE", .help = "the program stream (stdin when absent or -)"},
     WEIGHTS_OPTS(Opts, w),
@@ -89,6 +100,9 @@ static const Opt opts[] = {
     {.s = 'p', .kind = OPT_CALL, .fn = prompt_opt, .arg = "IDS",
      .help = "a prompt of token ids (\"1 2 3\"); once per sequence of a batch"},
     {.s = 'P', .kind = OPT_CALL, .fn = prompts_from_file, .arg = "FILE", .help = "prompts from FILE, one per line"},
+    {.l = "follow", .kind = OPT_CALL, .fn = follow_opt, .arg = "IDS",
+     .help = "feed these tokens after the prompt instead of the greedy ones\n"
+             "(once per sequence; the greedy ids are still printed)"},
     {.s = 'n', .kind = OPT_LONG, .at = offsetof(Opts, ngen), .arg = "N", .lo = 0, .hi = 1 << 24,
      .help = "tokens to generate (default 16)"},
     {.l = "logits", .kind = OPT_STR, .at = offsetof(Opts, logits), .arg = "FILE",
@@ -116,6 +130,10 @@ static int coherent(const Opts *o)
     }
     if (!o->write_weights && o->nprompts == 0) {
         diag("give a prompt: -p \"1 2 3\" or -P FILE");
+        return EXIT_USAGE;
+    }
+    if (o->nfollow && o->nfollow != o->nprompts) {
+        diag("give one --follow for each of the %d prompts, not %d", o->nprompts, o->nfollow);
         return EXIT_USAGE;
     }
     return 0;
@@ -159,6 +177,8 @@ static int generate(Stream *st, Opts *o, double start)
     if (!s)
         s = outfile_open(&logits, o->logits, NULL);
     st->logits = logits.f;
+    st->follow = o->follow;
+    st->nfollow = o->nfollow;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (!s)
