@@ -12,46 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cu.h"
-
-typedef struct DBuf {
-    const char *name;
-    CUdeviceptr p;
-    long bytes;
-    int etype;
-    void *host;          /* fetch's copy */
-} DBuf;
-
-typedef struct Rt {      /* a plan, ready to launch */
-    Plan *pl;
-    CUdeviceptr *ptr;    /* each buffer's address */
-    int *kern;           /* each launch's kernel (index in the lane's) */
-    struct Params {
-        void *a[24];
-    } *params;
-    CUgraphExec graph;
-    int eager;           /* the graph could not be made: launches one by one */
-} Rt;
-
-typedef struct CudaLane {
-    Lane lane;
-    Arena *a;
-    Stream *st;
-    CuDevice dev;
-    CUstream stream;
-    StrMap *names;       /* a named buffer's index in bufs */
-    DBuf *bufs; int nbufs, cbufs;
-    CUdeviceptr *owned; int nowned, cowned;   /* every allocation, for close */
-    CUdeviceptr pool;
-    Rt *rt;
-    StrMap *srcs;        /* an instantiation's source -> its index in kerns */
-    CuKernel *kerns; int nkerns, ckerns;
-    KJob *jobs; int njobs, cjobs;
-    int synth[2];        /* the synthetic weights' kernels (f32, q8), -1 until asked for */
-    int pdl;             /* launches with programmatic dependent launch */
-    double compile_s;    /* time spent compiling and loading */
-    int compiled;        /* instantiations compiled now (not from the cache) */
-} CudaLane;
+#include "cuda_lane.h"
 
 /* ---- memory ---- */
 
@@ -108,7 +69,7 @@ static long etype_size(int et)
 
 /* ---- kernels ---- */
 
-static int add_kernel(CudaLane *c, char *src, const char *name, const char *file)
+int lane_kernel(CudaLane *c, char *src, const char *name, const char *file)
 {
     int i = strmap_get(c->srcs, src);
     if (i >= 0) {
@@ -123,7 +84,7 @@ static int add_kernel(CudaLane *c, char *src, const char *name, const char *file
     return c->nkerns - 1;
 }
 
-static double now(void)
+double lane_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -131,9 +92,9 @@ static double now(void)
 }
 
 /* Compiles or reads every kernel the stream asks for, all at once. */
-static int load_kernels(CudaLane *c)
+int lane_load(CudaLane *c)
 {
-    double t0 = now();
+    double t0 = lane_now();
     int first = c->nkerns - c->njobs;   /* the jobs are the newest kernels, in order */
     for (int i = 0; i < c->njobs; i++)
         c->jobs[i].out = &c->kerns[first + i];
@@ -143,7 +104,7 @@ static int load_kernels(CudaLane *c)
         c->compiled += c->kerns[first + i].compiled;
     }
     c->njobs = 0;
-    c->compile_s += now() - t0;
+    c->compile_s += lane_now() - t0;
     return s;
 }
 
@@ -151,7 +112,7 @@ static int load_kernels(CudaLane *c)
 
 static void progress(const char *what, double t0, long done, long total, int *shown)
 {
-    double t = now() - t0;
+    double t = lane_now() - t0;
     if (t < 1 || total <= 0)
         return;
     fprintf(stderr, "\r%s: %s %ld of %ld MB (%.0f%%)", diag_tool, what, done >> 20, total >> 20, 100.0 * (double)done / (double)total);
@@ -162,9 +123,9 @@ static int synth_kernels(CudaLane *c)
 {
     if (c->synth[0] >= 0)
         return 0;
-    c->synth[0] = add_kernel(c, lane_kernel_source("synth.cu", "constexpr long Q8 = 0;"), "synth", "synth.cu");
-    c->synth[1] = add_kernel(c, lane_kernel_source("synth.cu", "constexpr long Q8 = 1;"), "synth", "synth.cu");
-    return load_kernels(c);
+    c->synth[0] = lane_kernel(c, lane_kernel_source("synth.cu", "constexpr long Q8 = 0;"), "synth", "synth.cu");
+    c->synth[1] = lane_kernel(c, lane_kernel_source("synth.cu", "constexpr long Q8 = 1;"), "synth", "synth.cu");
+    return lane_load(c);
 }
 
 static int synth_weight(CudaLane *c, const Decl *d, CUdeviceptr p, uint64_t seed)
@@ -178,7 +139,7 @@ static int synth_weight(CudaLane *c, const Decl *d, CUdeviceptr p, uint64_t seed
     uint64_t addb, mulb;
     memcpy(&addb, &add, 8);
     memcpy(&mulb, &mul, 8);
-    struct Params pr = {{(void *)(uintptr_t)p, (void *)(uintptr_t)state, (void *)(uintptr_t)addb,
+    LParams pr = {{(void *)(uintptr_t)p, (void *)(uintptr_t)state, (void *)(uintptr_t)addb,
                          (void *)(uintptr_t)mulb, (void *)(uintptr_t)d->count}};
     void *args[] = {&pr};
     const CuKernel *k = &c->kerns[c->synth[d->base == T_Q8]];
@@ -284,7 +245,7 @@ static void plan_kernels(CudaLane *c, int k)
     rt->kern = arena_alloc(c->a, sizeof *rt->kern * (size_t)(pl->nls + 1));
     for (int i = 0; i < pl->nls; i++) {
         const Kernel *kn = kernel_info(pl->ls[i].kernel);
-        rt->kern[i] = add_kernel(c, kernel_source(pl->ls[i].kernel, pl->ls[i].c), kn->name, kn->file);
+        rt->kern[i] = lane_kernel(c, kernel_source(pl->ls[i].kernel, pl->ls[i].c), kn->name, kn->file);
     }
 }
 
@@ -328,10 +289,10 @@ static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
             st->chunk_rows = pl->rows;
         plan_kernels(c, k);
     }
-    int s = load_kernels(c);
+    int s = lane_load(c);
     if (s || (s = dalloc(c, pool, &c->pool)))
         return s;
-    Fill f = {.w = w, .t0 = now(), .total = total};
+    Fill f = {.w = w, .t0 = lane_now(), .total = total};
     if (!w->synthetic) {
         f.env = env_new();
         f.maps = arena_alloc(c->a, sizeof *f.maps * (size_t)st->nprogs);
@@ -382,7 +343,7 @@ static int cuda_put(Lane *l, int k, int d, const int32_t *v, long n)
     return 0;
 }
 
-static int launch_one(CudaLane *c, Rt *rt, int i, int pdl)
+int lane_launch(CudaLane *c, Rt *rt, int i, int pdl)
 {
     const PLaunch *l = &rt->pl->ls[i];
     void *args[] = {&rt->params[i]};
@@ -402,7 +363,7 @@ static int capture(CudaLane *c, Rt *rt)
         return -1;
     int bad = 0;
     for (int i = 0; i < rt->pl->nls && !bad; i++)
-        bad = launch_one(c, rt, i, c->pdl);
+        bad = lane_launch(c, rt, i, c->pdl);
     CUresult r = cu.StreamEndCapture(c->stream, &g);
     if (bad || r || !g || cu.GraphInstantiate(&rt->graph, g, 0)) {
         if (g)
@@ -427,7 +388,7 @@ static int cuda_run(Lane *l, int k)
         return 0;
     }
     for (int i = 0; i < rt->pl->nls; i++) {
-        int s = launch_one(c, rt, i, 0);
+        int s = lane_launch(c, rt, i, 0);
         if (s)
             return s;
     }
@@ -465,6 +426,10 @@ static void cuda_close(Lane *l)
             cu.GraphExecDestroy(c->rt[k].graph);
     for (int i = 0; i < c->nowned; i++)
         cu.MemFree(c->owned[i]);
+    if (c->rd_buf)
+        cu.MemFree(c->rd_buf);
+    if (c->rd_sink)
+        cu.MemFree(c->rd_sink);
     for (int i = 0; i < c->nkerns; i++)
         if (c->kerns[i].mod)
             cu.ModuleUnload(c->kerns[i].mod);
@@ -487,7 +452,7 @@ Lane *lane_cuda(int *status)
     c->a = arena_new();
     c->names = strmap_new(c->a);
     c->srcs = strmap_new(c->a);
-    c->synth[0] = c->synth[1] = -1;
+    c->synth[0] = c->synth[1] = c->rd_kern = -1;
     c->pdl = !getenv("LOGOS_NO_PDL");
     *status = cu_device(&c->dev, 0);
     if (!*status && cu.StreamCreate(&c->stream, 0))

@@ -692,6 +692,12 @@ int run_generate(Stream *st, const Prompt *prompts, int nprompts, int ngen, FILE
 /* One decode step of the stream's step programs: token tok at position pos;
  * the next token out. 0 or an exit status. */
 int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next);
+/* A step's inputs alone (the token at a position), and one phase's programs
+ * run once in order, for logos-bench's timings. */
+int step_inputs(Stream *st, int32_t tok, int32_t pos);
+int run_phase(Stream *st, int ph);
+/* Does program k run in phase ph? */
+int phase_is(const Stream *st, int k, int ph);
 Lane *lane_cpu(void);
 int prog_has_size(const Prog *p);   /* a chunk's program: it declares a size */
 
@@ -703,6 +709,51 @@ const char *lane_cuda_device(const Lane *l, int *sms);   /* the GPU's name and m
  * compiled rather than read from the cache, of how many. */
 void lane_cuda_startup(const Lane *l, double *compile_s, int *compiled, int *kernels);
 const char *cuda_why(void);   /* NULL when a CUDA device answers, else why not */
+
+/* ---- bench.c: what a plan's launches read and compute ------------------ */
+double launch_bytes(const Plan *pl, int i, long pos);   /* launch i of a query at position pos */
+double launch_flops(const Plan *pl, int i, long pos);
+/* A step's bytes: each weight once (seen holds the names counted, across
+ * the plans of a stream), the cache rows read at pos. */
+double plan_step_bytes(const Plan *pl, long pos, StrMap *seen);
+void launch_brief(const Plan *pl, int i, char *buf, size_t n);   /* "gemv 6144x4096/parts q8 a8" */
+
+/* ---- bench_report.c: logos-bench's figures ------------------------------ */
+typedef struct BenchPos {
+    long pos;
+    double bytes;                 /* what the step must read */
+    double *ms; int reps;         /* the step's times */
+    double med, p10, p90;         /* from bench_summarize */
+    int nlaunch, *lk, *li;        /* each launch of the step: its program, its index */
+    double *launch_ms;            /* each launch alone */
+    int launch_reps;
+} BenchPos;
+typedef struct BenchRun {
+    const char *label;            /* the plan's file */
+    Stream *st;
+    int numerics, fuse_quant;
+    BenchPos *ps; int nps;
+} BenchRun;
+typedef struct BenchHead {
+    const char *gpu;              /* NULL on the CPU */
+    int sms;
+    double ceiling, buffer_gb;    /* GB/s; 0 when none */
+} BenchHead;
+void bench_summarize(BenchPos *b);   /* median, 10th and 90th percentiles of ms */
+void bench_table(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
+void bench_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
+void bench_json(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
+void bench_svg(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
+
+/* ---- cuda_bench.c: logos-bench's measurements on the CUDA lane --------- */
+/* The read ceiling in GB/s: a streaming read of a buffer far past the L2. */
+int cuda_ceiling(Lane *l, double *gbs, double *buffer_gb);
+/* ms[reps]: the step phase's plans replayed at position pos, each timed by
+ * events; the token changes every replay. */
+int cuda_step_times(Lane *l, Stream *st, long pos, int reps, double *ms);
+/* ms[launch]: each launch of program k alone (the L2 emptied before each),
+ * the median of reps. */
+int cuda_launch_times(Lane *l, Stream *st, int k, int reps, double *ms);
 
 /* ---- lanes.c: the lane a stream runs on ------------------------------- */
 enum Device { DEV_AUTO, DEV_CUDA, DEV_CPU };

@@ -101,6 +101,11 @@ static int phase_of(const Stream *st, int k)
     return st->batch ? PH_BATCH : PH_STEP;
 }
 
+int phase_is(const Stream *st, int k, int ph)
+{
+    return phase_of(st, k) == ph;
+}
+
 /* The rows of the weight an input of role r indexes (a token table), the
  * least over the tables. */
 static void token_tables(const Graph *g, long *vocab)
@@ -209,7 +214,7 @@ static int put_role(Stream *st, int ph, int role, int seq, const int32_t *v, lon
     return 0;
 }
 
-static int run_phase(Stream *st, int ph)
+int run_phase(Stream *st, int ph)
 {
     for (int k = 0; k < st->nprogs; k++)
         if (phase_of(st, k) == ph) {
@@ -306,11 +311,15 @@ void stream_close(Stream *st)
     st->lane = NULL;
 }
 
-int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next)
+int step_inputs(Stream *st, int32_t tok, int32_t pos)
 {
     int s = put_role(st, PH_STEP, R_TOKEN, 0, &tok, 1);
-    if (!s)
-        s = put_role(st, PH_STEP, R_POS, 0, &pos, 1);
+    return s ? s : put_role(st, PH_STEP, R_POS, 0, &pos, 1);
+}
+
+int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next)
+{
+    int s = step_inputs(st, tok, pos);
     if (!s)
         s = run_phase(st, PH_STEP);
     return s ? s : harvest(st, PH_STEP, next, 1);

@@ -1,0 +1,159 @@
+/* cuda_bench.c — logos-bench's measurements on the CUDA lane: the read
+ * ceiling (a streaming read of a buffer far larger than the L2, timed by
+ * events, the median of several), a step's time (the step's plans replayed
+ * as their graphs, each replay between two events, the token changing
+ * between replays), and each launch alone (the L2 emptied by a streaming
+ * read before each timed launch, so no launch is flattered by the last). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_lane.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The lane's read kernel and its buffer, made on first use. */
+static int reader(CudaLane *c, long bytes)
+{
+    if (c->rd_kern >= 0 && c->rd_words * 16 >= bytes)
+        return 0;
+    if (c->rd_kern < 0) {
+        c->rd_kern = lane_kernel(c, lane_kernel_source("bench.cu", ""), "readbw", "bench.cu");
+        int s = lane_load(c);
+        if (s)
+            return s;
+        CK(cu.MemAlloc(&c->rd_sink, 16));
+    }
+    if (c->rd_buf)
+        CK(cu.MemFree(c->rd_buf));
+    c->rd_buf = 0;
+    CK(cu.MemAlloc(&c->rd_buf, (size_t)bytes));
+    CK(cu.MemsetD8(c->rd_buf, 1, (size_t)bytes));
+    c->rd_words = bytes / 16;
+    return 0;
+}
+
+static int read_once(CudaLane *c, long words)
+{
+    LParams p = {{(void *)(uintptr_t)c->rd_buf, (void *)(uintptr_t)words, (void *)(uintptr_t)c->rd_sink}};
+    void *args[] = {&p};
+    CK(cu.LaunchKernel(c->kerns[c->rd_kern].fn, (unsigned)(c->dev.sms * 8), 1, 1, 256, 1, 1, 0, c->stream, args,
+                       NULL));
+    return 0;
+}
+
+/* ms between two events around fn's work on the lane's stream. */
+typedef int Work(CudaLane *c, void *arg);
+
+static int timed(CudaLane *c, Work *fn, void *arg, double *ms)
+{
+    CUevent e0, e1;
+    CK(cu.EventCreate(&e0, 0));
+    CK(cu.EventCreate(&e1, 0));
+    CK(cu.EventRecord(e0, c->stream));
+    int s = fn(c, arg);
+    if (s)
+        return s;
+    CK(cu.EventRecord(e1, c->stream));
+    CK(cu.EventSynchronize(e1));
+    float f;
+    CK(cu.EventElapsedTime(&f, e0, e1));
+    *ms = f;
+    cu.EventDestroy(e0);
+    cu.EventDestroy(e1);
+    return 0;
+}
+
+static int read_all(CudaLane *c, void *arg)
+{
+    (void)arg;
+    return read_once(c, c->rd_words);
+}
+
+int cuda_ceiling(Lane *l, double *gbs, double *buffer_gb)
+{
+    CudaLane *c = (CudaLane *)l;
+    long bytes = 4L << 30;
+    int s = reader(c, bytes);
+    double ms[12];
+    for (int i = 0; !s && i < 12; i++)
+        s = timed(c, read_all, NULL, &ms[i]);
+    if (s)
+        return s;
+    double m = median(ms + 2, 10);   /* the first two warm the clocks */
+    *gbs = (double)c->rd_words * 16 / (m * 1e-3) / 1e9;
+    *buffer_gb = (double)c->rd_words * 16 / 1e9;
+    return 0;
+}
+
+typedef struct StepArg {
+    Stream *st;
+} StepArg;
+
+static int step_work(CudaLane *c, void *arg)
+{
+    (void)c;
+    return run_phase(((StepArg *)arg)->st, PH_STEP);
+}
+
+int cuda_step_times(Lane *l, Stream *st, long pos, int reps, double *ms)
+{
+    CudaLane *c = (CudaLane *)l;
+    StepArg a = {st};
+    long vocab = st->vocab > 0 ? st->vocab : 2;
+    for (int i = -5; i < reps; i++) {   /* five untimed: graphs made, clocks up */
+        int32_t tok = (int32_t)(((long)(i + 5) * 7919 + 1) % vocab);
+        int s = step_inputs(st, tok, (int32_t)pos);
+        double t;
+        if (!s)
+            s = timed(c, step_work, &a, &t);
+        if (s)
+            return s;
+        if (i >= 0)
+            ms[i] = t;
+    }
+    return 0;
+}
+
+typedef struct OneArg {
+    Rt *rt;
+    int i;
+} OneArg;
+
+static int one_work(CudaLane *c, void *arg)
+{
+    OneArg *o = arg;
+    return lane_launch(c, o->rt, o->i, 0);
+}
+
+int cuda_launch_times(Lane *l, Stream *st, int k, int reps, double *ms)
+{
+    CudaLane *c = (CudaLane *)l;
+    (void)st;
+    int s = reader(c, 256L << 20);
+    double *t = calloc((size_t)reps, sizeof *t);
+    if (!t)
+        return EXIT_SYSTEM;
+    Rt *rt = &c->rt[k];
+    for (int i = 0; !s && i < rt->pl->nls; i++) {
+        OneArg a = {rt, i};
+        for (int r = 0; !s && r < reps; r++) {
+            s = read_once(c, (256L << 20) / 16);   /* the L2 emptied */
+            if (!s)
+                s = timed(c, one_work, &a, &t[r]);
+        }
+        if (!s)
+            ms[i] = median(t, reps);
+    }
+    free(t);
+    return s;
+}
