@@ -12,11 +12,13 @@
 // are read in place a pair at a time (VD even).
 // Launch: grid (NKV, SPLIT, ROWS), block 128 (4 warps). Block (g, c, t)
 // takes key rows [c CHUNK, (c + 1) CHUNK) of [lo, hi) for the G = NH / NKV
-// heads of group g; its warps take rows in turn, each keeping a running
-// maximum, sum and weighted values per head, then merge in shared memory.
-// With SPLIT > 1 a block leaves (m, l, o[VD]) per head in part, and the last
-// of a group's blocks to finish (cnt counts them) merges all SPLIT into y
-// and sets its count back to 0. Shared memory: 4 G (VD + 2) floats.
+// heads of group g, and returns at once when they are none of them (so a
+// short context keeps few blocks busy, and those few finish soon); its
+// warps take rows in turn, each keeping a running maximum, sum and weighted
+// values per head, then merge in shared memory. When a row's keys span
+// several chunks, each busy block leaves (m, l, o[VD]) per head in part,
+// and the last of them to finish (cnt counts them) merges them into y and
+// sets its count back to 0. Shared memory: 4 G (VD + 2) floats.
 
 constexpr int G = NH / NKV;
 constexpr int QP = (HD + 31) / 32;          // query values a lane holds, per head
@@ -88,6 +90,9 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
     long hi = MODE == 0 ? pp[0] : MODE == 1 ? pp[t] : NCTX;
     hi = hi > NCTX ? NCTX : hi;
     long lo = WINDOW && hi > WINDOW ? hi - WINDOW : 0;
+    long fc = lo / CHUNK, lc = hi > 0 ? (hi - 1) / CHUNK : 0, busy = lc - fc + 1;
+    if (c < fc || c > lc)
+        return;
     long j0 = (long)c * CHUNK > lo ? (long)c * CHUNK : lo, j1 = (long)(c + 1) * CHUNK < hi ? (long)(c + 1) * CHUNK : hi;
     const float *q = (const float *)p.a[0] + (long)t * QS;
     float qr[G][QP], m[G], l[G], o[G][VP][2];
@@ -147,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
             __syncwarp();
         }
     __syncthreads();
-    if (SPLIT == 1) {
+    if (busy == 1) {
         for (int h = w; h < G; h += 4)
             write_head(p, t, g * G + h, sl + (long)h * SLOT);
         return;
@@ -160,7 +165,7 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
     __shared__ int last;
     int *cnt = (int *)p.a[8] + (long)t * NKV + g;
     if (threadIdx.x == 0)
-        last = atomicAdd(cnt, 1) == SPLIT - 1;
+        last = atomicAdd(cnt, 1) == busy - 1;
     __syncthreads();
     if (!last)
         return;
@@ -170,9 +175,9 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
     for (int h = w; h < G; h += 4) {
         float *s = sl + (long)h * SLOT, *tmp = sl + (long)(G + w) * SLOT;
         for (int i = lane; i < SLOT; i += 32)
-            s[i] = ldcg(all + (long)h * SLOT + i);
+            s[i] = ldcg(all + (fc * G + h) * SLOT + i);
         __syncwarp();
-        for (int k = 1; k < SPLIT; k++) {
+        for (long k = fc + 1; k <= lc; k++) {
             const float *b = all + ((long)k * G + h) * SLOT;
             for (int i = lane; i < SLOT; i += 32)
                 tmp[i] = ldcg(b + i);

@@ -109,92 +109,125 @@ DEV void stage(const void *x, const float *nw, int t0, int nt, char *sm)
     __syncthreads();
 }
 
-// acc[t] += W[row] . staged row t, for a Q8_0 weight row and int8 activations.
-DEV void dot_q8_int(const i8 *wq, const u16 *ws, const char *sm, int nt, float *acc)
+// ---- the products: a warp's rows read together ----
+//
+// A warp's units give it SLOTS weight rows (a gated unit two). It walks the
+// rows' chunks of 16 bytes (16 Q8_0 quants, or 4 f32 values) a lane at a
+// time, U chunks a round: every slot's chunks of a round are loaded before
+// any is used, so SLOTS x U loads of 16 bytes a lane are in flight (with
+// four blocks of 8 warps a multiprocessor, 128 KB); the first round's are
+// issued before the wait for the launch before (programmatic dependent
+// launch), since the weights do not depend on it.
+
+constexpr int SLOTS = WR * (GATED ? 2 : 1);
+constexpr int INFLIGHT = XQ == 1 && !ARGMAX ? 8 : 4;          // 16-byte loads a lane keeps in flight
+constexpr int U = SLOTS >= INFLIGHT ? 1 : INFLIGHT / SLOTS;    // chunks a round, per slot
+constexpr int CV = WQ ? 16 : FV;                       // values a chunk
+constexpr long KC = K / CV;                            // chunks a row
+constexpr long STEP = 32L * U;                         // chunks a warp walks a round
+
+struct Batch {
+    int4 w[SLOTS][U];
+    float s[SLOTS][U];
+};
+
+// Part p's weights, by selection (a run-time index into the parameters
+// would put them in local memory).
+DEV const char *part_w(const Params &p, int part)
 {
-    int lane = threadIdx.x & 31;
-#pragma unroll 4
-    for (int c = lane; c < K / 16; c += 32) {
-        int4 w = *(const int4 *)(wq + (long)c * 16);
-        float sw = h2f(ws[c >> 1]);
+    return (const char *)(part == 0 ? p.a[0] : part == 1 ? p.a[1] : part == 2 ? p.a[2] : p.a[3]);
+}
+
+DEV long part_n(int part)
+{
+    return part == 0 ? N0 : part == 1 ? N1 : part == 2 ? N2 : N3;
+}
+
+// Slot k of a warp whose units are us (valid below n): its part and row.
+DEV void slot_at(const Unit *us, int k, int &part, long &row)
+{
+    const Unit u = us[GATED ? k / 2 : k];
+    part = GATED && (k & 1) ? 1 : u.part;
+    row = u.row;
+}
+
+DEV void load(const Params &p, const Unit *us, int n, long c0, Batch &b)
+{
 #pragma unroll
-        for (int t = 0; t < TR; t++) {
-            if (t >= nt)
-                break;
-            const i8 *xq = (const i8 *)sm + (long)t * K + (long)c * 16;
-            int4 xv = *(const int4 *)xq;
-            int sum = dp4a(w.x, xv.x, dp4a(w.y, xv.y, dp4a(w.z, xv.z, dp4a(w.w, xv.w, 0))));
-            float f = (float)sum;
-            if (XQ == 2) {
-                int4 xl = *(const int4 *)(xq + (long)TR * K);
-                int lo = dp4a(w.x, xl.x, dp4a(w.y, xl.y, dp4a(w.z, xl.z, dp4a(w.w, xl.w, 0))));
-                f += (float)lo * (1.0f / 254.0f);
+    for (int k = 0; k < SLOTS; k++) {
+        int part;
+        long row;
+        slot_at(us, k, part, row);
+        int ok = (GATED ? k / 2 : k) < n && !(GATED && (k & 1) && us[k / 2].part != 0);
+        const char *W = part_w(p, part);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            long c = c0 + 32L * u;
+            b.w[k][u] = make_int4(0, 0, 0, 0);
+            b.s[k][u] = 0.0f;
+            if (!ok || c >= KC)
+                continue;
+            if (WQ) {
+                b.w[k][u] = __ldcs((const int4 *)(W + row * K) + c);
+                b.s[k][u] = h2f(((const u16 *)(W + align16(part_n(part) * K)))[row * (K / 32) + (c >> 1)]);
+            } else if (CV == 4) {
+                b.w[k][u] = __ldcs((const int4 *)((const float *)W + row * K) + c);
+            } else {
+                b.w[k][u].x = ((const int *)W)[row * K + c];
             }
-            acc[t] += f * sw * ((const float *)(sm + XS_OFF))[(long)t * (K / 32) + (c >> 1)];
         }
     }
 }
 
-// acc[t] += W[row] . staged row t, for f32 activations (Q8_0 or f32 weights).
-DEV void dot_f32(const void *wrow, const u16 *ws, const char *sm, int nt, float *acc)
+// acc[k][t] += the batch's chunks of slot k . staged activation row t.
+DEV void use(const Batch &b, long c0, const char *sm, int nt, float (*acc)[TR])
 {
-    int lane = threadIdx.x & 31;
-    if (WQ) {
-        const i8 *wq = (const i8 *)wrow;
-#pragma unroll 2
-        for (int c = lane; c < K / 16; c += 32) {
-            int4 w = *(const int4 *)(wq + (long)c * 16);
-            float sw = h2f(ws[c >> 1]);
-            const i8 *wb = (const i8 *)&w;
 #pragma unroll
-            for (int t = 0; t < TR; t++) {
-                if (t >= nt)
-                    break;
-                const float *xv = (const float *)sm + (long)t * K + (long)c * 16;
-                float s = 0.0f;
-#pragma unroll
-                for (int j = 0; j < 16; j++)
-                    s += (float)wb[j] * xv[j];
-                acc[t] += s * sw;
-            }
-        }
-        return;
-    }
-    const float *wf = (const float *)wrow;
-#pragma unroll 2
-    for (int c = lane; c < K / FV; c += 32) {
-        float w[FV];
-        if (FV == 4) {
-            float4 v = *(const float4 *)(wf + (long)c * 4);
-            w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
-        } else {
-            w[0] = wf[c];
-        }
+    for (int u = 0; u < U; u++) {
+        long c = c0 + 32L * u;
+        if (c >= KC)
+            break;
 #pragma unroll
         for (int t = 0; t < TR; t++) {
             if (t >= nt)
                 break;
-            const float *xv = (const float *)sm + (long)t * K + (long)c * FV;
+            if (XQ) {
+                const i8 *xq = (const i8 *)sm + (long)t * K + c * 16;
+                int4 xv = *(const int4 *)xq, xl = make_int4(0, 0, 0, 0);
+                if (XQ == 2)
+                    xl = *(const int4 *)(xq + (long)TR * K);
+                float xs = ((const float *)(sm + XS_OFF))[(long)t * (K / 32) + (c >> 1)];
 #pragma unroll
-            for (int j = 0; j < FV; j++)
-                acc[t] += w[j] * xv[j];
+                for (int k = 0; k < SLOTS; k++) {
+                    const int4 w = b.w[k][u];
+                    int sum = dp4a(w.x, xv.x, dp4a(w.y, xv.y, dp4a(w.z, xv.z, dp4a(w.w, xv.w, 0))));
+                    float f = (float)sum;
+                    if (XQ == 2)
+                        f += (float)dp4a(w.x, xl.x, dp4a(w.y, xl.y, dp4a(w.z, xl.z, dp4a(w.w, xl.w, 0)))) *
+                             (1.0f / 254.0f);
+                    acc[k][t] += f * b.s[k][u] * xs;
+                }
+                continue;
+            }
+            const float *xv = (const float *)sm + (long)t * K + c * CV;
+#pragma unroll
+            for (int k = 0; k < SLOTS; k++) {
+                float sum = 0.0f;
+                if (WQ) {
+                    const i8 *q = (const i8 *)&b.w[k][u];
+#pragma unroll
+                    for (int j = 0; j < 16; j++)
+                        sum += (float)q[j] * xv[j];
+                    acc[k][t] += sum * b.s[k][u];
+                } else {
+                    const float *f = (const float *)&b.w[k][u];
+#pragma unroll
+                    for (int j = 0; j < CV; j++)
+                        sum += f[j] * xv[j];
+                    acc[k][t] += sum;
+                }
+            }
         }
-    }
-}
-
-DEV void dot(const Params &p, int part, long row, const char *sm, int nt, float *acc)
-{
-    const char *W = (const char *)p.a[part];
-    long n = rows_in(part) * (long)K;
-    if (WQ) {
-        const i8 *wq = (const i8 *)W + row * K;
-        const u16 *ws = (const u16 *)(W + align16(n)) + row * (K / 32);
-        if (XQ)
-            dot_q8_int(wq, ws, sm, nt, acc);
-        else
-            dot_f32(wq, ws, sm, nt, acc);
-    } else {
-        dot_f32((const float *)W + row * K, 0, sm, nt, acc);
     }
 }
 
@@ -202,22 +235,24 @@ DEV void dot(const Params &p, int part, long row, const char *sm, int nt, float 
 // product under GATE); returns part 0's value for OQ and ARGMAX.
 DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
 {
-    const float *const *b = (const float *const *)&p.a[11];
-    const float *const *r = (const float *const *)&p.a[15];
-    if (BIAS & (1 << u.part))
-        v += b[u.part][u.row];
-    if (GATED && u.part == 0) {
+    int q = u.part;
+    const float *b = (const float *)(q == 0 ? p.a[11] : q == 1 ? p.a[12] : q == 2 ? p.a[13] : p.a[14]);
+    const float *r = (const float *)(q == 0 ? p.a[15] : q == 1 ? p.a[16] : q == 2 ? p.a[17] : p.a[18]);
+    float *y = (float *)(q == 0 ? p.a[7] : q == 1 ? p.a[8] : q == 2 ? p.a[9] : p.a[10]);
+    if (BIAS & (1 << q))
+        v += b[u.row];
+    if (GATED && q == 0) {
         if (BIAS & 2)
-            v1 += b[1][u.row];
+            v1 += ((const float *)p.a[12])[u.row];
         v = (GATE == 1 ? silu(v) : gelu_tanh(v)) * v1;
     }
-    if (CAP > 0.0f && u.part == 0)
+    if (CAP > 0.0f && q == 0)
         v = CAP * tanhf(v / CAP);
-    long at = t * rows_in(u.part) + u.row;
-    if (RES & (1 << u.part))
-        v += r[u.part][at];
-    if (!(OQ && u.part == 0))
-        ((float *)p.a[7 + u.part])[at] = v;
+    long at = t * rows_in(q) + u.row;
+    if (RES & (1 << q))
+        v += r[at];
+    if (!(OQ && q == 0))
+        y[at] = v;
     return v;
 }
 
@@ -292,43 +327,55 @@ DEV void argmax_last(const Params &p, int rows)
         *(int *)part = 0;
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemv(const Params p)
+// Blocks a multiprocessor is to hold: three, or two where the registers a
+// thread needs (many rows with two words a value, f32 math, stacked rows)
+// would spill at three.
+constexpr int MINB = (SLOTS > 4 && XQ != 1) || TR > 1 ? 2 : 3;
+
+extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
 {
     extern __shared__ __align__(16) char sm[];
-    pdl_begin();
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    long u0 = (long)blockIdx.x * WARPS * WR, first = u0 + (long)w * WR;
+    Unit units[WR];
+#pragma unroll
+    for (int k = 0; k < WR; k++)
+        units[k] = unit_of(first + k);
+    int nu = UNITS - first < WR ? (int)(UNITS - first) : WR;
+    Batch cur;
+    load(p, units, nu, lane, cur);   // the weights do not wait for the launch before
+    pdl_begin();
     int rows = rows_of(p.a[6], ROWS);
-    long u0 = (long)blockIdx.x * WARPS * WR;
     float *res = (float *)(sm + RES_OFF);
     for (int t0 = 0; t0 < rows; t0 += TR) {
         int nt = rows - t0 < TR ? rows - t0 : TR;
-        stage((const char *)p.a[4] + 0, (const float *)p.a[5], t0, nt, sm);
-        for (int k = 0; k < WR; k++) {
-            long uid = u0 + (long)w * WR + k;
-            if (uid >= UNITS)
-                break;
-            Unit u = unit_of(uid);
-            float acc[TR], up[TR];
+        stage((const char *)p.a[4], (const float *)p.a[5], t0, nt, sm);
+        float acc[SLOTS][TR];
+#pragma unroll
+        for (int k = 0; k < SLOTS; k++)
 #pragma unroll
             for (int t = 0; t < TR; t++)
-                acc[t] = 0.0f, up[t] = 0.0f;
-            dot(p, u.part, u.row, sm, nt, acc);
-            if (GATED && u.part == 0)
-                dot(p, 1, u.row, sm, nt, up);
+                acc[k][t] = 0.0f;
+        for (long c0 = lane; c0 < KC; c0 += STEP) {
+            if (c0 != lane || t0)
+                load(p, units, nu, c0, cur);
+            use(cur, c0, sm, nt, acc);
+        }
 #pragma unroll
-            for (int t = 0; t < TR; t++) {
-                acc[t] = warp_sum(acc[t]);
-                if (GATED)
-                    up[t] = warp_sum(up[t]);
-            }
-            if (lane == 0)
+        for (int k = 0; k < SLOTS; k++)
+#pragma unroll
+            for (int t = 0; t < TR; t++)
+                acc[k][t] = warp_sum(acc[k][t]);
+        if (lane == 0)
+#pragma unroll
+            for (int k = 0; k < WR; k++)
 #pragma unroll
                 for (int t = 0; t < TR; t++)
-                    if (t < nt) {
-                        float v = epilogue(p, u, t0 + t, acc[t], up[t]);
-                        res[(w * WR + k) * TR + t] = u.part == 0 ? v : NEG_INF;
+                    if (t < nt && first + k < UNITS) {
+                        int g = k * (GATED ? 2 : 1);
+                        float v = epilogue(p, units[k], t0 + t, acc[g][t], GATED ? acc[g + 1][t] : 0.0f);
+                        res[(w * WR + k) * TR + t] = units[k].part == 0 ? v : NEG_INF;
                     }
-        }
         if (OQ || ARGMAX) {
             for (int k = threadIdx.x; k < WARPS * WR * TR; k += blockDim.x)
                 if (u0 + k / TR >= UNITS)

@@ -18,6 +18,9 @@
 
 #include "cu.h"
 
+static int report(const KJob *j);
+static void compile_missing(KJob *jobs, int n, int arch);
+
 const char *cache_dir(void)
 {
     static char dir[4096];
@@ -150,6 +153,8 @@ static void *worker(void *arg)
 
 static void compile_missing(KJob *jobs, int n, int arch)
 {
+    nvrtc_open();   /* once, before the threads: opening is not thread-safe */
+    nvrtc_version();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int nt = cpus > 1 ? (int)(cpus < 32 ? cpus : 32) : 1;
     Work w = {jobs, n, arch, 0, PTHREAD_MUTEX_INITIALIZER};
@@ -206,5 +211,63 @@ int cache_load(KJob *jobs, int n, int arch)
     for (int i = 0; i < n; i++)
         cubin_free(&jobs[i].cubin);
     free(keys);
+    return s;
+}
+
+/* ---- compiling without a device: the cache filled ahead, the resources reported ---- */
+
+/* A launch's constants that are not 0, as a plan spells them. */
+static const char *consts_text(Arena *a, const PLaunch *l)
+{
+    const Kernel *k = kernel_info(l->kernel);
+    char *s = arena_strdup(a, "");
+    for (int i = 0; i < k->nc; i++) {
+        char v[64];
+        if (l->c[i] == 0)
+            continue;
+        kernel_const_text(&k->c[i], l->c[i], v, sizeof v);
+        s = arena_printf(a, "%s%s%s=%s", s, *s ? " " : "", k->c[i].name, v);
+    }
+    return s;
+}
+
+int cache_compile_stream(Stream *st, int arch, FILE *out)
+{
+    StrMap *seen = strmap_new(st->a);
+    KJob *jobs = NULL;
+    int n = 0, cap = 0;
+    for (int k = 0; k < st->nprogs; k++)
+        for (int i = 0; st->plans[k] && i < st->plans[k]->nls; i++) {
+            const PLaunch *l = &st->plans[k]->ls[i];
+            char *src = kernel_source(l->kernel, l->c);
+            if (strmap_get(seen, src) >= 0) {
+                free(src);
+                continue;
+            }
+            strmap_put(seen, arena_strdup(st->a, src), n);
+            KJob *j = VEC_PUSH(st->a, jobs, n, cap);
+            *j = (KJob){.src = src, .name = kernel_info(l->kernel)->name, .file = kernel_info(l->kernel)->file};
+            j->out = arena_alloc(st->a, sizeof *j->out);
+            j->consts = consts_text(st->a, l);
+        }
+    compile_missing(jobs, n, arch);
+    int s = 0, bad = 0;
+    for (int i = 0; i < n; i++) {
+        KJob *j = &jobs[i];
+        char key[33];
+        cache_key(j->src, arch, key);
+        if (j->status) {
+            s = report(j);
+        } else {
+            write_entry(key, &j->cubin);
+            bad |= j->out->stack || j->out->spill;
+            fprintf(out, "%-8s %4d registers %4ld bytes stack %4ld bytes spilled  %s\n", j->name, j->out->regs,
+                    j->out->stack, j->out->spill, j->consts);
+        }
+        cubin_free(&j->cubin);
+        free(j->src);
+    }
+    fprintf(out, "%d kernel instantiations for sm_%d%s\n", n, arch,
+            bad ? ", some with local memory (a stack frame or spills)" : ", none with local memory");
     return s;
 }

@@ -111,6 +111,7 @@ typedef struct CuKernel {
 typedef struct KJob {
     char *src;           /* malloc'd source (kernel_source or a lane kernel's) */
     const char *name, *file;
+    const char *consts;  /* for reports: the constants that are not 0 */
     CuKernel *out;
     Cubin cubin;
     int status;          /* 0, or an exit status after the job ran */

@@ -301,7 +301,9 @@ static int need_rope(Need *n)
     }
     need(n, "freq", rot / 2);
     need(n, "pos", C(n, "POS") == 1 ? R : 1);
-    grid(n, R, P, 1);
+    long hmax = C(n, "H0") > C(n, "H1") ? C(n, "H0") : C(n, "H1");
+    hmax = hmax > C(n, "H2") ? hmax : C(n, "H2");
+    grid(n, R, P, cdiv(hmax, 4));
     return 0;
 }
 

@@ -203,12 +203,14 @@ static int wq(const Fz *f, int prod)
     return N(f, N(f, prod)->args[0])->ty.base == T_Q8;
 }
 
+/* Units a warp: as many as keep 16 warps a multiprocessor busy, up to 4;
+ * 4 under a quantizing epilogue (a block holds whole 32-value blocks). */
 static int gemv_wr(const Fz *f, long units, int oq)
 {
     if (oq)
         return 4;
     for (int wr = 4; wr > 1; wr /= 2)
-        if ((units + 8 * wr - 1) / (8 * wr) >= 2 * f->o->sms)
+        if (units / wr >= 16L * f->o->sms)
             return wr;
     return 1;
 }
@@ -246,10 +248,13 @@ static void emit_gemv(Fz *f, const Group *gr)
             A(L, R[p], buf_of(f, gr->res[p]));
         }
     }
+    int wr = gemv_wr(f, units, gr->oq);
+    if (!xq && rows > 1 && wr > 2)   /* f32 math for stacked rows: fewer rows a warp, or the registers spill */
+        wr = 2;
     long tr = rows < 8 ? rows : 8;
+    tr = wr >= 4 && tr > 2 ? 2 : wr == 2 && tr > 4 ? 4 : tr;   /* the registers of many rows and many slots */
     while (tr > 1 && tr * (xq ? xq * K + K / 8 : 4 * K) > 96 * 1024)
         tr--;
-    int wr = gemv_wr(f, units, gr->oq);
     C(L, "K", (double)K);
     C(L, "PARTS", gr->parts);
     C(L, "WQ", wq(f, gr->prod[0]));
@@ -342,13 +347,16 @@ static void emit_rope(Fz *f, const Group *gr)
 }
 
 /* chunks_apart: an attention whose rows' head blocks alone leave the chip
- * idle runs a block a chunk of its key rows. */
-static long chunks(const Fz *f, long blocks, long ctx, int mode)
+ * idle runs a block a chunk of its key rows: chunks of 32 rows (more when
+ * the context passes 1024 chunks), so that a short context keeps a block
+ * busy for each 32 rows it has and a long one fills the chip. */
+static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk)
 {
-    if (mode == 2 || blocks >= f->o->sms)
+    *chunk = ctx;
+    if (mode == 2 || blocks >= f->o->sms || ctx <= 32)
         return 1;
-    long split = (2L * f->o->sms + blocks - 1) / blocks, cap = (ctx + 31) / 32;
-    return split < cap ? split : cap;
+    *chunk = (ctx + 1023) / 1024 > 32 ? (ctx + 1023) / 1024 : 32;
+    return (ctx + *chunk - 1) / *chunk;
 }
 
 static void emit_attend(Fz *f, const Group *gr)
@@ -372,10 +380,7 @@ static void emit_attend(Fz *f, const Group *gr)
         kb = buf_of(f, a->args[1]);
         vb = buf_of(f, a->args[2]);
     }
-    long nh = q->ty.d[st].n, nkv = k->ty.d[1].n, split = chunks(f, nkv * rows, ctx, mode);
-    long chunk = (ctx + split - 1) / split;
-    chunk = (chunk + 31) / 32 * 32;
-    split = (ctx + chunk - 1) / chunk;
+    long chunk, nh = q->ty.d[st].n, nkv = k->ty.d[1].n, split = chunks(f, nkv * rows, ctx, mode, &chunk);
     if (split > 1)
         took(f, RU_CHUNKS_APART);
     if (split > 1)

@@ -755,6 +755,12 @@ int cuda_step_times(Lane *l, Stream *st, long pos, int reps, double *ms);
  * the median of reps. */
 int cuda_launch_times(Lane *l, Stream *st, int k, int reps, double *ms);
 
+/* ---- cache.c (the part that needs no device) ---------------------------- */
+/* Compiles every kernel instantiation of the stream's plans for sm_<arch>
+ * into the cache and prints each one's registers, stack frame and spills,
+ * then a count; 0, or EXIT_SYSTEM after a compile error's log. */
+int cache_compile_stream(Stream *st, int arch, FILE *out);
+
 /* ---- lanes.c: the lane a stream runs on ------------------------------- */
 enum Device { DEV_AUTO, DEV_CUDA, DEV_CPU };
 /* logos-fuse's defaults; rows from the context the states hold. */

@@ -13,7 +13,8 @@ typedef struct Opts {
     const char *write_weights, *logits, *out, *input;
     WeightsArg w;
     long ngen;
-    int quiet, device;
+    int quiet, device, compile;
+    long arch;
     Arena *a;             /* the prompts' ids */
     Prompt prompts[256], follow[256];
     int nprompts, nfollow;
@@ -111,6 +112,11 @@ static const Opt opts[] = {
      .help = "write the token ids to FILE instead of stdout"},
     {.l = "device", .kind = OPT_WORD, .at = offsetof(Opts, device), .arg = "D", .what = "auto cuda cpu",
      .help = "auto (the GPU when a driver answers, the default), cuda or cpu"},
+    {.l = "compile", .kind = OPT_FLAG, .at = offsetof(Opts, compile),
+     .help = "compile every kernel the plans ask for into the cache, print\n"
+             "each one's registers, stack and spills, and stop (no GPU needed)"},
+    {.l = "arch", .kind = OPT_LONG, .at = offsetof(Opts, arch), .arg = "SM", .lo = 50, .hi = 200,
+     .what = "a compute capability (90 for sm_90)", .help = "the architecture --compile compiles for (default 90)"},
     {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no figures or notices on stderr"},
     {0},
 };
@@ -122,12 +128,14 @@ static const Cli cli = {"usage: logos-run (--weights DIR | --synthetic SEED) [-p
 /* What the options ask for fits together; 0 or EXIT_USAGE. */
 static int coherent(const Opts *o)
 {
-    if (weights_given(&o->w))
+    if (!o->compile && weights_given(&o->w))
         return EXIT_USAGE;
     if (o->write_weights && !o->w.synthetic) {
         diag("--write-weights writes synthetic weights: give --synthetic SEED");
         return EXIT_USAGE;
     }
+    if (o->compile)
+        return 0;
     if (!o->write_weights && o->nprompts == 0) {
         diag("give a prompt: -p \"1 2 3\" or -P FILE");
         return EXIT_USAGE;
@@ -192,6 +200,17 @@ static int generate(Stream *st, Opts *o, double start)
     return s;
 }
 
+/* --compile: the plans' kernels into the cache, no run. */
+static int compile_only(Stream *st, const Opts *o)
+{
+    FuseOpts fo;
+    fuse_defaults(&fo, st->ctx);
+    for (int k = 0; k < st->nprogs; k++)
+        if (!st->plans[k] && !(st->plans[k] = fuse(st->a, st->progs[k], st->graphs[k], &fo)))
+            return EXIT_INPUT;
+    return cache_compile_stream(st, o->arch ? (int)o->arch : 90, stdout);
+}
+
 int main(int argc, char **argv)
 {
     diag_tool = "logos-run";
@@ -213,6 +232,11 @@ int main(int argc, char **argv)
     }
     if (!s)
         s = stream_phases(&st);
+    if (!s && o.compile) {
+        s = compile_only(&st, &o);
+        arena_free(a);
+        return stdout_done(s);
+    }
     FuseOpts fo;
     fuse_defaults(&fo, st.ctx);
     Lane *lane = s ? NULL : lane_choose(&st, o.device, &fo, o.quiet, &s);
