@@ -62,50 +62,141 @@ DEV int dp4a(int a, int b, int c)
     return d;
 }
 
-// Stages activation rows t0 .. t0 + nt of x into shared memory in format XQ,
-// through the norm when there is one.
-DEV void stage(const void *x, const float *nw, int t0, int nt, char *sm)
+// Staging: the activation rows go to shared memory in the compute format
+// XQ, every thread loading its 16 values (or 16 quants) at once, so that a
+// block's prologue costs a load's latency or two, not one a 32-value block.
+
+// Already quantized in this format: quants and scales copied as they are.
+DEV void stage_copy(const void *x, int t0, int nt, char *sm)
+{
+    const long n = (long)ROWS * K;
+    const char *src = (const char *)x;
+    const float *xs = (const float *)(src + align16(n * XQ));
+    for (int t = 0; t < nt; t++) {
+        long row = (long)(t0 + t) * K;
+        for (long i = threadIdx.x; i < K / 16; i += blockDim.x) {
+            *((int4 *)(sm + (long)t * K) + i) = *((const int4 *)(src + row) + i);
+            if (XQ == 2)
+                *((int4 *)(sm + (long)(TR + t) * K) + i) = *((const int4 *)(src + n + row) + i);
+        }
+        for (long i = threadIdx.x; i < K / 32; i += blockDim.x)
+            ((float *)(sm + XS_OFF))[(long)t * (K / 32) + i] = xs[row / 32 + i];
+    }
+}
+
+// 16 values of row base from f32 (or dequantized) x.
+DEV void load16(const void *x, long base, long i0, float *v)
+{
+    if (XIN == 0) {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float4 f = *((const float4 *)((const float *)x + base + i0) + j);
+            v[4 * j] = f.x, v[4 * j + 1] = f.y, v[4 * j + 2] = f.z, v[4 * j + 3] = f.w;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            v[j] = act_load(x, (long)ROWS * K, base + i0 + j, XIN);
+    }
+}
+
+DEV float norm_w(const float *nw, long i)
+{
+    return NW ? nw[i] + OFFSET : 1.0f;
+}
+
+// Rows whose width is not whole 16-value segments: a value a thread, f32.
+DEV void stage_narrow(const void *x, const float *nw, int t0, int nt, char *sm)
 {
     float *red = (float *)(sm + RED_OFF);
-    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     for (int t = 0; t < nt; t++) {
         long base = (long)(t0 + t) * K;
         float inv = 1.0f;
         if (NORM) {
             float ss = 0.0f;
-            for (int i = threadIdx.x; i < K; i += blockDim.x) {
-                float v = ((const float *)x)[base + i];
+            for (long i = threadIdx.x; i < K; i += blockDim.x) {
+                float v = act_load(x, (long)ROWS * K, base + i, XIN);
                 ss += v * v;
             }
             ss = block_sum(ss, red);
             inv = 1.0f / sqrtf(ss / (float)K + EPS);
         }
-        if (XQ == 0) {
-            float *dst = (float *)sm + (long)t * K;
-            for (int i = threadIdx.x; i < K; i += blockDim.x) {
-                float v = act_load(x, (long)ROWS * K, base + i, XIN);
-                dst[i] = NORM ? v * inv * (NW ? nw[i] + OFFSET : 1.0f) : v;
-            }
-            continue;
-        }
-        // quantized: warp w takes 32-value blocks w, w + 8, ...
-        i8 *q = (i8 *)sm + (long)t * K;
-        float *s = (float *)(sm + XS_OFF) + (long)t * (K / 32);
-        for (int b = w; b < K / 32; b += WARPS) {
-            long i = (long)b * 32 + lane;
+        for (long i = threadIdx.x; i < K; i += blockDim.x) {
             float v = act_load(x, (long)ROWS * K, base + i, XIN);
-            if (NORM)
-                v = v * inv * (NW ? nw[i] + OFFSET : 1.0f);
-            float amax = warp_max(fabsf(v));
-            float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-            float u = v * id, hi = rintf(u);
-            q[i] = (i8)hi;
-            if (XQ == 2)
-                q[(long)TR * K + i] = (i8)fminf(fmaxf(rintf((u - hi) * 254.0f), -127.0f), 127.0f);
-            if (lane == 0)
-                s[b] = d;
+            ((float *)sm)[(long)t * K + i] = NORM ? v * inv * norm_w(nw, i) : v;
         }
     }
+}
+
+// f32 rows through the norm (and the quantizer when XQ > 0): thread j takes
+// values 16j .. 16j + 15; a 32-value block is a pair of lanes.
+DEV void stage_f32(const void *x, const float *nw, int t0, int nt, char *sm)
+{
+    float *red = (float *)(sm + RED_OFF);
+    for (int t = 0; t < nt; t++) {
+        long base = (long)(t0 + t) * K;
+        float inv = 1.0f, v[16];
+        if (NORM) {
+            float ss = 0.0f;
+            for (long i = 16L * threadIdx.x; i < K; i += 16L * blockDim.x) {
+                load16(x, base, i, v);
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+                    ss += v[j] * v[j];
+            }
+            ss = block_sum(ss, red);
+            inv = 1.0f / sqrtf(ss / (float)K + EPS);
+        }
+        // K / 16 segments; whole warps take them so the lanes of a block pair up
+        for (long i = 16L * threadIdx.x; i - 16L * (threadIdx.x & 31) < K; i += 16L * blockDim.x) {
+            int here = i < K;
+            if (here) {
+                load16(x, base, i, v);
+                if (NORM)
+#pragma unroll
+                    for (int j = 0; j < 16; j++)
+                        v[j] *= inv * norm_w(nw, i + j);
+            }
+            if (XQ == 0) {
+                if (here)
+#pragma unroll
+                    for (int j = 0; j < 16; j++)
+                        ((float *)sm)[(long)t * K + i + j] = v[j];
+                continue;
+            }
+            float amax = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+                amax = fmaxf(amax, here ? fabsf(v[j]) : 0.0f);
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+            float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+            if (!here)
+                continue;
+            int4 hi4, lo4;
+            i8 *hq = (i8 *)&hi4, *lq = (i8 *)&lo4;
+#pragma unroll
+            for (int j = 0; j < 16; j++) {
+                float u = v[j] * id, h = rintf(u);
+                hq[j] = (i8)h;
+                lq[j] = (i8)fminf(fmaxf(rintf((u - h) * 254.0f), -127.0f), 127.0f);
+            }
+            *(int4 *)(sm + (long)t * K + i) = hi4;
+            if (XQ == 2)
+                *(int4 *)(sm + (long)(TR + t) * K + i) = lo4;
+            if (!(i & 31))
+                ((float *)(sm + XS_OFF))[(long)t * (K / 32) + i / 32] = d;
+        }
+    }
+}
+
+DEV void stage(const void *x, const float *nw, int t0, int nt, char *sm)
+{
+    if (XIN && XIN == XQ)
+        stage_copy(x, t0, nt, sm);
+    else if (K % 16)
+        stage_narrow(x, nw, t0, nt, sm);
+    else
+        stage_f32(x, nw, t0, nt, sm);
     __syncthreads();
 }
 
@@ -328,9 +419,9 @@ DEV void argmax_last(const Params &p, int rows)
 }
 
 // Blocks a multiprocessor is to hold: three, or two where the registers a
-// thread needs (many rows with two words a value, f32 math, stacked rows)
-// would spill at three.
-constexpr int MINB = (SLOTS > 4 && XQ != 1) || TR > 1 ? 2 : 3;
+// thread needs (more than four rows a warp, stacked rows, a norm staged
+// while the first weights wait in registers) would spill at three.
+constexpr int MINB = SLOTS > 4 || TR > 1 || NORM ? 2 : 3;
 
 extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
 {
