@@ -24,10 +24,9 @@ void em_decl(Em *e, const char *fmt, ...)
     const char *sp = strchr(line, ' ');
     sp = sp ? strchr(sp + 1, ' ') : NULL;
     size_t key = sp ? (size_t)(sp - line) : strlen(line);
-    for (int i = 0; i < e->ndeclared; i++)
-        if (strlen(e->declared[i]) == key && strncmp(e->declared[i], line, key) == 0)
-            return;
-    *VEC_PUSH(e->a, e->declared, e->ndeclared, e->cdeclared) = arena_strndup(e->a, line, key);
+    if (names_find(e->declared, line, key) >= 0)
+        return;
+    names_add(e->declared, arena_strndup(e->a, line, key), key, 0);
     if (strncmp(line, "weight ", 7) == 0) {   /* a weight names the files it is loaded from */
         const char *name = line + 7;
         int n = (int)strcspn(name, " ");
@@ -146,17 +145,17 @@ void per_seq(Em *e, const char *out, int l, PartFn *fn, const void *arg)
         fn(e, l, out, arg);
         return;
     }
-    char *list = "";
     e->stacked = 0;
     for (int b = 0; b < e->batch; b++) {
         e->seq = b;
-        const char *res = arena_printf(e->a, "%s_s%d", out + 1, b);
-        fn(e, l, res, arg);
-        list = arena_printf(e->a, "%s%s%s", list, b ? ", " : "", res);
+        fn(e, l, arena_printf(e->a, "%s_s%d", out + 1, b), arg);
     }
     e->seq = -1;
     e->stacked = 1;
-    em(e, "%s = stack(%s)", out, list);
+    fprintf(e->body, "%s = stack(", out);
+    for (int b = 0; b < e->batch; b++)
+        fprintf(e->body, "%s%s_s%d", b ? ", " : "", out + 1, b);
+    fputs(")\n", e->body);
 }
 
 /* The row of sequence `seq` of a stacked tensor (inside a per-sequence part). */
@@ -487,7 +486,7 @@ int author_form_info(const char *name, int *has_layer)
 /* Writes one program of `form` into out as the author emits it. */
 static void one(Arena *a, const Spec *s, const Form *f, int l, int batch, FILE *out)
 {
-    Em e = {.a = a, .s = s, .mode = f->mode, .batch = batch, .seq = -1};
+    Em e = {.a = a, .s = s, .mode = f->mode, .batch = batch, .seq = -1, .declared = names_new(a)};
     e.stacked = f->mode == M_CHUNK || f->mode == M_BATCH;
     e.rows = f->mode == M_CHUNK ? "T" : arena_printf(a, "%d", batch);
     char *dtext = NULL, *btext = NULL;

@@ -17,7 +17,7 @@ typedef struct Em {
     int stacked;         /* names carry the b prefix, shapes the rows */
     int seq;             /* the sequence of a batch's per-sequence part, or -1 */
     const char *rows;    /* "T" or B */
-    char **declared; int ndeclared, cdeclared;
+    Names *declared;     /* "kind name" of each declaration written */
 } Em;
 
 typedef void PartFn(Em *e, int l, const char *res, const void *arg);

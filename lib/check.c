@@ -20,6 +20,7 @@ typedef struct Ck {
     Arena *a;
     Prog *p;
     Name *names; int nnames, cnames;
+    Names *index;     /* each name's place in names */
     int errors;
 } Ck;
 
@@ -27,10 +28,15 @@ typedef struct Ck {
 
 static Name *find(Ck *c, const char *name)
 {
-    for (int i = c->nnames - 1; i >= 0; i--)
-        if (strcmp(c->names[i].name, name) == 0)
-            return &c->names[i];
-    return NULL;
+    int i = names_find(c->index, name, strlen(name));
+    return i < 0 ? NULL : &c->names[i];
+}
+
+/* A new name (never one already there: find says so first). */
+static Name *add_name(Ck *c, const char *name)
+{
+    ASSERT(names_add(c->index, name, strlen(name), c->nnames) < 0);
+    return VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
 }
 
 static int err(Ck *c, const Expr *e, const char *msg)
@@ -906,7 +912,7 @@ static int check_assign(Ck *c, Stmt *s)
         n->line = s->line;
         return bad;
     }
-    Name *l = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
+    Name *l = add_name(c, s->name);
     *l = (Name){s->name, N_LOCAL, s->line, 1, bad ? (Type){0} : s->value->ty, s->col};
     return bad;
 }
@@ -946,7 +952,7 @@ static int check_decl(Ck *c, const Decl *d)
                                                          d->unpair_hd, d->unpair_rot, d->unpair_at, d->unpair_hd,
                                                          t.d[0].n));
     }
-    Name *n = VEC_PUSH(c->a, c->names, c->nnames, c->cnames);
+    Name *n = add_name(c, d->name);
     *n = (Name){d->name, d->kind, d->line, 0, t, d->col};
     return 0;
 }
@@ -969,14 +975,12 @@ const Decl **prog_weights(Arena *a, Prog *const *progs, int n, int *count)
 {
     const Decl **w = NULL;
     int cap = 0;
+    Names *seen = names_new(a);
     *count = 0;
     for (int k = 0; k < n; k++)
         for (int i = 0; i < progs[k]->ndecls; i++) {
             const Decl *d = &progs[k]->decls[i];
-            int seen = d->kind != D_WEIGHT;
-            for (int j = 0; !seen && j < *count; j++)
-                seen = strcmp(w[j]->name, d->name) == 0;
-            if (!seen)
+            if (d->kind == D_WEIGHT && names_add(seen, d->name, strlen(d->name), *count) < 0)
                 *VEC_PUSH(a, w, *count, cap) = d;
         }
     return w;
@@ -992,7 +996,7 @@ int prog_find_decl(const Prog *p, const char *name)
 
 int check_prog(Arena *a, Prog *p)
 {
-    Ck c = {.a = a, .p = p};
+    Ck c = {.a = a, .p = p, .index = names_new(a)};
     for (int i = 0; i < p->ndecls; i++)
         check_decl(&c, &p->decls[i]);
     if (c.errors)

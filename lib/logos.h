@@ -28,6 +28,17 @@ void *vec_grow(Arena *a, void *ptr, int *cap, size_t elem);
     (((n) >= (cap) ? (void)((p) = vec_grow((ar), (p), &(cap), sizeof *(p))) : (void)0), \
      &(p)[(n)++])
 
+/* ---- names.c: names to indices, by hash (a lookup costs the same in a
+ * program of any size) ---------------------------------------------------- */
+typedef struct Names Names;
+Names *names_new(Arena *a);
+/* The index stored under the n bytes at name, or -1. */
+int names_find(const Names *t, const char *name, size_t n);
+/* Stores index under the n bytes at name (the table keeps the pointer, not a
+ * copy) and returns -1; when the name is there already, changes nothing and
+ * returns its index. */
+int names_add(Names *t, const char *name, size_t n, int index);
+
 /* ---- diag.c: diagnostics and the two error tiers ---------------------- */
 typedef struct Src {
     const char *name;   /* file name as the user gave it ("-" reads as <stdin>) */

@@ -166,6 +166,32 @@ logos 1 decode_step tiny-llama" ]
     grep -q '^in toks : i32\[4\]$' <<<"$output"
 }
 
+# A spec of SPEC's layers set to N, in $BATS_TEST_TMPDIR/l$N.yaml.
+with_layers() { sed "s/^layers: .*/layers: $2/" "$1" >"$BATS_TEST_TMPDIR/l$2.yaml"; }
+
+@test "the documented maxima author in seconds: 65536 layers, --batch 4096 (time linear in both)" {
+    # names are found in a table, not by a scan: at 8,000 layers a scan took
+    # 352 s, and at 65,536 it would take hours; the unsanitized build keeps
+    # the test's memory down (the program is 72 MB)
+    local spec="$TINY/llama.yaml" author="$TOP/build/bin/logos-author" n1 n2 n
+    for l in 1 2 8000 65536; do with_layers "$spec" $l; done
+    n1=$("$author" decode_step "$BATS_TEST_TMPDIR/l1.yaml" | wc -l)
+    n2=$("$author" decode_step "$BATS_TEST_TMPDIR/l2.yaml" | wc -l)
+    n=$(timeout 60 "$author" decode_step "$BATS_TEST_TMPDIR/l65536.yaml" | wc -l)
+    [ "$n" -eq $((n1 + 65535 * (n2 - n1))) ] || { echo "$n lines, expected $((n1 + 65535 * (n2 - n1)))"; return 1; }
+    # the sanitized build at 8,000 layers (the manifest: each weight once) and at the largest batch
+    n=$(timeout 30 "$LOGOS_BIN/logos-author" decode_step "$BATS_TEST_TMPDIR/l8000.yaml" | wc -l)
+    [ "$n" -eq $((n1 + 7999 * (n2 - n1))) ]
+    n=$(timeout 30 "$LOGOS_BIN/logos-author" --manifest decode_step "$BATS_TEST_TMPDIR/l8000.yaml" | sort -u | wc -l)
+    [ "$n" -eq $((2 + 8000 * 9)) ]
+    run --separate-stderr timeout 30 "$LOGOS_BIN/logos-author" --batch 4096 decode_batch "$spec"
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    grep -q '^in pos_s4095 : i32$' <<<"$output"
+    grep -q '^state Kc1_s4095 : f32\[64,2,16\]$' <<<"$output"
+    [ "$(grep -c '^bo[01] = stack(o[01]_s0, .*, o[01]_s4095)$' <<<"$output")" -eq 2 ]
+}
+
 @test "layer_input and stacked_layer_input print the name of a layer's input" {
     local spec="$TINY/gemma2.yaml"
     for args in "layer_input 0:x" "layer_input 1:h0" "layer_input 3:h2" \
