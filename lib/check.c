@@ -752,6 +752,9 @@ static int shape_allgather(Ck *c, Expr *e)
     long r = (long)attr_num(e, "ranks", 0);
     if (r < 1)
         return err(c, e, "ranks must be at least 1");
+    if (c->p->chips && r != c->p->chips)
+        return err(c, e, arena_printf(c->a, "allgather joins %ld ranks, but the program runs on %d chips", r,
+                                      c->p->chips));
     e->ty.d[e->ty.rank - 1].n *= r;
     return 0;
 }
@@ -952,6 +955,9 @@ static int check_decl(Ck *c, const Decl *d)
                                                          d->unpair_hd, d->unpair_rot, d->unpair_at, d->unpair_hd,
                                                          t.d[0].n));
     }
+    const char *why = d->kind == D_WEIGHT ? place_why(c->a, c->p, d) : NULL;
+    if (why)
+        return errl(c, d->line, d->col, why);
     Name *n = add_name(c, d->name);
     *n = (Name){d->name, d->kind, d->line, 0, t, d->col};
     return 0;

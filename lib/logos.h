@@ -143,12 +143,16 @@ typedef struct Expr {
 } Expr;
 
 enum DeclKind { D_SIZE, D_IN, D_WEIGHT, D_STATE, D_OUT };
+enum SplitAxis { SPLIT_NONE, SPLIT_ROWS, SPLIT_COLS };   /* a weight's placement axis */
+enum { LOGOS_MAXCHIPS = 1024 };
 typedef struct Decl {
     int kind, line, col;
     const char *name;
     int base, rank;
     const char *dims[LOGOS_MAXRANK];
     int unpair_hd, unpair_rot, unpair_at;   /* rows bound through the rope pairing permutation */
+    int split, parts;            /* placement (logos-placement(5)): SPLIT_ROWS or SPLIT_COLS of a
+                                  * whole of `parts` parts along that axis; 0: whole on each chip */
     char **pre; int npre;        /* full-line comments before it */
     const char *trail;           /* a comment after it on its line */
 } Decl;
@@ -175,6 +179,9 @@ typedef struct Prog {
     const char *form, *model;
     char **pre; int npre;    /* comments before the header */
     const char *trail;
+    int chips, chips_line;   /* a split program's `chips N` line; 0: none (one chip) */
+    char **chips_pre; int nchips_pre;
+    const char *chips_trail;
     Decl *decls; int ndecls, cdecls;
     Stmt *stmts; int nstmts, cstmts;
     char **endpre; int nendpre;
@@ -229,6 +236,18 @@ const Decl **prog_weights(Arena *a, Prog *const *progs, int n, int *count);
  * when a dim is a size or the count passes LOGOS_MAXVALUES. */
 int decl_count(const Decl *d, long *n);
 #define LOGOS_MAXVALUES (1L << 40)
+
+/* ---- place.c: a split program's placement (logos-placement(5)) -------- */
+/* Why weight d's split does not fit program p (its chips), or NULL. */
+const char *place_why(Arena *a, const Prog *p, const Decl *d);
+/* The whole weight's dims (its files' shape): d's dims, the split axis times
+ * the parts. d's dims are constants (a checked declaration). */
+void place_whole(const Decl *d, long *dims);
+/* The part of the whole chip `rank` of `chips` reads: [*from, *to) along the
+ * returned axis (0 rows, rank-1 cols); -1 for a whole weight. */
+int place_part(const Decl *d, int chips, int rank, long *from, long *to);
+/* The same as the manifest writes it: "all", "rows=A:B" or "cols=A:B". */
+const char *place_part_text(Arena *a, const Decl *d, int chips, int rank);
 
 /* ---- spec.c: the ModelSpec (YAML) ------------------------------------ */
 enum Mixer { MIX_ATTN, MIX_LATENT, MIX_DELTA, MIX_CONV };
@@ -334,8 +353,9 @@ const char *spec_not_yet(Arena *a, const Spec *s, int l);
 const char *spec_tp_block(Arena *a, const Spec *s, int tp);
 
 /* ---- author.c: programs from a spec --------------------------------- */
-/* 1: a form author() writes (has_layer: it takes a layer index); -1: a
- * tensor-parallel form, not written yet; 0: no such form. */
+/* 1: a form author() writes (has_layer: it takes a layer index); 2: a
+ * tensor-parallel form, which author_tp writes for a number of chips; 0: no
+ * such form. */
 int author_form_info(const char *name, int *has_layer);
 const char *author_forms(void);   /* the form names, space-separated */
 /* Writes FORM (with layer l, batch rows B where the form has them) to out:
@@ -344,6 +364,12 @@ const char *author_forms(void);   /* the form names, space-separated */
  * batch rows when batch > 0, else the rows of one sequence. layer_input and
  * stacked_layer_input print a name. Returns 0 or EXIT_INPUT after a message. */
 int author(Arena *a, const Spec *s, const char *form, int l, int batch, int manifest, FILE *out);
+/* The same, a tensor-parallel form split over `chips` (at least 1) chips:
+ * the program carries its placement (logos-placement(5)); with manifest,
+ * each chip's part of every whole weight file as lines
+ * `RANK NAME FORMAT COUNT SHAPE PART FILE [FILE]`. A spec check_tp refuses
+ * (spec_tp_block) is reported, EXIT_INPUT. Other forms ignore chips. */
+int author_tp(Arena *a, const Spec *s, const char *form, int l, int batch, int chips, int manifest, FILE *out);
 
 /* ---- env.c: tensors by name, shared by the programs of a stream ------- */
 /* A tensor in memory. f32 data in f, i32 in i; a q8 weight has its quants in

@@ -6,23 +6,26 @@
 #include "logos.h"
 
 static const char usage[] =
-    "usage: logos-author [-o FILE] [--manifest] [--batch B] FORM [LAYER] SPEC.yaml\n"
+    "usage: logos-author [-o FILE] [--manifest] [--batch B] [--tp N] FORM [LAYER] SPEC.yaml\n"
     "  FORM        forward decode_step prefill decode_batch decode_embed decode_layer\n"
     "              decode_head layer head layer_input prefill_embed stacked_layer\n"
     "              stacked_layer_input prefill_head decode_batch_embed decode_batch_head\n"
-    "              generate\n"
+    "              generate; split over N chips (--tp N): tp_decode_step\n"
+    "              tp_decode_layer tp_decode_batch tp_stacked_layer\n"
     "  LAYER       the layer of decode_layer, layer, stacked_layer, layer_input,\n"
-    "              stacked_layer_input\n"
-    "  --batch B   sequences of decode_batch (default 4); stacked_layer's rows are\n"
-    "              B sequences instead of one prefill chunk\n"
+    "              stacked_layer_input, tp_decode_layer, tp_stacked_layer\n"
+    "  --batch B   sequences of decode_batch and tp_decode_batch (default 4);\n"
+    "              stacked_layer's rows are B sequences instead of one prefill chunk\n"
+    "  --tp N      the chips a tp_ form splits over (1 to 1024)\n"
     "  --manifest  print the weights the program declares: NAME FORMAT COUNT FILE...\n"
+    "              (a tp_ form: RANK NAME FORMAT COUNT SHAPE PART FILE...)\n"
     "  -o FILE     write to FILE (replaced whole, only on success)\n"
     "  -h          this help\n";
 
 typedef struct Opts {
     const char *outpath, *form, *spec;
-    int list, has_layer;
-    long batch, layer;
+    int list, has_layer, split;
+    long batch, layer, tp;
 } Opts;
 
 /* The flags before the form; the index of the form, or -(exit status) - 1. */
@@ -34,7 +37,7 @@ static int flags(int argc, char **argv, Opts *o)
         if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
             fputs(usage, stdout);
             return -EXIT_OK - 1;
-        } else if ((!strcmp(f, "-o") || !strcmp(f, "--batch")) && i + 1 == argc) {
+        } else if ((!strcmp(f, "-o") || !strcmp(f, "--batch") || !strcmp(f, "--tp")) && i + 1 == argc) {
             diag("%s needs a value", f);
             return -EXIT_USAGE - 1;
         } else if (!strcmp(f, "--manifest")) {
@@ -44,6 +47,11 @@ static int flags(int argc, char **argv, Opts *o)
         } else if (!strcmp(f, "--batch")) {
             if (parse_long(argv[++i], 1, 4096, &o->batch)) {
                 diag("--batch takes a number of sequences from 1 to 4096, not '%s'", argv[i]);
+                return -EXIT_USAGE - 1;
+            }
+        } else if (!strcmp(f, "--tp")) {
+            if (parse_long(argv[++i], 1, LOGOS_MAXCHIPS, &o->tp)) {
+                diag("--tp takes a number of chips from 1 to %d, not '%s'", LOGOS_MAXCHIPS, argv[i]);
                 return -EXIT_USAGE - 1;
             }
         } else {
@@ -64,13 +72,17 @@ static int operands(int argc, char **argv, int i, Opts *o)
     }
     o->form = argv[i];
     int known = author_form_info(o->form, &o->has_layer);
-    if (known < 0) {
-        diag("form '%s' is a tensor-parallel form: the split forms are not written yet "
-             "(logos-check --tp N says whether a spec splits)", o->form);
-        return EXIT_INPUT;
-    }
     if (!known) {
         diag("unknown form '%s' (forms: %s)", o->form, author_forms());
+        return EXIT_USAGE;
+    }
+    o->split = known == 2;
+    if (o->split && !o->tp) {
+        diag("form '%s' is split over chips: give their number with --tp N", o->form);
+        return EXIT_USAGE;
+    }
+    if (!o->split && o->tp) {
+        diag("--tp splits the tp_ forms, not '%s'", o->form);
         return EXIT_USAGE;
     }
     for (int k = i + 1; k < argc; k++)
@@ -107,7 +119,7 @@ static int write_form(Arena *a, const Spec *s, const Opts *o)
         diag("out of memory");
         return EXIT_SYSTEM;
     }
-    int st = author(a, s, o->form, (int)o->layer, (int)o->batch, o->list, mem);
+    int st = author_tp(a, s, o->form, (int)o->layer, (int)o->batch, (int)o->tp, o->list, mem);
     fclose(mem);
     if (st == 0)
         st = outfile_whole(o->outpath, text, len);
