@@ -411,9 +411,14 @@ typedef struct Weights Weights;   /* mmapped files, freed with weights_close */
  * synthetic values from seed. Weights already in env are kept. Returns 0, or
  * reports and returns EXIT_INPUT / EXIT_SYSTEM. */
 int weights_bind(Weights **w, const Prog *p, Env *env, const char *dir, uint64_t seed);
+/* The same for chip `rank` of a split program (logos-placement(5)): a split
+ * weight's files (or synthetic values) are the whole, checked against the
+ * whole's shape, and the chip binds its part: rows in place, columns copied.
+ * weights_bind refuses a program split over more than one chip. */
+int weights_bind_chip(Weights **w, const Prog *p, Env *env, const char *dir, uint64_t seed, int rank);
 void weights_close(Weights *w);
 /* Writes every weight of the program (synthetic from seed) into dir, each
- * file atomically. Returns 0 or an exit status. */
+ * file atomically (a split weight's whole). Returns 0 or an exit status. */
 int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed);
 /* Where a tool's weights come from: --weights DIR or --synthetic SEED. */
 typedef struct WeightsArg {
@@ -440,6 +445,28 @@ void weights_synth(const char *name, int rank, const long *d, uint64_t seed, flo
  * Returns 0, or reports a located error and returns EXIT_INPUT (a position
  * past a state's rows, a token past a table, a missing input). */
 int ref_run(const Prog *p, Env *env);
+/* One chip of a split program run with its chips (tp.c): join combines this
+ * chip's x (rows of cols values) with every chip's, OP_ALLREDUCE summing
+ * them into out (rows × cols), OP_ALLGATHER joining them along the last axis
+ * in rank order (rows × cols·chips); 0, or -1 when a chip has stopped. stop
+ * says this chip stops on an input error: 1 when it is the first (it
+ * reports), 0 when another has. ref_run refuses a program split over more
+ * than one chip. */
+typedef struct RefColl {
+    int (*join)(void *ctx, int op, const float *x, long rows, long cols, float *out);
+    int (*stop)(void *ctx);
+    void *ctx;
+    int chips;
+} RefColl;
+int ref_run_coll(const Prog *p, Env *env, const RefColl *coll);
+
+/* ---- tp.c: a split program run as its chips on the CPU ------------------ */
+/* Runs p once as its p->chips chips (one when it declares none), chip r
+ * against envs[r]: its own weights (weights_bind_chip), states, inputs and
+ * outputs; the collectives sum and gather across the chips in rank order.
+ * Returns 0, or EXIT_INPUT after the first chip's error is reported, or
+ * EXIT_SYSTEM when a chip cannot start. */
+int tp_run(const Prog *p, Env **envs);
 
 /* ---- run.c: generating over a stream ------------------------------------ */
 enum Phase { PH_CHUNK, PH_STEP, PH_BATCH, PH_COUNT };

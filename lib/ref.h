@@ -31,6 +31,7 @@ typedef struct Run {
     Arena *a;          /* every value of the run */
     Local *loc; int nloc, cloc;
     long *size;        /* bound sizes by declaration index; -1 unbound */
+    const RefColl *coll;   /* a split program's chips (tp.c), or NULL */
     jmp_buf fail;
 } Run;
 

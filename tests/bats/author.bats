@@ -359,6 +359,19 @@ tiles() {
     done
 }
 
+@test "a tp program's whole files are what logos-run --write-weights writes from it" {
+    cd "$BATS_TEST_TMPDIR"
+    "$LOGOS_BIN/logos-author" --tp 2 tp_decode_step "$TINY/gemma2.yaml" >tp.logos
+    "$LOGOS_BIN/logos-run" --synthetic 1 --write-weights w tp.logos
+    [ "$("$LOGOS_BIN/logos-author" --tp 2 --manifest tp_decode_step "$TINY/gemma2.yaml" | cut -d' ' -f7- | tr ' ' '\n' | sort -u)" = "$(ls w | sort)" ]
+    "$LOGOS_BIN/logos-author" --tp 2 --manifest tp_decode_step "$TINY/gemma2.yaml" | while read -r r name fmt n shape part f1 f2; do
+        local whole=$(( ${shape//x/*} ))
+        if [ "$fmt" = f32 ]; then [ "$(wc -c <"w/$f1")" -eq $((4 * whole)) ]
+        else [ "$(wc -c <"w/$f1")" -eq "$whole" ] && [ "$(wc -c <"w/$f2")" -eq $((whole / 16)) ]; fi ||
+            { echo "$name: not the whole"; exit 1; }
+    done
+}
+
 @test "tp_decode_step at one chip generates what decode_step does (logos-run)" {
     local spec="$TINY/mistral.yaml" a b
     a=$("$LOGOS_BIN/logos-author" decode_step "$spec" | "$LOGOS_BIN/logos-run" --synthetic 7 -p "5 9 200" -n 8 2>/dev/null)
