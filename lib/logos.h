@@ -362,7 +362,8 @@ const char *author_forms(void);   /* the form names, space-separated */
  * the programs in canonical form (each checked), or with manifest their
  * weights as lines `NAME FORMAT COUNT FILE [FILE]`. stacked_layer takes
  * batch rows when batch > 0, else the rows of one sequence. layer_input and
- * stacked_layer_input print a name. Returns 0 or EXIT_INPUT after a message. */
+ * stacked_layer_input print a name. Returns 0 or EXIT_INPUT after a message.
+ * The tensor-parallel forms are author_tp's. */
 int author(Arena *a, const Spec *s, const char *form, int l, int batch, int manifest, FILE *out);
 /* The same, a tensor-parallel form split over `chips` (at least 1) chips:
  * the program carries its placement (logos-placement(5)); with manifest,
