@@ -1,9 +1,11 @@
 /* author.c — a model's computation written as LOGOS programs from its
  * ModelSpec, for every form of the authoring seed: the single-token forward,
  * the decode step, the prefill chunk, the batch of decode steps, each cut
- * into embedding, layers and head. Nothing is written for one model: a
- * layer's statements follow from its mixer, its feed-forward block and its
- * norms. The mixers' statements are in author_mix.c. */
+ * into embedding, layers and head, and the tensor-parallel forms. Nothing is
+ * written for one model: a layer's statements follow from its mixer, its
+ * feed-forward block and its norms. The mixers' statements are in
+ * author_mix.c, how a split form divides a layer over its chips in
+ * author_tp.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
