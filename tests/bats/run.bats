@@ -418,6 +418,18 @@ step.logos" ]
     [ "$stderr" = "logos-run: mixed.logos: a batch of decode steps does not mix with single-sequence programs in one stream" ]
 }
 
+@test "a program split over 2 chips is refused: its chips run together" {
+    "$LOGOS_BIN/logos-author" --tp 2 tp_decode_step "$TINY/llama.yaml" >tp.logos
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -n 1 tp.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: tp.logos: the program is split over 2 chips, which run together (logos-placement(5)): one chip runs it at --tp 1" ]
+    weights
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 -n 1 tp.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: tp.logos: the program is split over 2 chips, which run together (logos-placement(5)): one chip runs it at --tp 1" ]
+}
+
 # ---- logos-fuse ----
 
 @test "logos-fuse passes a good stream through byte-identical, with the notice" {
