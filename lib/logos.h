@@ -60,7 +60,8 @@ int parse_long(const char *s, long lo, long hi, long *out);
 /* The same for an option's value: on failure `FLAG takes a whole number from
  * LO to HI, not 'V'` and EXIT_USAGE. */
 int arg_long(const char *flag, const char *v, long lo, long hi, long *out);
-/* Flushes stdout: status unchanged, or EXIT_SYSTEM after a message. */
+/* Flushes stdout: status unchanged, or EXIT_SYSTEM after a message; a
+ * status that is EXIT_SYSTEM already was reported and is returned as is. */
 int stdout_done(int status);
 /* Read a whole file (or stdin for "-") into the arena; NULL and a message on
  * failure. Rejects NUL bytes (binary input) with a located message. */
