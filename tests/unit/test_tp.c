@@ -186,7 +186,7 @@ static int cache_part(Ctx *c, Env *single, Env **chips, const char *name)
 
 static const int32_t toks[] = {17, 201, 3, 99, 142, 64, 250, 8};
 
-static void step_inputs(Env *e, int t)
+static void one_step_inputs(Env *e, int t)
 {
     int32_t pos = t + 1;
     set_i32(e, "tok", &toks[t], 1, 0);
@@ -213,10 +213,10 @@ static void steps(Ctx *c, const char *spec, const char *dir)
     Env *e1 = env_new(), **ec = envs_new(c->chips);
     int pass = 1, next = 1;
     for (int t = 0; t < STEPS; t++) {
-        step_inputs(e1, t);
+        one_step_inputs(e1, t);
         run1(c, whole, e1);
         for (int r = 0; r < c->chips; r++)
-            step_inputs(ec[r], t);
+            one_step_inputs(ec[r], t);
         run_tp(c, split, ec, dir);
         pass &= agree(c, e1, ec, "logits");
         next &= same_ids(e1, ec, c->chips, "next");
@@ -272,9 +272,9 @@ static void chain(Ctx *c, const char *spec, int batched)
     for (int t = 0; t < 3; t++) {
         Env *ins[2] = {e1, e2};
         for (int k = 0; k < 2; k++)
-            batched ? batch_inputs(ins[k], t) : step_inputs(ins[k], t);
+            batched ? batch_inputs(ins[k], t) : one_step_inputs(ins[k], t);
         for (int r = 0; r < c->chips; r++)
-            batched ? batch_inputs(ec[r], t) : step_inputs(ec[r], t);
+            batched ? batch_inputs(ec[r], t) : one_step_inputs(ec[r], t);
         run1(c, whole, e1);
         run1(c, embed, e2);
         for (int r = 0; r < c->chips; r++)
