@@ -1,9 +1,11 @@
 /* author.c — a model's computation written as LOGOS programs from its
  * ModelSpec, for every form of the authoring seed: the single-token forward,
  * the decode step, the prefill chunk, the batch of decode steps, each cut
- * into embedding, layers and head. Nothing is written for one model: a
- * layer's statements follow from its mixer, its feed-forward block and its
- * norms. The mixers' statements are in author_mix.c. */
+ * into embedding, layers and head, and the tensor-parallel forms. Nothing is
+ * written for one model: a layer's statements follow from its mixer, its
+ * feed-forward block and its norms. The mixers' statements are in
+ * author_mix.c, how a split form divides a layer over its chips in
+ * author_tp.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -24,10 +26,10 @@ void em_decl(Em *e, const char *fmt, ...)
     const char *sp = strchr(line, ' ');
     sp = sp ? strchr(sp + 1, ' ') : NULL;
     size_t key = sp ? (size_t)(sp - line) : strlen(line);
-    for (int i = 0; i < e->ndeclared; i++)
-        if (strlen(e->declared[i]) == key && strncmp(e->declared[i], line, key) == 0)
-            return;
-    *VEC_PUSH(e->a, e->declared, e->ndeclared, e->cdeclared) = arena_strndup(e->a, line, key);
+    char *k = arena_strndup(e->a, line, key);
+    if (strmap_get(e->declared, k) >= 0)
+        return;
+    strmap_put(e->declared, k, 0);
     if (strncmp(line, "weight ", 7) == 0) {   /* a weight names the files it is loaded from */
         const char *name = line + 7;
         int n = (int)strcspn(name, " ");
@@ -66,12 +68,18 @@ const char *shp(Em *e, const char *inner)
     return e->stacked ? arena_printf(e->a, "[%s,%s]", e->rows, inner) : arena_printf(e->a, "[%s]", inner);
 }
 
-/* Declares a weight of a class's format (q8 where the spec says so). */
-const char *weight(Em *e, const char *name, int wclass, const char *dims)
+/* Declares a weight of a class's format (q8 where the spec says so), with
+ * its placement on a split form's chips (" split(rows, 2)", or ""). */
+const char *weight_at(Em *e, const char *name, int wclass, const char *dims, const char *place)
 {
     int q8 = wclass >= 0 && e->s->fmt[wclass] == FMT_Q8;
-    em_decl(e, "weight %s : %s[%s]", name, q8 ? "q8" : "f32", dims);
+    em_decl(e, "weight %s : %s[%s]%s", name, q8 ? "q8" : "f32", dims, place);
     return name;
+}
+
+const char *weight(Em *e, const char *name, int wclass, const char *dims)
+{
+    return weight_at(e, name, wclass, dims, "");
 }
 
 const char *wname(Em *e, const char *base, int l)
@@ -79,12 +87,17 @@ const char *wname(Em *e, const char *base, int l)
     return arena_printf(e->a, "%s%d", base, l);
 }
 
-/* An f32 vector weight (norms, biases). */
-const char *vec(Em *e, const char *base, int l, long n)
+/* An f32 vector weight (norms, biases), placed as `place` says. */
+const char *vec_at(Em *e, const char *base, int l, long n, const char *place)
 {
     const char *w = wname(e, base, l);
-    em_decl(e, "weight %s : f32[%ld]", w, n);
+    em_decl(e, "weight %s : f32[%ld]%s", w, n, place);
     return w;
+}
+
+const char *vec(Em *e, const char *base, int l, long n)
+{
+    return vec_at(e, base, l, n, "");
 }
 
 /* rmsnorm of x by the spec's norm (with the (1+w) variant when it says). */
@@ -146,17 +159,17 @@ void per_seq(Em *e, const char *out, int l, PartFn *fn, const void *arg)
         fn(e, l, out, arg);
         return;
     }
-    char *list = "";
     e->stacked = 0;
     for (int b = 0; b < e->batch; b++) {
         e->seq = b;
-        const char *res = arena_printf(e->a, "%s_s%d", out + 1, b);
-        fn(e, l, res, arg);
-        list = arena_printf(e->a, "%s%s%s", list, b ? ", " : "", res);
+        fn(e, l, arena_printf(e->a, "%s_s%d", out + 1, b), arg);
     }
     e->seq = -1;
     e->stacked = 1;
-    em(e, "%s = stack(%s)", out, list);
+    fprintf(e->body, "%s = stack(", out);
+    for (int b = 0; b < e->batch; b++)
+        fprintf(e->body, "%s%s_s%d", b ? ", " : "", out + 1, b);
+    fputs(")\n", e->body);
 }
 
 /* The row of sequence `seq` of a stacked tensor (inside a per-sequence part). */
@@ -177,19 +190,23 @@ static const char *gated(Em *e, int act, const char *g, const char *u)
     return arena_printf(e->a, "%s(%s) * (%s)", act == ACT_GELU_TANH ? "gelu_tanh" : "silu", g, u);
 }
 
+/* The gated pair; split over chips by its hidden columns (gate and up rows,
+ * down columns), the sum closed after the down product. */
 static const char *dense(Em *e, const DenseSpec *f, int l, const char *xn)
 {
-    long d = e->s->dim, h = f->hidden;
+    long d = e->s->dim, h = tp_part(e, f->hidden);
     const char *dh = arena_printf(e->a, "%ld,%ld", h, d), *hd = arena_printf(e->a, "%ld,%ld", d, h);
-    const char *g = arena_printf(e->a, "%s @ %s", weight(e, wname(e, "wg", l), WC_FFN, dh), xn);
-    const char *u = arena_printf(e->a, "%s @ %s", weight(e, wname(e, "wu", l), WC_FFN, dh), xn);
+    const char *rows = tp_rows(e, e->chips);
+    const char *g = arena_printf(e->a, "%s @ %s", weight_at(e, wname(e, "wg", l), WC_FFN, dh, rows), xn);
+    const char *u = arena_printf(e->a, "%s @ %s", weight_at(e, wname(e, "wu", l), WC_FFN, dh, rows), xn);
     if (f->bias) {
-        g = arena_printf(e->a, "%s + %s", g, vec(e, "gb", l, h));
-        u = arena_printf(e->a, "%s + %s", u, vec(e, "ub", l, h));
+        g = arena_printf(e->a, "%s + %s", g, vec_at(e, "gb", l, h, rows));
+        u = arena_printf(e->a, "%s + %s", u, vec_at(e, "ub", l, h, rows));
     }
     const char *a = nm(e, "fa", l);
     em(e, "%s = %s", a, gated(e, f->act, g, u));
-    const char *y = arena_printf(e->a, "%s @ %s", weight(e, wname(e, "wd", l), WC_FFN, hd), a);
+    const char *wd = weight_at(e, wname(e, "wd", l), WC_FFN, hd, tp_cols(e));
+    const char *y = tp_close(e, arena_printf(e->a, "%s @ %s", wd, a));
     return f->bias ? arena_printf(e->a, "%s + %s", y, vec(e, "db", l, d)) : y;
 }
 
@@ -219,6 +236,7 @@ static const char *route(Em *e, const MoeSpec *m, int l, const char *xn)
 static const char *moe(Em *e, const MoeSpec *m, int l, const char *xn)
 {
     long d = e->s->dim, ne = m->experts, h = m->hidden;
+    ASSERT(!e->chips);   /* spec_tp_block: a mixture does not split yet */
     const char *r = route(e, m, l, xn);
     const char *up = arena_printf(e->a, "%ld,%ld,%ld", ne, h, d), *down = arena_printf(e->a, "%ld,%ld,%ld", ne, d, h);
     const char *wg = weight(e, wname(e, "weg", l), WC_EXPERT, up);
@@ -438,27 +456,31 @@ typedef struct Form {
     const char *name;
     int mode, has_layer;
     void (*fn)(Em *e, int l);
+    int split;           /* a tensor-parallel form: every layer split over the chips */
 } Form;
 
 static const Form forms[] = {
-    {"forward", M_FWD, 0, f_forward},
-    {"decode_step", M_STEP, 0, f_step},
-    {"prefill", M_CHUNK, 0, f_step},
-    {"decode_batch", M_BATCH, 0, f_step},
-    {"decode_embed", M_STEP, 0, f_embed},
-    {"decode_layer", M_STEP, 1, f_layer},
-    {"decode_head", M_STEP, 0, f_head},
-    {"layer", M_FWD, 1, f_layer},
-    {"head", M_FWD, 0, f_head},
-    {"prefill_embed", M_CHUNK, 0, f_embed},
-    {"stacked_layer", M_CHUNK, 1, f_layer},
-    {"prefill_head", M_CHUNK, 0, f_head},
-    {"decode_batch_embed", M_BATCH, 0, f_embed},
-    {"decode_batch_head", M_BATCH, 0, f_head},
-    {NULL, 0, 0, NULL},
+    {"forward", M_FWD, 0, f_forward, 0},
+    {"decode_step", M_STEP, 0, f_step, 0},
+    {"prefill", M_CHUNK, 0, f_step, 0},
+    {"decode_batch", M_BATCH, 0, f_step, 0},
+    {"decode_embed", M_STEP, 0, f_embed, 0},
+    {"decode_layer", M_STEP, 1, f_layer, 0},
+    {"decode_head", M_STEP, 0, f_head, 0},
+    {"layer", M_FWD, 1, f_layer, 0},
+    {"head", M_FWD, 0, f_head, 0},
+    {"prefill_embed", M_CHUNK, 0, f_embed, 0},
+    {"stacked_layer", M_CHUNK, 1, f_layer, 0},
+    {"prefill_head", M_CHUNK, 0, f_head, 0},
+    {"decode_batch_embed", M_BATCH, 0, f_embed, 0},
+    {"decode_batch_head", M_BATCH, 0, f_head, 0},
+    /* the embedding and the head on the replicated spine, every layer split */
+    {"tp_decode_step", M_STEP, 0, f_step, 1},
+    {"tp_decode_layer", M_STEP, 1, f_layer, 1},
+    {"tp_decode_batch", M_BATCH, 0, f_step, 1},
+    {"tp_stacked_layer", M_BATCH, 1, f_layer, 1},
+    {NULL, 0, 0, NULL, 0},
 };
-
-static const char *tp_forms[] = {"tp_decode_step", "tp_decode_layer", "tp_decode_batch", "tp_stacked_layer", NULL};
 
 static const Form *find_form(const char *name)
 {
@@ -474,20 +496,17 @@ int author_form_info(const char *name, int *has_layer)
         *has_layer = name[0] != 'g';
         return 1;
     }
-    for (int i = 0; tp_forms[i]; i++)
-        if (!strcmp(name, tp_forms[i]))
-            return -1;
     const Form *f = find_form(name);
     if (!f)
         return 0;
     *has_layer = f->has_layer;
-    return 1;
+    return f->split ? 2 : 1;
 }
 
 /* Writes one program of `form` into out as the author emits it. */
-static void one(Arena *a, const Spec *s, const Form *f, int l, int batch, FILE *out)
+static void one(Arena *a, const Spec *s, const Form *f, int l, int batch, int chips, FILE *out)
 {
-    Em e = {.a = a, .s = s, .mode = f->mode, .batch = batch, .seq = -1};
+    Em e = {.a = a, .s = s, .mode = f->mode, .batch = batch, .seq = -1, .declared = strmap_new(a), .chips = chips};
     e.stacked = f->mode == M_CHUNK || f->mode == M_BATCH;
     e.rows = f->mode == M_CHUNK ? "T" : arena_printf(a, "%d", batch);
     char *dtext = NULL, *btext = NULL;
@@ -504,14 +523,17 @@ static void one(Arena *a, const Spec *s, const Form *f, int l, int batch, FILE *
     fprintf(out, "logos %d %s", LOGOS_LANG, f->name);
     if (f->has_layer)
         fprintf(out, " %d", l);
-    fprintf(out, " %s\n%s%send\n", s->name, dtext, btext);
+    fprintf(out, " %s\n", s->name);
+    if (chips)
+        fprintf(out, "chips %d\n", chips);
+    fprintf(out, "%s%send\n", dtext, btext);
     free(dtext);
     free(btext);
 }
 
 /* The emitted programs, parsed and checked (a program that would not check
  * is a bug here), printed canonically or as the manifest of their weights. */
-static void finish(Arena *a, const char *text, int manifest, FILE *out)
+static void finish(Arena *a, const char *text, int manifest, int chips, FILE *out)
 {
     Src *src = src_from_string(a, "<authored>", text);
     Lexer lx;
@@ -527,6 +549,10 @@ static void finish(Arena *a, const char *text, int manifest, FILE *out)
     }
     if (err)
         BUG("the authored program does not parse");
+    if (manifest && chips) {
+        tp_manifest(a, progs, n, chips, out);
+        return;
+    }
     int nw = 0;
     const Decl **w = manifest ? prog_weights(a, progs, n, &nw) : NULL;
     for (int i = 0; i < nw; i++) {
@@ -539,7 +565,8 @@ static void finish(Arena *a, const char *text, int manifest, FILE *out)
     }
 }
 
-int author(Arena *a, const Spec *s, const char *form, int l, int batch, int manifest, FILE *out)
+/* Can every layer be written, and split over the chips of a split form? */
+static int writable(Arena *a, const Spec *s, const Form *f, int chips)
 {
     for (int k = 0; k < s->nlayers; k++) {
         const char *why = spec_not_yet(a, s, k);
@@ -548,6 +575,22 @@ int author(Arena *a, const Spec *s, const char *form, int l, int batch, int mani
             return EXIT_INPUT;
         }
     }
+    const char *why = f && f->split ? spec_tp_block(a, s, chips) : NULL;
+    if (why) {
+        diag_file(s->file, "does not split over %d chips: %s", chips, why);
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+int author_tp(Arena *a, const Spec *s, const char *form, int l, int batch, int chips, int manifest, FILE *out)
+{
+    const Form *f = find_form(form);
+    ASSERT(!f || !f->split || chips >= 1);
+    if (f && !f->split)
+        chips = 0;
+    if (writable(a, s, f, chips))
+        return EXIT_INPUT;
     if (!strcmp(form, "layer_input") || !strcmp(form, "stacked_layer_input")) {
         Em e = {.a = a, .s = s, .stacked = form[0] == 's', .seq = -1};
         fprintf(out, "%s\n", layer_input(&e, l));
@@ -559,25 +602,29 @@ int author(Arena *a, const Spec *s, const char *form, int l, int batch, int mani
     if (!raw)
         BUG("out of memory");
     if (!strcmp(form, "generate")) {
-        one(a, s, find_form("prefill"), -1, batch, raw);
-        one(a, s, find_form("decode_step"), -1, 0, raw);
+        one(a, s, find_form("prefill"), -1, batch, 0, raw);
+        one(a, s, find_form("decode_step"), -1, 0, 0, raw);
     } else {
-        const Form *f = find_form(form);
         if (!strcmp(form, "stacked_layer") && batch > 0) {
-            static const Form rows = {"stacked_layer", M_BATCH, 1, f_layer};
+            static const Form rows = {"stacked_layer", M_BATCH, 1, f_layer, 0};
             f = &rows;
         }
-        one(a, s, f, l, batch > 0 ? batch : 4, raw);
+        one(a, s, f, l, batch > 0 ? batch : 4, chips, raw);
     }
     fclose(raw);
-    finish(a, text, manifest, out);
+    finish(a, text, manifest, chips, out);
     free(text);
     return 0;
+}
+
+int author(Arena *a, const Spec *s, const char *form, int l, int batch, int manifest, FILE *out)
+{
+    return author_tp(a, s, form, l, batch, 0, manifest, out);
 }
 
 const char *author_forms(void)
 {
     return "forward decode_step prefill decode_batch decode_embed decode_layer decode_head layer head "
            "layer_input prefill_embed stacked_layer stacked_layer_input prefill_head decode_batch_embed "
-           "decode_batch_head generate";
+           "decode_batch_head generate tp_decode_step tp_decode_layer tp_decode_batch tp_stacked_layer";
 }

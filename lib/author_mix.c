@@ -10,26 +10,42 @@
 
 static const char *dims2(Em *e, long a, long b) { return arena_printf(e->a, "%ld,%ld", a, b); }
 
-/* A projection W @ xn (+ bias), W of class wc with `out` rows. */
-static const char *proj(Em *e, const char *w, int l, long out, int wc, const char *xn, const char *bias)
+/* A projection W @ xn (+ bias), W of class wc with `out` rows placed as
+ * `place` says on a split form's chips (its bias alike). */
+static const char *proj_at(Em *e, const char *w, int l, long out, int wc, const char *xn, const char *bias,
+                           const char *place)
 {
-    const char *p = arena_printf(e->a, "%s @ %s", weight(e, wname(e, w, l), wc, dims2(e, out, e->s->dim)), xn);
-    return bias ? arena_printf(e->a, "%s + %s", p, vec(e, bias, l, out)) : p;
+    const char *p = arena_printf(e->a, "%s @ %s", weight_at(e, wname(e, w, l), wc, dims2(e, out, e->s->dim), place),
+                                 xn);
+    return bias ? arena_printf(e->a, "%s + %s", p, vec_at(e, bias, l, out, place)) : p;
 }
 
-/* Declares a weight bound through the rope pairing permutation. */
-static void unpaired(Em *e, const char *w, int l, long rows, long cols, int wc, int hd, int rot, int at)
+static const char *proj(Em *e, const char *w, int l, long out, int wc, const char *xn, const char *bias)
+{
+    return proj_at(e, w, l, out, wc, xn, bias, "");
+}
+
+/* Declares a weight bound through the rope pairing permutation (whole
+ * groups of hd rows on each chip of a split form). */
+static void unpaired_at(Em *e, const char *w, int l, long rows, long cols, int wc, int hd, int rot, int at,
+                        const char *place)
 {
     int q8 = e->s->fmt[wc] == FMT_Q8;
     const char *u = at ? arena_printf(e->a, " unpair(%d, %d, %d)", hd, rot, at)
                     : rot != hd ? arena_printf(e->a, " unpair(%d, %d)", hd, rot) : arena_printf(e->a, " unpair(%d)", hd);
-    em_decl(e, "weight %s : %s[%ld,%ld]%s", wname(e, w, l), q8 ? "q8" : "f32", rows, cols, u);
+    em_decl(e, "weight %s : %s[%ld,%ld]%s%s", wname(e, w, l), q8 ? "q8" : "f32", rows, cols, u, place);
+}
+
+static void unpaired(Em *e, const char *w, int l, long rows, long cols, int wc, int hd, int rot, int at)
+{
+    unpaired_at(e, w, l, rows, cols, wc, hd, rot, at, "");
 }
 
 /* ---- attention ---- */
 
 typedef struct AttnPart {
     const AttnSpec *A;
+    const Split *sp;         /* the heads a chip holds */
     const char *q, *k, *v;   /* [.., heads, width] */
 } AttnPart;
 
@@ -52,40 +68,44 @@ static void attn_part(Em *e, int l, const char *res, const void *arg)
     const char *ra = rope_attrs(e, &A->rope, A->head_dim), *pos = posn(e);
     const char *q = row(e, p->q), *k = row(e, p->k), *v = row(e, p->v);
     const char *qh = e->seq >= 0 ? arena_printf(e->a, "qh%d_s%d", l, e->seq) : nm(e, "qh", l);
-    const char *sinks = A->sinks ? arena_printf(e->a, ", %s", vec(e, "sk", l, A->heads)) : "";
+    const char *sinks = A->sinks ? arena_printf(e->a, ", %s", vec_at(e, "sk", l, p->sp->nh, p->sp->q)) : "";
+    long nkv = p->sp->nkv;
     em(e, "%s = rope(%s, %s, %s)", qh, q, pos, ra);
     if (e->mode == M_FWD) {   /* no history: the token attends to itself */
         const char *kh = nm(e, "kh", l);
         em(e, "%s = rope(%s, %s, %s)", kh, k, pos, ra);
-        em(e, "%s = attend(%s, %s ~ [1,%d,%d], %s ~ [1,%d,%d]%s, %s)", res, qh, kh, A->kv_heads, A->head_dim, v,
-           A->kv_heads, A->value_dim, sinks, attend_attrs(e, A));
+        em(e, "%s = attend(%s, %s ~ [1,%ld,%d], %s ~ [1,%ld,%d]%s, %s)", res, qh, kh, nkv, A->head_dim, v, nkv,
+           A->value_dim, sinks, attend_attrs(e, A));
         return;
     }
-    const char *kc = state(e, "Kc", l, arena_printf(e->a, "%d,%d,%d", e->s->ctx, A->kv_heads, A->head_dim));
-    const char *vc = state(e, "Vc", l, arena_printf(e->a, "%d,%d,%d", e->s->ctx, A->kv_heads, A->value_dim));
+    const char *kc = state(e, "Kc", l, arena_printf(e->a, "%d,%ld,%d", e->s->ctx, nkv, A->head_dim));
+    const char *vc = state(e, "Vc", l, arena_printf(e->a, "%d,%ld,%d", e->s->ctx, nkv, A->value_dim));
     em(e, "%s[%s] = rope(%s, %s, %s)", kc, pos, k, pos, ra);
     em(e, "%s[%s] = %s", vc, pos, v);
     em(e, "%s = attend(%s, %s[..%s], %s[..%s]%s, %s)", res, qh, kc, pos, vc, pos, sinks, attend_attrs(e, A));
 }
 
-static void qk_weight(Em *e, const AttnSpec *A, const char *w, int l, long rows, int hd)
+static void qk_weight(Em *e, const AttnSpec *A, const char *w, int l, long rows, int hd, const char *place)
 {
     int rot = A->rope.dim ? A->rope.dim : A->head_dim;
     if (A->rope.interleaved)
-        unpaired(e, w, l, rows, e->s->dim, WC_ATTN, hd, rot, 0);
+        unpaired_at(e, w, l, rows, e->s->dim, WC_ATTN, hd, rot, 0, place);
     else
-        weight(e, wname(e, w, l), WC_ATTN, dims2(e, rows, e->s->dim));
+        weight_at(e, wname(e, w, l), WC_ATTN, dims2(e, rows, e->s->dim), place);
 }
 
+/* Attention; on a split form a chip's heads (tp_heads), closed after the
+ * output product. */
 static const char *attention(Em *e, const AttnSpec *A, int l, const char *xn)
 {
-    long nh = A->heads, nkv = A->kv_heads, hd = A->head_dim, vd = A->value_dim;
+    Split sp = tp_heads(e, A);
+    long nh = sp.nh, nkv = sp.nkv, hd = A->head_dim, vd = A->value_dim;
     int gate = A->out_gate;
     /* a gated query projection holds each head's query then its gate */
-    qk_weight(e, A, "wq", l, nh * hd * (gate ? 2 : 1), (int)(gate ? 2 * hd : hd));
-    qk_weight(e, A, "wk", l, nkv * hd, (int)hd);
+    qk_weight(e, A, "wq", l, nh * hd * (gate ? 2 : 1), (int)(gate ? 2 * hd : hd), sp.q);
+    qk_weight(e, A, "wk", l, nkv * hd, (int)hd, sp.kv);
     const char *q = nm(e, "q", l), *k = nm(e, "k", l), *v = nm(e, "v", l), *g = nm(e, "g", l);
-    const char *qp = proj(e, "wq", l, nh * hd * (gate ? 2 : 1), WC_ATTN, xn, A->q_bias ? "qb" : NULL);
+    const char *qp = proj_at(e, "wq", l, nh * hd * (gate ? 2 : 1), WC_ATTN, xn, A->q_bias ? "qb" : NULL, sp.q);
     if (gate) {
         const char *qg = nm(e, "qg", l);
         em(e, "%s = %s ~ %s", qg, qp, shp(e, dims2(e, nh, 2 * hd)));
@@ -94,9 +114,9 @@ static const char *attention(Em *e, const AttnSpec *A, int l, const char *xn)
     } else {
         em(e, "%s = %s ~ %s", q, qp, shp(e, dims2(e, nh, hd)));
     }
-    em(e, "%s = %s ~ %s", k, proj(e, "wk", l, nkv * hd, WC_ATTN, xn, A->k_bias ? "kb" : NULL),
+    em(e, "%s = %s ~ %s", k, proj_at(e, "wk", l, nkv * hd, WC_ATTN, xn, A->k_bias ? "kb" : NULL, sp.kv),
        shp(e, dims2(e, nkv, hd)));
-    em(e, "%s = %s ~ %s", v, proj(e, "wv", l, nkv * vd, WC_ATTN, xn, A->v_bias ? "vb" : NULL),
+    em(e, "%s = %s ~ %s", v, proj_at(e, "wv", l, nkv * vd, WC_ATTN, xn, A->v_bias ? "vb" : NULL, sp.kv),
        shp(e, dims2(e, nkv, vd)));
     if (A->qk_norm) {
         const char *qn = nm(e, "qn", l), *kn = nm(e, "kn", l);
@@ -105,7 +125,7 @@ static const char *attention(Em *e, const AttnSpec *A, int l, const char *xn)
         q = qn;
         k = kn;
     }
-    AttnPart part = {A, q, k, v};
+    AttnPart part = {A, &sp, q, k, v};
     const char *o = nm(e, "o", l);
     per_seq(e, o, l, attn_part, &part);
     if (gate) {
@@ -113,8 +133,8 @@ static const char *attention(Em *e, const AttnSpec *A, int l, const char *xn)
         em(e, "%s = %s * sigmoid(%s)", og, o, g);
         o = og;
     }
-    const char *y = arena_printf(e->a, "%s @ (%s ~ %s)", weight(e, wname(e, "wo", l), WC_ATTN, dims2(e, e->s->dim, nh * vd)),
-                                 o, shp(e, arena_printf(e->a, "%ld", nh * vd)));
+    const char *wo = weight_at(e, wname(e, "wo", l), WC_ATTN, dims2(e, e->s->dim, nh * vd), sp.cols);
+    const char *y = tp_close(e, arena_printf(e->a, "%s @ (%s ~ %s)", wo, o, shp(e, arena_printf(e->a, "%ld", nh * vd))));
     return A->o_bias ? arena_printf(e->a, "%s + %s", y, vec(e, "ob", l, e->s->dim)) : y;
 }
 
@@ -267,6 +287,7 @@ static const char *shortconv(Em *e, const ConvSpec *C, int l, const char *xn)
 
 const char *mixer(Em *e, const LayerSpec *L, int l, const char *xn)
 {
+    ASSERT(!e->chips || L->mixer == MIX_ATTN);   /* spec_tp_block splits attention alone */
     switch (L->mixer) {
     case MIX_ATTN: return attention(e, &L->attn, l, xn);
     case MIX_LATENT: return latent(e, &L->latent, l, xn);

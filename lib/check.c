@@ -754,6 +754,9 @@ static int shape_allgather(Ck *c, Expr *e)
     long r = (long)attr_num(e, "ranks", 0);
     if (r < 1)
         return err(c, e, "ranks must be at least 1");
+    if (c->p->chips && r != c->p->chips)
+        return err(c, e, arena_printf(c->a, "allgather joins %ld ranks, but the program runs on %d chips", r,
+                                      c->p->chips));
     e->ty.d[e->ty.rank - 1].n *= r;
     return 0;
 }
@@ -956,6 +959,9 @@ static int check_decl(Ck *c, Decl *d, int di)
                                                          d->unpair_hd, d->unpair_rot, d->unpair_at, d->unpair_hd,
                                                          t.d[0].n));
     }
+    const char *why = d->kind == D_WEIGHT ? place_why(c->a, c->p, d) : NULL;
+    if (why)
+        return errl(c, d->line, d->col, why);
     d->ty = t;
     d->count = symbolic ? 0 : count;
     add_name(c, (Name){d->name, d->kind, d->line, 0, t, d->col, di, -1});
@@ -980,15 +986,15 @@ const Decl **prog_weights(Arena *a, Prog *const *progs, int n, int *count)
 {
     const Decl **w = NULL;
     int cap = 0;
+    StrMap *seen = strmap_new(a);
     *count = 0;
     for (int k = 0; k < n; k++)
         for (int i = 0; i < progs[k]->ndecls; i++) {
             const Decl *d = &progs[k]->decls[i];
-            int seen = d->kind != D_WEIGHT;
-            for (int j = 0; !seen && j < *count; j++)
-                seen = strcmp(w[j]->name, d->name) == 0;
-            if (!seen)
-                *VEC_PUSH(a, w, *count, cap) = d;
+            if (d->kind != D_WEIGHT || strmap_get(seen, d->name) >= 0)
+                continue;
+            strmap_put(seen, d->name, *count);
+            *VEC_PUSH(a, w, *count, cap) = d;
         }
     return w;
 }

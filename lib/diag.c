@@ -175,6 +175,8 @@ int arg_long(const char *flag, const char *v, long lo, long hi, long *out)
 
 int stdout_done(int status)
 {
+    if (status == EXIT_SYSTEM)   /* reported where it failed (outfile_close says so of stdout) */
+        return status;
     if (fflush(stdout) == 0 && !ferror(stdout))
         return status;
     diag("cannot write to standard output: %s", strerror(errno));

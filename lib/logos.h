@@ -60,7 +60,8 @@ int parse_long(const char *s, long lo, long hi, long *out);
 /* The same for an option's value: on failure `FLAG takes a whole number from
  * LO to HI, not 'V'` and EXIT_USAGE. */
 int arg_long(const char *flag, const char *v, long lo, long hi, long *out);
-/* Flushes stdout: status unchanged, or EXIT_SYSTEM after a message. */
+/* Flushes stdout: status unchanged, or EXIT_SYSTEM after a message; a
+ * status that is EXIT_SYSTEM already was reported and is returned as is. */
 int stdout_done(int status);
 /* Read a whole file (or stdin for "-") into the arena; NULL and a message on
  * failure. Rejects NUL bytes (binary input) with a located message. */
@@ -186,12 +187,16 @@ typedef struct Expr {
 } Expr;
 
 enum DeclKind { D_SIZE, D_IN, D_WEIGHT, D_STATE, D_OUT };
+enum SplitAxis { SPLIT_NONE, SPLIT_ROWS, SPLIT_COLS };   /* a weight's placement axis */
+enum { LOGOS_MAXCHIPS = 1024 };
 typedef struct Decl {
     int kind, line, col;
     const char *name;
     int base, rank;
     const char *dims[LOGOS_MAXRANK];
     int unpair_hd, unpair_rot, unpair_at;   /* rows bound through the rope pairing permutation */
+    int split, parts;            /* placement (logos-placement(5)): SPLIT_ROWS or SPLIT_COLS of a
+                                  * whole of `parts` parts along that axis; 0: whole on each chip */
     char **pre; int npre;        /* full-line comments before it */
     const char *trail;           /* a comment after it on its line */
     Type ty;                     /* filled by check.c: the checked type */
@@ -222,6 +227,9 @@ typedef struct Prog {
     const char *form, *model;
     char **pre; int npre;    /* comments before the header */
     const char *trail;
+    int chips, chips_line;   /* a split program's `chips N` line; 0: none (one chip) */
+    char **chips_pre; int nchips_pre;
+    const char *chips_trail;
     Decl *decls; int ndecls, cdecls;
     Stmt *stmts; int nstmts, cstmts;
     char **endpre; int nendpre;
@@ -310,6 +318,18 @@ Graph *graph_build(Arena *a, const Prog *p);     /* p must be checked */
 int graph_computes(const Graph *g, int node);    /* not a leaf and not a view */
 int graph_find_role(const Graph *g, int role, int seq);   /* a declaration, or -1 */
 const char *role_name(int role);
+
+/* ---- place.c: a split program's placement (logos-placement(5)) -------- */
+/* Why weight d's split does not fit program p (its chips), or NULL. */
+const char *place_why(Arena *a, const Prog *p, const Decl *d);
+/* The whole weight's dims (its files' shape): d's dims, the split axis times
+ * the parts. d's dims are constants (a checked declaration). */
+void place_whole(const Decl *d, long *dims);
+/* The part of the whole chip `rank` of `chips` reads: [*from, *to) along the
+ * returned axis (0 rows, rank-1 cols); -1 for a whole weight. */
+int place_part(const Decl *d, int chips, int rank, long *from, long *to);
+/* The same as the manifest writes it: "all", "rows=A:B" or "cols=A:B". */
+const char *place_part_text(Arena *a, const Decl *d, int chips, int rank);
 
 /* ---- spec.c: the ModelSpec (YAML) ------------------------------------ */
 enum Mixer { MIX_ATTN, MIX_LATENT, MIX_DELTA, MIX_CONV };
@@ -415,16 +435,24 @@ const char *spec_not_yet(Arena *a, const Spec *s, int l);
 const char *spec_tp_block(Arena *a, const Spec *s, int tp);
 
 /* ---- author.c: programs from a spec --------------------------------- */
-/* 1: a form author() writes (has_layer: it takes a layer index); -1: a
- * tensor-parallel form, not written yet; 0: no such form. */
+/* 1: a form author() writes (has_layer: it takes a layer index); 2: a
+ * tensor-parallel form, which author_tp writes for a number of chips; 0: no
+ * such form. */
 int author_form_info(const char *name, int *has_layer);
 const char *author_forms(void);   /* the form names, space-separated */
 /* Writes FORM (with layer l, batch rows B where the form has them) to out:
  * the programs in canonical form (each checked), or with manifest their
  * weights as lines `NAME FORMAT COUNT FILE [FILE]`. stacked_layer takes
  * batch rows when batch > 0, else the rows of one sequence. layer_input and
- * stacked_layer_input print a name. Returns 0 or EXIT_INPUT after a message. */
+ * stacked_layer_input print a name. Returns 0 or EXIT_INPUT after a message.
+ * The tensor-parallel forms are author_tp's. */
 int author(Arena *a, const Spec *s, const char *form, int l, int batch, int manifest, FILE *out);
+/* The same, a tensor-parallel form split over `chips` (at least 1) chips:
+ * the program carries its placement (logos-placement(5)); with manifest,
+ * each chip's part of every whole weight file as lines
+ * `RANK NAME FORMAT COUNT SHAPE PART FILE [FILE]`. A spec check_tp refuses
+ * (spec_tp_block) is reported, EXIT_INPUT. Other forms ignore chips. */
+int author_tp(Arena *a, const Spec *s, const char *form, int l, int batch, int chips, int manifest, FILE *out);
 
 /* ---- env.c: tensors by name, shared by the programs of a stream ------- */
 /* A tensor in memory. f32 data in f, i32 in i; a q8 weight has its quants in
@@ -466,9 +494,14 @@ typedef struct Weights Weights;   /* mmapped files, freed with weights_close */
  * synthetic values from seed. Weights already in env are kept. Returns 0, or
  * reports and returns EXIT_INPUT / EXIT_SYSTEM. */
 int weights_bind(Weights **w, const Prog *p, Env *env, const char *dir, uint64_t seed);
+/* The same for chip `rank` of a split program (logos-placement(5)): a split
+ * weight's files (or synthetic values) are the whole, checked against the
+ * whole's shape, and the chip binds its part: rows in place, columns copied.
+ * weights_bind refuses a program split over more than one chip. */
+int weights_bind_chip(Weights **w, const Prog *p, Env *env, const char *dir, uint64_t seed, int rank);
 void weights_close(Weights *w);
 /* Writes every weight of the program (synthetic from seed) into dir, each
- * file atomically. Returns 0 or an exit status. */
+ * file atomically (a split weight's whole). Returns 0 or an exit status. */
 int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed);
 /* Where a tool's weights come from: --weights DIR or --synthetic SEED. */
 typedef struct WeightsArg {
@@ -510,6 +543,28 @@ int ref_run(const Prog *p, Env *env);
 /* The inverse frequencies of a rope call over rot values (rot / 2 of them),
  * with its scaling, in f64: what the reference and the CUDA lane both use. */
 void rope_freqs(const Expr *e, long rot, double *inv);
+/* One chip of a split program run with its chips (tp.c): join combines this
+ * chip's x (rows of cols values) with every chip's, OP_ALLREDUCE summing
+ * them into out (rows × cols), OP_ALLGATHER joining them along the last axis
+ * in rank order (rows × cols·chips); 0, or -1 when a chip has stopped. stop
+ * says this chip stops on an input error: 1 when it is the first (it
+ * reports), 0 when another has. ref_run refuses a program split over more
+ * than one chip. */
+typedef struct RefColl {
+    int (*join)(void *ctx, int op, const float *x, long rows, long cols, float *out);
+    int (*stop)(void *ctx);
+    void *ctx;
+    int chips;
+} RefColl;
+int ref_run_coll(const Prog *p, Env *env, const RefColl *coll);
+
+/* ---- tp.c: a split program run as its chips on the CPU ------------------ */
+/* Runs p once as its p->chips chips (one when it declares none), chip r
+ * against envs[r]: its own weights (weights_bind_chip), states, inputs and
+ * outputs; the collectives sum and gather across the chips in rank order.
+ * Returns 0, or EXIT_INPUT after the first chip's error is reported, or
+ * EXIT_SYSTEM when a chip cannot start. */
+int tp_run(const Prog *p, Env **envs);
 
 /* ---- kernels.c: the kernel table (kernels.h) -------------------------- */
 enum {

@@ -456,6 +456,54 @@ static void unpair(Parser *ps, Decl *d)
     expect(ps, TK_RP, "')'");
 }
 
+/* `split(rows|cols, PARTS)` after a weight's type (logos-placement(5)). */
+static void split(Parser *ps, Decl *d)
+{
+    next(ps);
+    expect(ps, TK_LP, "'('");
+    Token t = ps->tok;
+    if (!tok_is(&t, "rows") && !tok_is(&t, "cols"))
+        fail_tok(ps, "rows or cols");
+    next(ps);
+    d->split = t.p[0] == 'r' ? SPLIT_ROWS : SPLIT_COLS;
+    expect(ps, TK_COMMA, "','");
+    Token n = ps->tok;
+    const char *what = arena_printf(ps->a, "a number of parts from 1 to %d", LOGOS_MAXCHIPS);
+    d->parts = small_int(ps, what);
+    if (d->parts > LOGOS_MAXCHIPS)
+        fail(ps, &n, arena_printf(ps->a, "expected %s", what));
+    expect(ps, TK_RP, "')'");
+}
+
+/* What may follow a weight's type: unpair(...), then split(...). */
+static void weight_suffix(Parser *ps, Decl *d)
+{
+    if (tok_is(&ps->tok, "unpair"))
+        unpair(ps, d);
+    if (tok_is(&ps->tok, "split"))
+        split(ps, d);
+    if (is(ps, TK_IDENT))
+        fail_tok(ps, d->split ? "end of line" : d->unpair_hd ? "end of line or split(...)"
+                                                            : "end of line, unpair(...) or split(...)");
+}
+
+/* `chips N` first after the header: a program every chip of N runs. */
+static void chips(Parser *ps, Prog *p)
+{
+    Token at = ps->tok;
+    if (p->chips || p->ndecls || p->nstmts)
+        fail(ps, &at, "'chips' comes once, before the declarations");
+    p->chips_pre = take_pre(ps, &p->nchips_pre);
+    p->chips_line = at.line;
+    next(ps);
+    Token n = ps->tok;
+    const char *what = arena_printf(ps->a, "a number of chips from 1 to %d", LOGOS_MAXCHIPS);
+    p->chips = small_int(ps, what);
+    if (p->chips > LOGOS_MAXCHIPS)
+        fail(ps, &n, arena_printf(ps->a, "expected %s", what));
+    p->chips_trail = line_end(ps);
+}
+
 static void decl(Parser *ps, Prog *p, int kind)
 {
     Decl *d = VEC_PUSH(ps->a, p->decls, p->ndecls, p->cdecls);
@@ -474,8 +522,8 @@ static void decl(Parser *ps, Prog *p, int kind)
         d->base = type_base(ps);
         if (is(ps, TK_LB))
             d->rank = dims(ps, d->dims);
-        if (kind == D_WEIGHT && is(ps, TK_IDENT))
-            unpair(ps, d);
+        if (kind == D_WEIGHT)
+            weight_suffix(ps, d);
     }
     d->trail = line_end(ps);
 }
@@ -556,7 +604,9 @@ static void body(Parser *ps, Prog *p)
             return;
         }
         int k = decl_kind(&ps->tok);
-        if (k >= 0 && peek2(ps)->kind == TK_IDENT) {
+        if (tok_is(&ps->tok, "chips") && peek2(ps)->kind == TK_NUM) {
+            chips(ps, p);
+        } else if (k >= 0 && peek2(ps)->kind == TK_IDENT) {
             if (p->nstmts)
                 fail(ps, &ps->tok, "declarations come before statements");
             decl(ps, p, k);

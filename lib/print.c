@@ -139,6 +139,8 @@ static void print_decl(FILE *f, const Decl *d)
             fprintf(f, ", %d", d->unpair_at);
         fputc(')', f);
     }
+    if (d->split)
+        fprintf(f, " split(%s, %d)", d->split == SPLIT_ROWS ? "rows" : "cols", d->parts);
     trail(f, d->trail);
 }
 
@@ -164,6 +166,11 @@ void print_prog(FILE *f, const Prog *p)
         fprintf(f, " %d", p->layer);
     fprintf(f, " %s", p->model);
     trail(f, p->trail);
+    if (p->chips) {
+        comments(f, p->chips_pre, p->nchips_pre);
+        fprintf(f, "chips %d", p->chips);
+        trail(f, p->chips_trail);
+    }
     for (int i = 0; i < p->ndecls; i++)
         print_decl(f, &p->decls[i]);
     for (int i = 0; i < p->nstmts; i++)

@@ -21,7 +21,8 @@ _Noreturn void ref_fail(Run *r, int line, int col, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    diag_at(r->p->src, line, col, "%s", msg);
+    if (!r->coll || r->coll->stop(r->coll->ctx))   /* of a split program's chips, the first reports */
+        diag_at(r->p->src, line, col, "%s", msg);
     longjmp(r->fail, 1);
 }
 
@@ -277,6 +278,22 @@ static Val eval_reshape(Run *r, const Expr *e)
     return v;
 }
 
+/* A collective across the chips of a split program, through r->coll. When
+ * another chip has stopped (it reported why), this one stops quietly. */
+static Val eval_coll(Run *r, const Expr *e)
+{
+    Val x = eval(r, e->args[0]);
+    long cols = val_last(&x), rows = x.n / cols;
+    long d[LOGOS_MAXRANK];
+    memcpy(d, x.d, sizeof d);
+    if (e->op == OP_ALLGATHER)
+        d[x.rank - 1] *= r->coll->chips;   /* the checker gives it rank 1 or more */
+    Val y = val_new(r, T_F32, x.rank, d);
+    if (r->coll->join(r->coll->ctx, e->op, x.f, rows, cols, y.f))
+        longjmp(r->fail, 1);
+    return y;
+}
+
 /* A name's value: a statement's, an input, or an f32 weight (rows unpaired). */
 static Val eval_name(Run *r, const Expr *e)
 {
@@ -312,7 +329,8 @@ Val eval(Run *r, const Expr *e)
     case OP_RESHAPE: return eval_reshape(r, e);
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: return eval_binary(r, e);
     case OP_NEG: case OP_SILU: case OP_GELU: case OP_SIGMOID: case OP_SOFTPLUS: case OP_EXP:
-    case OP_TANH: case OP_SOFTCAP: case OP_CLAMP: case OP_ALLREDUCE: return eval_unary(r, e);
+    case OP_TANH: case OP_SOFTCAP: case OP_CLAMP: return eval_unary(r, e);
+    case OP_ALLREDUCE: return r->coll ? eval_coll(r, e) : eval_unary(r, e);
     case OP_RMSNORM: case OP_L2NORM: return eval_norm(r, e);
     case OP_ROPE: return eval_rope(r, e);
     case OP_ATTEND: return eval_attend(r, e);
@@ -327,7 +345,7 @@ Val eval(Run *r, const Expr *e)
     case OP_SLICE: return eval_slice(r, e);
     case OP_LAST: return eval_last(r, e);
     case OP_RANGE: return eval_range(r, e);
-    case OP_ALLGATHER: return eval_allgather(r, e);
+    case OP_ALLGATHER: return r->coll ? eval_coll(r, e) : eval_allgather(r, e);
     default: BUG("unknown op");
     }
 }
@@ -437,9 +455,9 @@ static void bind_decls(Run *r)
     }
 }
 
-int ref_run(const Prog *p, Env *env)
+int ref_run_coll(const Prog *p, Env *env, const RefColl *coll)
 {
-    Run r = {.p = p, .env = env, .a = arena_new()};
+    Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll};
     ASSERT(p->names);   /* checked */
     r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
     r.val = arena_alloc(r.a, sizeof *r.val * (size_t)(p->nstmts + 1));
@@ -448,6 +466,9 @@ int ref_run(const Prog *p, Env *env)
         arena_free(r.a);
         return EXIT_INPUT;
     }
+    ASSERT(!coll || coll->chips == (p->chips ? p->chips : 1));
+    if (p->chips > 1 && !coll)
+        ref_fail(&r, p->chips_line, 1, "the program is split over %d chips: each chip runs its part", p->chips);
     bind_decls(&r);
     for (int i = 0; i < p->nstmts; i++) {
         const Stmt *s = &p->stmts[i];
@@ -458,4 +479,9 @@ int ref_run(const Prog *p, Env *env)
     }
     arena_free(r.a);
     return EXIT_OK;
+}
+
+int ref_run(const Prog *p, Env *env)
+{
+    return ref_run_coll(p, env, NULL);
 }

@@ -1,7 +1,9 @@
 /* weights.c — a program's weights: read from their files (every file checked
  * against its declaration before any is mapped, then mmapped read-only),
  * synthesized deterministically from a seed, or written out as files
- * (man5/logos-weights.5 is the format). */
+ * (man5/logos-weights.5 is the format). A split program's weight is one
+ * chip's part of a whole (man5/logos-placement.5): its files hold the whole,
+ * and a chip binds its rows in place or copies its columns. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,13 +27,16 @@ struct Weights {
     int nmaps, cmaps;
 };
 
-/* A weight to bind: its declaration and concrete shape. */
+/* A weight to bind: its declaration and the concrete shape of its files
+ * (the whole of a split weight), and the part a chip binds. */
 typedef struct Want {
     const Decl *decl;
     int rank;
     long d[LOGOS_MAXRANK];
     long n;
     const char *type;   /* "q8[256,64]" for messages */
+    int axis;           /* the part's axis (place_part), -1: the whole */
+    long from, to;
 } Want;
 
 /* One file of a weight, while it is checked and mapped. */
@@ -132,25 +137,30 @@ static int bad_decl(const Prog *p, const Decl *d, const char *msg)
     return 1;
 }
 
-/* The shape of weight declaration d; nonzero after reporting. */
-static int want_of(Arena *a, const Prog *p, const Decl *d, Want *w)
+/* The shape of weight declaration d's files and chip rank's part of it;
+ * nonzero after reporting. */
+static int want_of(Arena *a, const Prog *p, const Decl *d, int rank, Want *w)
 {
     if (!plain_name(d->name))
         return bad_decl(p, d, arena_printf(a, "weight name '%s' would read outside the weights directory", d->name));
-    *w = (Want){.decl = d, .rank = d->rank};
-    ASSERT(decl_count(d, &w->n) == 0);   /* the checker bounds every declaration */
+    *w = (Want){.decl = d, .rank = d->rank, .n = 1};
+    place_whole(d, w->d);   /* the checker bounds every declaration and its whole */
+    w->axis = place_part(d, p->chips, rank, &w->from, &w->to);
     char *type = arena_printf(a, "%s[", base_name(d->base));
     for (int i = 0; i < d->rank; i++) {
-        w->d[i] = strtol(d->dims[i], NULL, 10);
-        type = arena_printf(a, "%s%s%s", type, i ? "," : "", d->dims[i]);
+        w->n *= w->d[i];
+        type = arena_printf(a, "%s%s%ld", type, i ? "," : "", w->d[i]);
     }
     w->type = arena_printf(a, "%s]", type);
+    if (d->split)
+        w->type = arena_printf(a, "%s, the whole of split(%s, %d)", w->type, d->split == SPLIT_ROWS ? "rows" : "cols",
+                               d->parts);
     return 0;
 }
 
-/* The weights of p not yet in env (all of them when env is NULL); the count,
- * or -1 after reporting. */
-static int wants(Arena *a, const Prog *p, Env *env, Want **out)
+/* The weights of p not yet in env (all of them when env is NULL), as chip
+ * rank binds them; the count, or -1 after reporting. */
+static int wants(Arena *a, const Prog *p, Env *env, int rank, Want **out)
 {
     Want *w = arena_alloc(a, sizeof *w * (size_t)(p->ndecls + 1));
     int n = 0, bad = 0;
@@ -158,7 +168,7 @@ static int wants(Arena *a, const Prog *p, Env *env, Want **out)
         const Decl *d = &p->decls[i];
         if (d->kind != D_WEIGHT || (env && env_get(env, d->name)))
             continue;
-        if (want_of(a, p, d, &w[n]))
+        if (want_of(a, p, d, rank, &w[n]))
             bad = 1;
         else
             n++;
@@ -272,7 +282,41 @@ static Buf want_buf(const Want *w)
     return b;
 }
 
-static void bind_files(Env *env, const Want *w, int nw, const WFile *files)
+/* Copies columns [from, to) of each row of `rows` rows of `cols` elements
+ * of `size` bytes. */
+static void *copy_cols(Arena *a, const void *src, long rows, long cols, long from, long to, size_t size)
+{
+    size_t width = (size_t)(to - from) * size;
+    unsigned char *dst = arena_alloc(a, (size_t)rows * width);
+    for (long r = 0; r < rows; r++)
+        memcpy(dst + (size_t)r * width, (const unsigned char *)src + ((size_t)(r * cols + from)) * size, width);
+    return dst;
+}
+
+/* The part of the whole b a chip binds: rows [from, to) in place (a row is
+ * every value under one index of the first axis), columns copied. */
+static Buf part_of(Weights *wt, const Want *w, Buf b)
+{
+    if (w->axis < 0)
+        return b;
+    long cols = b.d[b.rank - 1], rows = b.n / cols, per = b.n / b.d[0];
+    b.d[w->axis] = w->to - w->from;
+    b.n = b.n / w->d[w->axis] * b.d[w->axis];
+    if (w->axis == 0 && b.base == T_Q8) {
+        b.q += w->from * per;
+        b.s += w->from * per / Q8_BLOCK;
+    } else if (w->axis == 0) {
+        b.f += w->from * per;
+    } else if (b.base == T_Q8) {
+        b.q = copy_cols(wt->a, b.q, rows, cols, w->from, w->to, 1);
+        b.s = copy_cols(wt->a, b.s, rows, cols / Q8_BLOCK, w->from / Q8_BLOCK, w->to / Q8_BLOCK, 2);
+    } else {
+        b.f = copy_cols(wt->a, b.f, rows, cols, w->from, w->to, 4);
+    }
+    return b;
+}
+
+static void bind_files(Weights *wt, Env *env, const Want *w, int nw, const WFile *files)
 {
     for (int i = 0, k = 0; i < nw; i++) {
         Buf b = want_buf(&w[i]);
@@ -282,7 +326,7 @@ static void bind_files(Env *env, const Want *w, int nw, const WFile *files)
         } else {
             b.f = files[k++].map;
         }
-        env_bind(env, w[i].decl->name, b);
+        env_bind(env, w[i].decl->name, part_of(wt, &w[i], b));
     }
 }
 
@@ -308,20 +352,27 @@ static int bind_dir(Weights *wt, Env *env, const Want *w, int nw, const char *di
         if (files[k].fd >= 0)
             close(files[k].fd);
     if (!rc)
-        bind_files(env, w, nw, files);
+        bind_files(wt, env, w, nw, files);
     return rc;
 }
 
+/* Synthetic values of the whole, the chip's part bound. */
 static void bind_synthetic(Weights *wt, Env *env, const Want *w, int nw, uint64_t seed)
 {
     for (int i = 0; i < nw; i++) {
         const Decl *d = w[i].decl;
-        if (d->base != T_Q8) {
-            Buf *b = env_alloc(env, d->name, T_F32, w[i].rank, w[i].d);
-            weights_synth(d->name, w[i].rank, w[i].d, seed, b->f);
+        Buf b = want_buf(&w[i]);
+        if (d->base != T_Q8 && w[i].axis < 0) {
+            Buf *f = env_alloc(env, d->name, T_F32, w[i].rank, w[i].d);
+            weights_synth(d->name, w[i].rank, w[i].d, seed, f->f);
             continue;
         }
-        Buf b = want_buf(&w[i]);
+        if (d->base != T_Q8) {
+            b.f = arena_alloc(wt->a, (size_t)b.n * sizeof *b.f);
+            weights_synth(d->name, w[i].rank, w[i].d, seed, b.f);
+            env_bind(env, d->name, part_of(wt, &w[i], b));
+            continue;
+        }
         int8_t *q = arena_alloc(wt->a, (size_t)b.n);
         uint16_t *s = arena_alloc(wt->a, (size_t)(b.n / Q8_BLOCK) * sizeof *s);
         Synth sy = synth_init(d->name, b.rank, b.d, seed);
@@ -330,12 +381,24 @@ static void bind_synthetic(Weights *wt, Env *env, const Want *w, int nw, uint64_
             synth_block(&sy, Q8_BLOCK, x, q + j, s + j / Q8_BLOCK);
         b.q = q;
         b.s = s;
-        env_bind(env, d->name, b);
+        env_bind(env, d->name, part_of(wt, &w[i], b));
     }
 }
 
 int weights_bind(Weights **wp, const Prog *p, Env *env, const char *dir, uint64_t seed)
 {
+    *wp = NULL;
+    if (p->chips > 1) {
+        diag_file(p->src ? p->src->name : "<program>", "the program is split over %d chips, which run together "
+                  "(logos-placement(5)): one chip runs it at --tp 1", p->chips);
+        return EXIT_INPUT;
+    }
+    return weights_bind_chip(wp, p, env, dir, seed, 0);
+}
+
+int weights_bind_chip(Weights **wp, const Prog *p, Env *env, const char *dir, uint64_t seed, int rank)
+{
+    ASSERT(rank >= 0 && rank < (p->chips ? p->chips : 1));
     Weights *wt = calloc(1, sizeof *wt);
     if (!wt) {
         diag("out of memory");
@@ -343,7 +406,7 @@ int weights_bind(Weights **wp, const Prog *p, Env *env, const char *dir, uint64_
     }
     wt->a = arena_new();
     Want *w;
-    int nw = wants(wt->a, p, env, &w), rc = nw < 0 ? EXIT_INPUT : 0;
+    int nw = wants(wt->a, p, env, rank, &w), rc = nw < 0 ? EXIT_INPUT : 0;
     if (!rc && dir)
         rc = bind_dir(wt, env, w, nw, dir);
     else if (!rc)
@@ -439,7 +502,7 @@ int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed)
     }
     Arena *a = arena_new();
     Want *w;
-    int nw = wants(a, p, NULL, &w), rc = nw < 0 ? EXIT_INPUT : 0;
+    int nw = wants(a, p, NULL, 0, &w), rc = nw < 0 ? EXIT_INPUT : 0;
     for (int i = 0; i < nw && !rc; i++)
         for (const char *e = exts(&w[i]); *e && !rc; e++)
             rc = write_one(a, &w[i], *e, dir, seed);

@@ -7,28 +7,33 @@
 
 typedef struct Opts {
     const char *outpath, *form, *spec;
-    int list, has_layer;
-    long batch, layer;
+    int list, has_layer, split;
+    long batch, layer, tp;
 } Opts;
 
 static const Opt opts[] = {
     {.arg = "FORM", .help = "forward decode_step prefill decode_batch decode_embed decode_layer\n"
                             "decode_head layer head layer_input prefill_embed stacked_layer\n"
                             "stacked_layer_input prefill_head decode_batch_embed decode_batch_head\n"
-                            "generate"},
+                            "generate; split over N chips (--tp N): tp_decode_step\n"
+                            "tp_decode_layer tp_decode_batch tp_stacked_layer"},
     {.arg = "LAYER", .help = "the layer of decode_layer, layer, stacked_layer, layer_input,\n"
-                             "stacked_layer_input"},
+                             "stacked_layer_input, tp_decode_layer, tp_stacked_layer"},
     {.l = "batch", .kind = OPT_LONG, .at = offsetof(Opts, batch), .arg = "B", .lo = 1, .hi = 4096,
      .what = "a number of sequences",
-     .help = "sequences of decode_batch (default 4); stacked_layer's rows are\n"
-             "B sequences instead of one prefill chunk"},
+     .help = "sequences of decode_batch and tp_decode_batch (default 4);\n"
+             "stacked_layer's rows are B sequences instead of one prefill chunk"},
+    {.l = "tp", .kind = OPT_LONG, .at = offsetof(Opts, tp), .arg = "N", .lo = 1, .hi = LOGOS_MAXCHIPS,
+     .what = "a number of chips", .help = "the chips a tp_ form splits over (1 to 1024)"},
     {.l = "manifest", .kind = OPT_FLAG, .at = offsetof(Opts, list),
-     .help = "print the weights the program declares: NAME FORMAT COUNT FILE..."},
+     .help = "print the weights the program declares: NAME FORMAT COUNT FILE...\n"
+             "(a tp_ form: RANK NAME FORMAT COUNT SHAPE PART FILE...)"},
     {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, outpath), .arg = "FILE",
      .help = "write to FILE (replaced whole, only on success)"},
     {0},
 };
-static const Cli cli = {"usage: logos-author [-o FILE] [--manifest] [--batch B] FORM [LAYER] SPEC.yaml\n", opts};
+static const Cli cli = {"usage: logos-author [-o FILE] [--manifest] [--batch B] [--tp N] FORM [LAYER] SPEC.yaml\n",
+                        opts};
 
 /* FORM [LAYER] SPEC: the n operands; 0 or an exit status. */
 static int operands(int n, char **args, Opts *o)
@@ -39,13 +44,17 @@ static int operands(int n, char **args, Opts *o)
     }
     o->form = args[0];
     int known = author_form_info(o->form, &o->has_layer);
-    if (known < 0) {
-        diag("form '%s' is a tensor-parallel form: the split forms are not written yet "
-             "(logos-check --tp N says whether a spec splits)", o->form);
-        return EXIT_INPUT;
-    }
     if (!known) {
         diag("unknown form '%s' (forms: %s)", o->form, author_forms());
+        return EXIT_USAGE;
+    }
+    o->split = known == 2;
+    if (o->split && !o->tp) {
+        diag("form '%s' is split over chips: give their number with --tp N", o->form);
+        return EXIT_USAGE;
+    }
+    if (!o->split && o->tp) {
+        diag("--tp splits the tp_ forms, not '%s'", o->form);
         return EXIT_USAGE;
     }
     if (n != 2 + o->has_layer) {
@@ -77,7 +86,7 @@ static int write_form(Arena *a, const Spec *s, const Opts *o)
         diag("out of memory");
         return EXIT_SYSTEM;
     }
-    int st = author(a, s, o->form, (int)o->layer, (int)o->batch, o->list, mem);
+    int st = author_tp(a, s, o->form, (int)o->layer, (int)o->batch, (int)o->tp, o->list, mem);
     fclose(mem);
     if (st == 0)
         st = outfile_whole(o->outpath, text, len);

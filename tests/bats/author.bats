@@ -12,8 +12,12 @@ TINY="$EX/tiny"
 FORMS="forward decode_step prefill decode_batch decode_embed decode_head head prefill_head
        decode_batch_embed decode_batch_head generate"
 LAYER_FORMS="decode_layer layer stacked_layer"
-USAGE="usage: logos-author [-o FILE] [--manifest] [--batch B] FORM [LAYER] SPEC.yaml"
-ALL_FORMS="forward decode_step prefill decode_batch decode_embed decode_layer decode_head layer head layer_input prefill_embed stacked_layer stacked_layer_input prefill_head decode_batch_embed decode_batch_head generate"
+USAGE="usage: logos-author [-o FILE] [--manifest] [--batch B] [--tp N] FORM [LAYER] SPEC.yaml"
+ALL_FORMS="forward decode_step prefill decode_batch decode_embed decode_layer decode_head layer head layer_input prefill_embed stacked_layer stacked_layer_input prefill_head decode_batch_embed decode_batch_head generate tp_decode_step tp_decode_layer tp_decode_batch tp_stacked_layer"
+TP_FORMS="tp_decode_step tp_decode_batch"
+TP_LAYER_FORMS="tp_decode_layer tp_stacked_layer"
+# the tiny specs check_tp accepts, and those it refuses with the first reason
+TP_SPECS="gemma2 llama mistral qwen3"
 
 # layers SPEC: the spec's number of layers.
 layers() { sed -n 's/^layers: *//p' "$1"; }
@@ -166,6 +170,32 @@ logos 1 decode_step tiny-llama" ]
     grep -q '^in toks : i32\[4\]$' <<<"$output"
 }
 
+# A spec of SPEC's layers set to N, in $BATS_TEST_TMPDIR/l$N.yaml.
+with_layers() { sed "s/^layers: .*/layers: $2/" "$1" >"$BATS_TEST_TMPDIR/l$2.yaml"; }
+
+@test "the documented maxima author in seconds: 65536 layers, --batch 4096 (time linear in both)" {
+    # names are found in a table, not by a scan: at 8,000 layers a scan took
+    # 352 s, and at 65,536 it would take hours; the unsanitized build keeps
+    # the test's memory down (the program is 72 MB)
+    local spec="$TINY/llama.yaml" author="$TOP/build/bin/logos-author" n1 n2 n
+    for l in 1 2 8000 65536; do with_layers "$spec" $l; done
+    n1=$("$author" decode_step "$BATS_TEST_TMPDIR/l1.yaml" | wc -l)
+    n2=$("$author" decode_step "$BATS_TEST_TMPDIR/l2.yaml" | wc -l)
+    n=$(timeout 60 "$author" decode_step "$BATS_TEST_TMPDIR/l65536.yaml" | wc -l)
+    [ "$n" -eq $((n1 + 65535 * (n2 - n1))) ] || { echo "$n lines, expected $((n1 + 65535 * (n2 - n1)))"; return 1; }
+    # the sanitized build at 8,000 layers (the manifest: each weight once) and at the largest batch
+    n=$(timeout 30 "$LOGOS_BIN/logos-author" decode_step "$BATS_TEST_TMPDIR/l8000.yaml" | wc -l)
+    [ "$n" -eq $((n1 + 7999 * (n2 - n1))) ]
+    n=$(timeout 30 "$LOGOS_BIN/logos-author" --manifest decode_step "$BATS_TEST_TMPDIR/l8000.yaml" | sort -u | wc -l)
+    [ "$n" -eq $((2 + 8000 * 9)) ]
+    run --separate-stderr timeout 30 "$LOGOS_BIN/logos-author" --batch 4096 decode_batch "$spec"
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    grep -q '^in pos_s4095 : i32$' <<<"$output"
+    grep -q '^state Kc1_s4095 : f32\[64,2,16\]$' <<<"$output"
+    [ "$(grep -c '^bo[01] = stack(o[01]_s0, .*, o[01]_s4095)$' <<<"$output")" -eq 2 ]
+}
+
 @test "layer_input and stacked_layer_input print the name of a layer's input" {
     local spec="$TINY/gemma2.yaml"
     for args in "layer_input 0:x" "layer_input 1:h0" "layer_input 3:h2" \
@@ -206,18 +236,216 @@ logos 1 decode_step tiny-llama" ]
     [ "$stderr" = "logos-author: unknown form 'decode' (forms: $ALL_FORMS)" ]
 }
 
-@test "the tensor-parallel forms exit 1: not written yet" {
-    for f in tp_decode_step tp_decode_batch; do
+# ---- the tensor-parallel forms ----
+
+@test "every tp form of every spec check_tp accepts checks and is canonical at each width it splits" {
+    local out="$BATS_TEST_TMPDIR/tp.logos" n spec f l w
+    for name in $TP_SPECS; do
+        spec="$TINY/$name.yaml"
+        for w in 1 2; do
+            : >"$out"
+            for f in $TP_FORMS; do
+                "$LOGOS_BIN/logos-author" --tp $w "$f" "$spec" >>"$out" || { echo "$f $spec --tp $w"; return 1; }
+            done
+            for ((l = 0; l < $(layers "$spec"); l++)); do
+                for f in $TP_LAYER_FORMS; do
+                    "$LOGOS_BIN/logos-author" --tp $w "$f" $l "$spec" >>"$out" || { echo "$f $l $spec --tp $w"; return 1; }
+                done
+            done
+            n=$((2 + 2 * $(layers "$spec")))
+            run --separate-stderr "$LOGOS_BIN/logos-check" "$out"
+            [ "$output" = "$out: ok: $n programs" ] || { echo "$spec --tp $w: $output $stderr"; return 1; }
+            run --separate-stderr bash -c '"$1" -p "$2" | diff - "$2"' _ "$LOGOS_BIN/logos-check" "$out"
+            [ "$status" -eq 0 ] || { echo "$spec --tp $w: not canonical"; echo "$output"; return 1; }
+            [ "$(grep -c "^chips $w\$" "$out")" -eq "$n" ]
+        done
+    done
+    # the real shapes split at 8 chips
+    for spec in "$EX/llama-3-8b.yaml" "$EX/qwen3-0.6b.yaml"; do
+        run --separate-stderr bash -c '"$1" --tp 8 tp_decode_step "$2" | "$3" -' _ "$LOGOS_BIN/logos-author" "$spec" "$LOGOS_BIN/logos-check"
+        [ "$output" = "<stdin>: ok: 1 program" ] || { echo "$spec: $output $stderr"; return 1; }
+    done
+}
+
+@test "a tp program splits attention by heads and the FFN by hidden columns, closed by allreduce" {
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 2 tp_decode_layer 0 "$TINY/llama.yaml"
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    [ "${lines[0]}" = "logos 1 tp_decode_layer 0 tiny-llama" ]
+    [ "${lines[1]}" = "chips 2" ]
+    # 4 heads of 16 and 2 kv heads: 2 query heads and 1 kv head a chip; hidden 128: 64 a chip
+    [ "$(grep -E '^(weight|state) ' <<<"$output")" = "weight nm0 : f32[64]  # nm0.f
+weight wq0 : q8[32,64] split(rows, 2)  # wq0.q wq0.s
+weight wk0 : q8[16,64] split(rows, 2)  # wk0.q wk0.s
+weight wv0 : q8[16,64] split(rows, 2)  # wv0.q wv0.s
+state Kc0 : f32[64,1,16]
+state Vc0 : f32[64,1,16]
+weight wo0 : q8[64,32] split(cols, 2)  # wo0.q wo0.s
+weight nfn0 : f32[64]  # nfn0.f
+weight wg0 : q8[64,64] split(rows, 2)  # wg0.q wg0.s
+weight wu0 : q8[64,64] split(rows, 2)  # wu0.q wu0.s
+weight wd0 : q8[64,64] split(cols, 2)  # wd0.q wd0.s" ]
+    grep -qx 'q0 = wq0 @ xn0 ~ \[2,16\]' <<<"$output"
+    grep -qx 'r0 = x + allreduce(wo0 @ (o0 ~ \[32\]))' <<<"$output"
+    grep -qx 'h0 = r0 + allreduce(wd0 @ fa0)' <<<"$output"
+    # the embedding and the head on the replicated spine
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 2 tp_decode_step "$TINY/gemma2.yaml"
+    grep -qx 'weight emb : q8\[256,64\]  # emb.q emb.s' <<<"$output"
+    grep -qx 'x = emb\[tok\] \* 8' <<<"$output"
+    grep -qx 'logits = softcap(emb @ xf, cap=30)' <<<"$output"
+    # a sandwich norm reads the closed sum
+    grep -qx 'pa0 = rmsnorm(allreduce(wo0 @ (o0 ~ \[32\])), npm0, eps=1e-06, offset=1)' <<<"$output"
+    [ "$(grep -c allreduce <<<"$output")" -eq 8 ]
+    ! grep -q allgather <<<"$output"
+}
+
+@test "more chips than kv heads: neighbouring chips read the same kv head" {
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 8 tp_decode_layer 0 "$EX/llama-3-8b.yaml"
+    [ "$status" -eq 0 ]
+    grep -qx 'weight wq0 : q8\[512,4096\] split(rows, 8)  # wq0.q wq0.s' <<<"$output"
+    grep -qx 'weight wk0 : q8\[128,4096\] split(rows, 8)  # wk0.q wk0.s' <<<"$output"
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 8 tp_decode_layer 0 "$EX/qwen3-0.6b.yaml"
+    [ "$status" -eq 0 ]
+    # Qwen3-0.6B: 16 heads on 8 kv heads of 128
+    grep -qx 'weight wk0 : q8\[128,1024\] split(rows, 8)  # wk0.q wk0.s' <<<"$output"
+    cd "$BATS_TEST_TMPDIR"
+    sed 's/kv_heads: 2/kv_heads: 1/; s/^layers: .*/layers: 1/' "$TINY/llama.yaml" >kv1.yaml
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 2 --manifest tp_decode_step kv1.yaml
+    [ "$status" -eq 0 ]
+    grep -qx '0 wk0 q8 1024 16x64 rows=0:16 wk0.q wk0.s' <<<"$output"
+    grep -qx '1 wk0 q8 1024 16x64 rows=0:16 wk0.q wk0.s' <<<"$output"
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 2 tp_decode_step kv1.yaml
+    grep -qx 'weight wk0 : q8\[16,64\] split(rows, 1)  # wk0.q wk0.s' <<<"$output"
+}
+
+# tiles: reads a tp manifest; fails unless each chip's COUNT is its part's,
+# and the distinct parts of each weight tile its whole's axis in order.
+tiles() {
+    awk '{ n = split($5, d, "x"); whole = 1; for (i = 1; i <= n; i++) whole *= d[i]
+           if ($6 == "all") { if ($4 != whole) exit 1; next }
+           split($6, p, /[=:]/); ext = p[1] == "rows" ? d[1] : d[n]
+           if ($4 != whole / ext * (p[3] - p[2])) exit 1
+           print $2, p[2], p[3], ext }' | sort -u | sort -k1,1 -k2,2n |
+        awk '$1 != name { if (name != "" && end != ext) exit 1; name = $1; end = 0 }
+             { if ($2 != end) exit 1; end = $3; ext = $4 }
+             END { if (name != "" && end != ext) exit 1 }'
+}
+
+@test "the tp manifest gives each chip's part of the whole weight files" {
+    local spec="$TINY/llama.yaml"
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 2 --manifest tp_decode_step "$spec"
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    [ "${#lines[@]}" -eq 40 ]
+    [ "${lines[0]}" = "0 emb q8 16384 256x64 all emb.q emb.s" ]
+    grep -qx '0 wq0 q8 2048 64x64 rows=0:32 wq0.q wq0.s' <<<"$output"
+    grep -qx '1 wq0 q8 2048 64x64 rows=32:64 wq0.q wq0.s' <<<"$output"
+    grep -qx '1 wo0 q8 2048 64x64 cols=32:64 wo0.q wo0.s' <<<"$output"
+    grep -qx '1 wd1 q8 4096 64x128 cols=64:128 wd1.q wd1.s' <<<"$output"
+    # every chip's parts tile each whole exactly, and the whole files are the
+    # single-chip program's (no import per width)
+    for spec in "$TINY"/{gemma2,llama,mistral,qwen3}.yaml "$EX/llama-3-8b.yaml" "$EX/gemma-2-2b.yaml"; do
+        local single tp
+        single=$("$LOGOS_BIN/logos-author" --manifest decode_step "$spec" | awk '{ $3 = ""; print }')
+        for w in 1 2 8; do
+            "$LOGOS_BIN/logos-check" --tp $w "$spec" >/dev/null 2>&1 || continue
+            tp=$("$LOGOS_BIN/logos-author" --tp $w --manifest tp_decode_step "$spec")
+            [ "$(awk '{ $1 = ""; $4 = ""; $6 = ""; print }' <<<"$tp" | sed 's/^ //' | sort -u | awk '{ $3 = ""; print }' |
+                 sed 's/  */ /g')" = "$(sed 's/  */ /g' <<<"$single" | sort -u)" ] ||
+                { echo "$spec --tp $w: not the single-chip files"; return 1; }
+            tiles <<<"$tp" ||
+                { echo "$spec --tp $w: the parts do not tile the wholes"; return 1; }
+        done
+    done
+}
+
+@test "a tp program's whole files are what logos-run --write-weights writes from it" {
+    cd "$BATS_TEST_TMPDIR"
+    "$LOGOS_BIN/logos-author" --tp 2 tp_decode_step "$TINY/gemma2.yaml" >tp.logos
+    "$LOGOS_BIN/logos-run" --synthetic 1 --write-weights w tp.logos
+    [ "$("$LOGOS_BIN/logos-author" --tp 2 --manifest tp_decode_step "$TINY/gemma2.yaml" | cut -d' ' -f7- | tr ' ' '\n' | sort -u)" = "$(ls w | sort)" ]
+    "$LOGOS_BIN/logos-author" --tp 2 --manifest tp_decode_step "$TINY/gemma2.yaml" | while read -r r name fmt n shape part f1 f2; do
+        local whole=$(( ${shape//x/*} ))
+        if [ "$fmt" = f32 ]; then [ "$(wc -c <"w/$f1")" -eq $((4 * whole)) ]
+        else [ "$(wc -c <"w/$f1")" -eq "$whole" ] && [ "$(wc -c <"w/$f2")" -eq $((whole / 16)) ]; fi ||
+            { echo "$name: not the whole"; exit 1; }
+    done
+}
+
+@test "tp_decode_step at one chip generates what decode_step does (logos-run)" {
+    local spec="$TINY/mistral.yaml" a b
+    a=$("$LOGOS_BIN/logos-author" decode_step "$spec" | "$LOGOS_BIN/logos-run" --synthetic 7 -p "5 9 200" -n 8 2>/dev/null)
+    b=$("$LOGOS_BIN/logos-author" --tp 1 tp_decode_step "$spec" | "$LOGOS_BIN/logos-run" --synthetic 7 -p "5 9 200" -n 8 2>/dev/null)
+    [ -n "$a" ]
+    [ "$a" = "$b" ]
+}
+
+@test "--batch sets the sequences of tp_decode_batch and tp_stacked_layer" {
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 2 --batch 3 tp_stacked_layer 1 "$TINY/qwen3.yaml"
+    [ "$status" -eq 0 ]
+    [ "$(grep -E '^(chips|in|out) ' <<<"$output" | tr '\n' ';')" = "chips 2;in bh0 : f32[3,64];in pos_s0 : i32;in pos_s1 : i32;in pos_s2 : i32;out bh1 : f32[3,64];" ]
+    grep -qx 'state Kc1_s2 : f32\[64,1,16\]' <<<"$output"
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 2 tp_decode_batch "$TINY/qwen3.yaml"
+    grep -qx 'in toks : i32\[4\]' <<<"$output"
+    grep -qx 'out next : i32\[4\]' <<<"$output"
+}
+
+@test "a width a spec does not split over exits 1 with check_tp's reason" {
+    local f
+    for args in "3:llama:layer 0: 4 heads do not split over 3 chips" \
+                "4:llama:layer 0: attention output columns per chip 16 are not whole 32-value blocks (formats.attn is q8)" \
+                "8:qwen3:layer 0: 4 heads do not split over 8 chips" \
+                "2:qwen2:layer 0: attention has a q bias" \
+                "2:gptoss:layer 0: attention has a q bias" \
+                "1:deepseek2:layer 0: a latent mixer does not split yet" \
+                "2:lfm2:layer 0: a conv mixer does not split yet" \
+                "2:qwen3next:layer 0: a delta mixer does not split yet"; do
+        local w=${args%%:*} rest=${args#*:}
+        local name=${rest%%:*} why=${rest#*:}
+        for f in tp_decode_step "tp_decode_layer 0"; do
+            run --separate-stderr "$LOGOS_BIN/logos-author" --tp "$w" $f "$TINY/$name.yaml"
+            [ "$status" -eq 1 ] || { echo "$args $f: status $status"; return 1; }
+            [ -z "$output" ]
+            [ "$stderr" = "logos-author: $TINY/$name.yaml: does not split over $w chips: $why" ] || { echo "$stderr"; return 1; }
+        done
+    done
+    # the message is logos-check --tp's
+    run --separate-stderr "$LOGOS_BIN/logos-check" --tp 3 "$TINY/llama.yaml"
+    [ "$stderr" = "logos-check: $TINY/llama.yaml: does not split over 3 chips: layer 0: 4 heads do not split over 3 chips" ]
+}
+
+@test "a tp form without --tp, --tp on another form, and a bad --tp exit 2" {
+    for f in $TP_FORMS; do
         run --separate-stderr "$LOGOS_BIN/logos-author" "$f" "$TINY/llama.yaml"
-        [ "$status" -eq 1 ]
+        [ "$status" -eq 2 ]
         [ -z "$output" ]
-        [ "$stderr" = "logos-author: form '$f' is a tensor-parallel form: the split forms are not written yet (logos-check --tp N says whether a spec splits)" ]
+        [ "$stderr" = "logos-author: form '$f' is split over chips: give their number with --tp N" ]
     done
-    for f in tp_decode_layer tp_stacked_layer; do
-        run --separate-stderr "$LOGOS_BIN/logos-author" "$f" 0 "$TINY/llama.yaml"
-        [ "$status" -eq 1 ]
-        [ "$stderr" = "logos-author: form '$f' is a tensor-parallel form: the split forms are not written yet (logos-check --tp N says whether a spec splits)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-author" tp_decode_layer 0 "$TINY/llama.yaml"
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-author: form 'tp_decode_layer' is split over chips: give their number with --tp N" ]
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp 2 decode_step "$TINY/llama.yaml"
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-author: --tp splits the tp_ forms, not 'decode_step'" ]
+    for bad in 0 1025 x -2 2.5 ""; do
+        run --separate-stderr "$LOGOS_BIN/logos-author" --tp "$bad" tp_decode_step "$TINY/llama.yaml"
+        [ "$status" -eq 2 ]
+        [ -z "$output" ]
+        [ "$stderr" = "logos-author: --tp takes a number of chips from 1 to 1024, not '$bad'" ] || { echo "$bad: $stderr"; return 1; }
     done
+    run --separate-stderr "$LOGOS_BIN/logos-author" tp_decode_step --tp
+    [ "$status" -eq 2 ]
+    run --separate-stderr "$LOGOS_BIN/logos-author" --tp
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-author: --tp needs a value" ]
+}
+
+@test "-o leaves no file when a tp form is refused" {
+    mkdir "$BATS_TEST_TMPDIR/d" && cd "$BATS_TEST_TMPDIR/d"
+    run --separate-stderr "$LOGOS_BIN/logos-author" -o tp.logos --tp 3 tp_decode_step "$TINY/llama.yaml"
+    [ "$status" -eq 1 ]
+    [ "$(ls)" = "" ]
 }
 
 @test "a layer out of range exits 1 naming the file and the layer count" {

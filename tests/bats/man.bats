@@ -19,7 +19,10 @@ KNOWN="logos-check.1	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1
 logos-check.1	logos-check -p step.logos | diff - step.logos && echo same	inline
 logos-check.1	logos-check -o step.logos step.logos	inline
 logos-check.1	logos-check bad.logos	inline
-logos-spec.5	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1"
+logos-spec.5	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1
+logos-author.1	logos-author --tp 3 tp_decode_step examples/tiny/llama.yaml	status 1
+logos-placement.5	logos-check split.logos	status 1
+logos-fuse.1	logos-author decode_step examples/tiny/gptoss.yaml | logos-fuse	status 1"
 
 # Pages whose EXAMPLES hold no command to run: logos-weights.5 shows numpy
 # code that writes and reads weight files.
@@ -123,6 +126,10 @@ run_examples() {
 
 @test "logos-run.1 examples" {
     run_examples logos-run.1
+}
+
+@test "logos-placement.5 examples" {
+    run_examples logos-placement.5
 }
 
 @test "logos-spec.5 examples" {

@@ -3,16 +3,20 @@
 # the generate pipeline on every tiny spec; the same tokens from a decode
 # step alone (the prompt stepped), from a stream of cut forms and from weight
 # files; the logits file; a batch; -o; every rejected input with its exact
-# status and message; the fuser's pass-through; the bench's table, CSV and
-# JSON.
+# status and message; the fuser's plans and its refusals; the bench's table,
+# CSV and JSON.
 
 load common
 bats_require_minimum_version 1.5.0
 
 TINY="$EX/tiny"
 BAD="$TOP/tests/golden/bad"
-NOTICE="logos-fuse: the CUDA lane's fusion is not built yet: passing the programs through unchanged"
-CPU="logos-run: no GPU lane in this build: running the CPU reference"
+# the families the CUDA lane has kernels for; logos-fuse refuses the others'
+# streams, naming the first op it has no kernel for
+LANE_SPECS="gemma2 llama mistral qwen2 qwen3"
+NO_KERNEL="deepseek2:concat gptoss:route lfm2:conv qwen3next:concat"
+# logos-run on a machine without a GPU: the CPU reference, with a notice
+CPU='^logos-run: notice: .*: running the CPU reference$'
 
 setup() {
     mkdir -p "$BATS_TEST_TMPDIR/d"
@@ -44,15 +48,17 @@ weights() {
 
 @test "the generate pipeline prints 5 ids for each tiny spec" {
     for spec in "$TINY"/*.yaml; do
-        run --separate-stderr bash -c '"$1/logos-author" generate "$2" | "$1/logos-fuse" --lane cuda |
-            "$1/logos-run" --synthetic 1 -p "1 2 3" -n 5' _ "$LOGOS_BIN" "$spec"
+        # through logos-fuse where the lane has the kernels, else the programs
+        local fuse=cat
+        [[ " $LANE_SPECS " == *" $(basename "$spec" .yaml) "* ]] && fuse="$LOGOS_BIN/logos-fuse --lane cuda"
+        run --separate-stderr bash -c '"$1/logos-author" generate "$2" | $3 |
+            "$1/logos-run" --synthetic 1 -p "1 2 3" -n 5' _ "$LOGOS_BIN" "$spec" "$fuse"
         [ "$status" -eq 0 ] || { echo "$spec: $stderr"; return 1; }
         [ "${#lines[@]}" -eq 5 ]
         for id in "${lines[@]}"; do [[ "$id" =~ ^[0-9]+$ ]] && [ "$id" -lt 256 ]; done
-        [ "$(sed -n 1p <<<"$stderr")" = "$NOTICE" ]
-        [ "$(sed -n 2p <<<"$stderr")" = "$CPU" ]
-        [[ "$(sed -n 3p <<<"$stderr")" =~ ^logos-run:\ cpu\ reference:\ 5\ tokens\ generated\ in\ [0-9.]+\ s$ ]]
-        [ "$(wc -l <<<"$stderr")" -eq 3 ]
+        [[ "$(sed -n 1p <<<"$stderr")" =~ $CPU ]]
+        [[ "$(sed -n 2p <<<"$stderr")" =~ ^logos-run:\ cpu\ reference:\ 5\ tokens\ generated\ in\ [0-9.]+\ s$ ]]
+        [ "$(wc -l <<<"$stderr")" -eq 2 ]
     done
 }
 
@@ -418,25 +424,61 @@ step.logos" ]
     [ "$stderr" = "logos-run: mixed.logos: a batch of decode steps does not mix with single-sequence programs in one stream" ]
 }
 
-# ---- logos-fuse ----
-
-@test "logos-fuse passes a good stream through byte-identical, with the notice" {
-    "$LOGOS_BIN/logos-author" generate "$TINY/deepseek2.yaml" >gen.logos
-    run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane cuda gen.logos
-    [ "$status" -eq 0 ]
-    [ "$output" = "$(cat gen.logos)" ]
-    [ "$stderr" = "$NOTICE" ]
-    run --separate-stderr bash -c '"$1" <"$2" | cmp - "$2"' _ "$LOGOS_BIN/logos-fuse" gen.logos
-    [ "$status" -eq 0 ]
-    [ "$stderr" = "$NOTICE" ]
+@test "a program split over 2 chips is refused: its chips run together" {
+    "$LOGOS_BIN/logos-author" --tp 2 tp_decode_step "$TINY/llama.yaml" >tp.logos
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -n 1 tp.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: tp.logos: the program is split over 2 chips, which run together (logos-placement(5)): one chip runs it at --tp 1" ]
+    weights
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 -n 1 tp.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: tp.logos: the program is split over 2 chips, which run together (logos-placement(5)): one chip runs it at --tp 1" ]
 }
 
-@test "logos-fuse -q silences the notice" {
-    "$LOGOS_BIN/logos-author" decode_step "$TINY/lfm2.yaml" >step.logos
-    run --separate-stderr "$LOGOS_BIN/logos-fuse" -q --lane cuda step.logos
+# ---- logos-fuse ----
+
+@test "logos-fuse prints a plan for each program of a good stream, the same bytes each time" {
+    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >gen.logos
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane cuda gen.logos
     [ "$status" -eq 0 ]
-    [ "$output" = "$(cat step.logos)" ]
     [ -z "$stderr" ]
+    [ "${lines[0]}" = "plan 1 cuda" ]
+    [ "$(grep -c '^plan 1 cuda$' <<<"$output")" -eq 2 ]
+    printf '%s\n' "$output" >gen.plan
+    # each plan carries its program as it came
+    awk '/^logos 1 / { p = 1 } p { print } /^end$/ { p = 0 }' gen.plan | cmp - gen.logos
+    run --separate-stderr bash -c '"$1" <"$2" | cmp - "$3"' _ "$LOGOS_BIN/logos-fuse" gen.logos gen.plan
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    run --separate-stderr "$LOGOS_BIN/logos-check" gen.plan
+    [ "$status" -eq 0 ]
+    [ "$output" = "gen.plan: ok: 2 plans" ]
+}
+
+@test "logos-fuse refuses an op the lane has no kernel for, naming it and its line" {
+    local pair name op
+    for pair in $NO_KERNEL; do
+        name=${pair%%:*} op=${pair#*:}
+        "$LOGOS_BIN/logos-author" generate "$TINY/$name.yaml" >gen.logos
+        run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane cuda gen.logos
+        [ "$status" -eq 1 ] || { echo "$name: status $status"; return 1; }
+        [ -z "$output" ]
+        [[ "$(sed -n 1p <<<"$stderr")" =~ ^logos-fuse:\ gen.logos:[0-9]+:[0-9]+:\ the\ CUDA\ lane\ has\ no\ kernel\ for\ $op\ yet\ \(run\ it\ with\ logos-run\ --device\ cpu\)$ ]] ||
+            { echo "$name: $stderr"; return 1; }
+    done
+}
+
+@test "logos-fuse -v says each decision on stderr, -q silences them" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" -v step.logos
+    [ "$status" -eq 0 ]
+    [[ "$(sed -n 1p <<<"$stderr")" =~ ^logos-fuse:\ step.logos:[0-9]+:\ rule\  ]]
+    local plan="$output"
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" -q -v step.logos
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    [ "$output" = "$plan" ]
 }
 
 @test "logos-fuse: an unknown lane exits 2" {
@@ -466,7 +508,7 @@ step.logos" ]
     [ "$stderr" = "logos-fuse: unknown option '-x' (try --help)" ]
     run --separate-stderr "$LOGOS_BIN/logos-fuse" -h
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "usage: logos-fuse [--lane cuda] [-q] [FILE]" ]
+    [ "${lines[0]}" = "usage: logos-fuse [--lane cuda] [--numerics N] [--fuse-quant] [--no-lane-rules]" ]
 }
 
 # ---- logos-bench ----
