@@ -484,7 +484,8 @@ static void single(Fz *f, int kind, int k)
 static int unsupported(Fz *f, int k)
 {
     const GNode *n = N(f, k);
-    diag_at(f->p->src, n->e->line, n->e->col, "the CUDA lane has no kernel for %s yet (run it with logos-run --device cpu)",
+    if (!f->o->quiet)
+        diag_at(f->p->src, n->e->line, n->e->col, "the CUDA lane has no kernel for %s yet (run it with logos-run --device cpu)",
             op_info[n->op].name);
     return EXIT_INPUT;
 }

@@ -552,7 +552,8 @@ static int emit_elem(Fz *f, const Group *gr)
         }
         long div, mod;
         if (bcast(f, o, &x->ty, &div, &mod)) {
-            diag_at(f->p->src, e->e->line, e->e->col, "the CUDA lane has no kernel for this broadcast of %s",
+            if (!f->o->quiet)
+                diag_at(f->p->src, e->e->line, e->e->col, "the CUDA lane has no kernel for this broadcast of %s",
                     op_info[e->op].name);
             return EXIT_INPUT;
         }

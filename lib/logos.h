@@ -693,6 +693,7 @@ typedef struct FuseOpts {
     int rows;            /* the bound of every size (a chunk's rows) */
     int sms;             /* the chip's multiprocessors, for chunks_apart */
     int verbose;         /* each decision on stderr */
+    int quiet;           /* no message for an op the lane has no kernel for */
 } FuseOpts;
 /* The plan of a checked program under the knobs; NULL after reporting an op
  * the lane has no kernel for (exit 1). */

@@ -33,7 +33,7 @@ static const Opt opts[] = {
     WEIGHTS_OPTS(Opts, w),
     {.l = "pos", .kind = OPT_CALL, .fn = pos_opt, .arg = "P",
      .help = "the position the step is timed at (default 512, or the context); again for more"},
-    {.s = 'n', .kind = OPT_LONG, .at = offsetof(Opts, reps), .arg = "REPLAYS", .lo = 1, .hi = 100000,
+    {.s = 'n', .kind = OPT_LONG, .at = offsetof(Opts, reps), .arg = "REPLAYS", .lo = 1, .hi = 1000000,
      .help = "timed steps at each position (default 100 on the GPU, 4 on the CPU)"},
     {.l = "launch-reps", .kind = OPT_LONG, .at = offsetof(Opts, launch_reps), .arg = "N", .lo = 1, .hi = 10000,
      .help = "timings of each launch alone (default 20)"},
@@ -79,7 +79,11 @@ static int load(Arena *a, const char *path, const Opts *o, Stream *st)
     FuseOpts fo;
     fuse_defaults(&fo, st->ctx);
     int s;
-    Lane *lane = lane_choose(st, o->device, &fo, 0, &s);
+    Lane *lane = lane_choose(st, o->device, &fo, 1, &s);   /* the table says which lane ran */
+    fo.quiet = 1;
+    for (int k = 0; lane && k < st->nprogs; k++)   /* plans count the bytes on the CPU too, where the lane has kernels */
+        if (!st->plans[k])
+            st->plans[k] = fuse(st->a, st->progs[k], st->graphs[k], &fo);
     return lane ? stream_open(st, lane, &o->w) : s;
 }
 

@@ -67,7 +67,7 @@ step() { logos-author decode_step "$TINY/llama.yaml" >step.logos; }
     [ -z "$stderr" ]
     run --separate-stderr logos-bench step.logos --synthetic 1 -n 1 --csv
     [ "$status" -eq 0 ]
-    [[ "${lines[1]}" == tiny-llama,cpu,1,* ]]
+    [[ "${lines[1]}" == step,step.logos,tiny-llama,decode_step,64,* ]]
     run --separate-stderr logos-fuse step.logos -q
     [ "$status" -eq 0 ]
     [ -z "$stderr" ]
