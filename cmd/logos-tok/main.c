@@ -1,6 +1,6 @@
 /* logos-tok — text in, token ids out (encode), and back (decode), with a
  * model's own tokenizer: a Hugging Face tokenizer.json or a GGUF's
- * tokenizer.ggml.* keys. */
+ * tokenizer.ggml.* keys, as logos-import leaves them beside spec.yaml. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +10,8 @@
 static const char usage[] =
     "usage: logos-tok encode [-l | -z] [--special] [--bare] [-v] [-o FILE] DIR [FILE]\n"
     "       logos-tok decode [-l | -z] [--special] [-v] [-o FILE] DIR [FILE]\n"
-    "  DIR        a folder holding tokenizer.json or tokenizer.gguf, such a file,\n"
-    "             or a model's .gguf\n"
+    "  DIR        a folder holding tokenizer.json or tokenizer.gguf (as logos-import\n"
+    "             writes them), such a file, or a model's .gguf\n"
     "  FILE       the input (stdin when absent or -)\n"
     "  encode     UTF-8 text in, token ids out: the whole input is one text (less\n"
     "             one final newline), its ids on one line\n"

@@ -2,8 +2,9 @@
 # tok.bats — logos-tok: text to ids and back with the tiny tokenizer of
 # examples/tiny and the fixtures of tests/tok/fixture.py (standard-library
 # Python): each option's output, decoding as a stream (a token's text is
-# out before the next id is in; an unfinished UTF-8 sequence waits), and
-# every rejected input with its exit status and message. Conformance with Hugging Face tokenizers is
+# out before the next id is in; an unfinished UTF-8 sequence waits), the
+# tokenizer logos-import brings along, and every rejected input with its
+# exit status and message. Conformance with Hugging Face tokenizers is
 # tests/tok/conform.py's, run by tests/run.
 
 load common
@@ -154,6 +155,31 @@ bad_gguf() {
     python3 "$FIX" gguf gpt2 g.gguf
     run --separate-stderr logos-tok encode -v g.gguf < <(printf 'hi')
     [ "$output" = "$(printf '256\thi')" ]
+}
+
+@test "tok: logos-import brings the tokenizer along: tokenizer.json copied, a GGUF's keys extracted" {
+    python3 "$TOP/tests/import/gen.py" st llama ck
+    python3 "$FIX" json tiny ck
+    run --separate-stderr logos-import -o out ck
+    [ "$status" -eq 0 ]
+    [ "${stderr_lines[1]}" = "logos-import: wrote out/tokenizer.json (BPE, 256 tokens)" ]
+    cmp ck/tokenizer.json out/tokenizer.json
+    run --separate-stderr logos-tok encode out <<<"a b"
+    [ "$output" = "1 117 23" ]
+    python3 "$FIX" gguf llama v.gguf
+    python3 "$TOP/tests/import/gen.py" gguf qwen2 m.gguf --vocab v.gguf
+    run --separate-stderr logos-import -o g m.gguf
+    [ "${stderr_lines[1]}" = "logos-import: wrote g/tokenizer.gguf (SentencePiece BPE, 256 tokens)" ]
+    run --separate-stderr logos-tok encode g <<<"The capital"
+    [ "$output" = "1 119 62" ]
+}
+
+@test "tok: logos-import refuses a bad tokenizer before it writes anything" {
+    python3 "$TOP/tests/import/gen.py" st qwen2 ck
+    python3 "$FIX" json unigram ck
+    run --separate-stderr logos-import -o out ck
+    reject 1 "logos-import: ck/tokenizer.json: model type 'Unigram' is not read (logos-tok reads BPE)"
+    [ ! -e out ]
 }
 
 @test "tok: a tokenizer that is not there" {
