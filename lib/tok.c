@@ -224,6 +224,11 @@ int tok_finish(Tokenizer *t)
         t->special[ad->id] = (char)ad->special;
     }
     added_index(t);
+    for (int i = 0; i < t->nhead + t->ntail; i++) {
+        int id = i < t->nhead ? t->head[i] : t->tail[i - t->nhead];
+        if (id >= n || !t->text[id].p)
+            return tok_fail(t, "the template's token %d is not in the vocabulary (%d tokens)", id, n);
+    }
     for (int b = 0; b < 256; b++) {
         char s[8];
         snprintf(s, sizeof s, "<0x%02X>", b);

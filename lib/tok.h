@@ -75,6 +75,9 @@ typedef struct Pieces {
 /* Compiles a split regex written in Oniguruma's syntax (what tokenizers
  * uses) for PCRE2 with Unicode properties and JIT; NULL with *why set. */
 pcre2_code *split_compile(const char *pat, size_t n, int literal, const char **why);
+/* A pattern that failed on a text (PCRE2's match or depth limit): a
+ * message, and exit(EXIT_SYSTEM). */
+_Noreturn void split_failed(int rc);
 /* The GPT-2 pattern ByteLevel applies when use_regex is true. */
 extern const char split_gpt2[];
 /* Runs the pre-tokenizers over pieces in place; 0 or EXIT_SYSTEM. */

@@ -74,8 +74,10 @@ static int replace_regex(const Norm *nm, const char *s, size_t n, Buf8 *out)
     size_t i = 0;
     while (i < n) {
         int rc = pcre2_match(nm->re, (PCRE2_SPTR)s, n, i, PCRE2_NO_UTF_CHECK, md, NULL);
-        if (rc < 0)
+        if (rc == PCRE2_ERROR_NOMATCH)
             break;
+        if (rc < 0)
+            split_failed(rc);
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         if (ov[1] == ov[0]) {   /* an empty match replaces nothing: step over a character */
             uint32_t cp;

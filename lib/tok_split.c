@@ -126,14 +126,24 @@ static int add_cut(int n, size_t a, size_t b, int match)
     return n + 1;
 }
 
+_Noreturn void split_failed(int rc)
+{
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(rc, msg, sizeof msg);
+    diag("a split pattern gave up on the text: %s", (const char *)msg);
+    exit(EXIT_SYSTEM);
+}
+
 static int find_cuts(const pcre2_code *re, const char *s, size_t n, pcre2_match_data *md, int invert)
 {
     int nc = 0;
     size_t prev = 0, from = 0;
     while (from <= n) {
         int rc = pcre2_match(re, (PCRE2_SPTR)s, n, from, PCRE2_NO_UTF_CHECK, md, NULL);
-        if (rc < 0)
+        if (rc == PCRE2_ERROR_NOMATCH)
             break;
+        if (rc < 0)
+            split_failed(rc);
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         if (prev != ov[0])
             nc = add_cut(nc, prev, ov[0], invert);

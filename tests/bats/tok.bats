@@ -199,6 +199,7 @@ bad_gguf() {
     bad_json twice "logos-tok: twice/tokenizer.json: model.vocab: id 5 is given to both '0' and '▁extra'"
     bad_json unk "logos-tok: unk/tokenizer.json: model.unk_token '<missing>' is not in the vocabulary"
     bad_json added-id "logos-tok: added-id/tokenizer.json: added_tokens[1].id is not a whole number from 0 to 16777215"
+    bad_json template "logos-tok: template/tokenizer.json: the template's token 999 is not in the vocabulary (256 tokens)"
 }
 
 @test "tok: stages logos-tok does not implement are refused, not guessed at" {

@@ -21,7 +21,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 TINY = os.path.join(TOP, "examples", "tiny", "tokenizer.json")
 
 JSON_BREAKS = ["notjson", "unigram", "vocab", "merge-piece", "merge-result", "twice", "normalizer", "pre",
-               "regex", "decoder", "unk", "post", "added-id", "behavior", "strip", "bytelevel-mixed"]
+               "regex", "decoder", "unk", "post", "added-id", "behavior", "strip", "bytelevel-mixed",
+               "template"]
 GGUF_BREAKS = ["truncated", "bert", "pre", "nomodel", "scores", "bos", "magic"]
 
 
@@ -86,6 +87,8 @@ def broken(kind):
         m["unk_token"] = "<missing>"
     elif kind == "post":
         t["post_processor"] = {"type": "BertProcessing", "sep": ["</s>", 2], "cls": ["<s>", 1]}
+    elif kind == "template":
+        t["post_processor"]["special_tokens"]["<s>"]["ids"] = [999]
     elif kind == "added-id":
         t["added_tokens"][1]["id"] = "one"
     else:
