@@ -263,6 +263,7 @@ static int run_one(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out)
     }
     for (int g = 0; g < ngen; g++) {
         fprintf(out, "%d\n", next);
+        fflush(out);   /* a reader (logos-tok decode) gets each token as it comes */
         st->generated++;
         if (g == ngen - 1)
             break;
