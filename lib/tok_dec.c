@@ -206,7 +206,8 @@ static void stage(TokDec *d, int k, const char *p, size_t n, FILE *out)
 {
     const Tokenizer *t = d->t;
     if (k == t->ndec) {
-        fwrite(p, 1, n, out);
+        if (n)
+            fwrite(p, 1, n, out);
         return;
     }
     const Dec *dc = &t->dec[k];

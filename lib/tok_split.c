@@ -19,13 +19,42 @@ const char split_gpt2[] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\
 static const char white_space[] =
     "\\t-\\r\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}";
 
-/* The pattern with \s (and \S outside a class) spelled as White_Space. */
+/* Oniguruma's \p{Han} is the script; PCRE2's is the script's extensions
+ * (it takes 〚, whose script is Common): \p{sc:Han} is the script. The
+ * length of the escape at pat (\p{NAME} or \P{NAME}) put into b, or 0
+ * when NAME is no script. */
+static size_t script_escape(const char *pat, size_t n, Buf8 *b)
+{
+    const char *end = n > 3 && pat[2] == '{' ? memchr(pat + 3, '}', n - 3) : NULL;
+    if (!end || end - pat > 64 || memchr(pat + 3, ':', (size_t)(end - pat - 3)) || pat[3] == '^')
+        return 0;
+    char probe[80];
+    int k = snprintf(probe, sizeof probe, "\\p{sc:%.*s}", (int)(end - pat - 3), pat + 3);
+    int err;
+    PCRE2_SIZE off;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)probe, (size_t)k, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
+    if (!re)
+        return 0;
+    pcre2_code_free(re);
+    probe[1] = pat[1];   /* p or P */
+    buf8_put(b, probe, (size_t)k);
+    return (size_t)(end - pat + 1);
+}
+
+/* The pattern with \s (and \S outside a class) spelled as White_Space,
+ * and scripts as scripts. */
 static char *onig_to_pcre(const char *pat, size_t n, size_t *len)
 {
     Buf8 b = {0};
     int in_class = 0;
     for (size_t i = 0; i < n; i++) {
         char c = pat[i];
+        size_t sc;
+        if (c == '\\' && i + 1 < n && (pat[i + 1] == 'p' || pat[i + 1] == 'P') &&
+            (sc = script_escape(pat + i, n - i, &b))) {
+            i += sc - 1;
+            continue;
+        }
         if (c == '\\' && i + 1 < n) {
             char e = pat[++i];
             if (e == 's') {
@@ -68,7 +97,7 @@ pcre2_code *split_compile(const char *pat, size_t n, int literal, const char **w
     char *p = literal ? NULL : onig_to_pcre(pat, n, &len);
     int err;
     PCRE2_SIZE off;
-    uint32_t opt = PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE | (literal ? PCRE2_LITERAL : 0);
+    uint32_t opt = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP | PCRE2_MULTILINE);
     pcre2_code *re = pcre2_compile((PCRE2_SPTR)(literal ? pat : p), len, opt, &err, &off, NULL);
     free(p);
     if (!re) {

@@ -8,10 +8,12 @@ decoder and added tokens as its published tokenizer.json has them.
                                 family when none is named)
 
 Byte-level BPE: llama3, qwen2, gptoss, deepseek, lfm2 (and gpt2: ByteLevel's
-own regex and prefix space). SentencePiece-style BPE with byte fallback:
-mistral (the legacy normalizer: Prepend and Replace), mistral-ms (Metaspace,
-prepend_scheme "first", as converters write it now), gemma2 (Replace only,
-no prefix). GGUF twins are written by gguf.py from these."""
+own regex and prefix space; splits: no family's, every Split behaviour, a
+literal and an inverted pattern, NFKC and a regex Replace). SentencePiece-
+style BPE with byte fallback: mistral (the legacy normalizer: Prepend and
+Replace), mistral-ms (Metaspace, prepend_scheme "first", as converters
+write it now), gemma2 (Replace only, no prefix) (and metaspace: no
+family's, Metaspace splitting before each ▁, and its decoder). GGUF twins are written by gguf.py from these."""
 import json
 import os
 import sys
@@ -31,8 +33,8 @@ DEEPSEEK = [r"\p{N}{1,3}", "[一-龥\u3040-ゟ゠-ヿ]+",
             r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|"
             r"\s*[\r\n]+|\s+(?!\S)|\s+"]
 
-BYTELEVEL = ["llama3", "qwen2", "gptoss", "deepseek", "lfm2", "gpt2"]
-SENTENCEPIECE = ["mistral", "mistral-ms", "gemma2"]
+BYTELEVEL = ["llama3", "qwen2", "gptoss", "deepseek", "lfm2", "gpt2", "splits"]
+SENTENCEPIECE = ["mistral", "mistral-ms", "gemma2", "metaspace"]
 FAMILIES = BYTELEVEL + SENTENCEPIECE
 
 # each family's special tokens (the first is its BOS where it has one), and
@@ -48,6 +50,8 @@ SPECIALS = {
     "mistral": ["<unk>", "<s>", "</s>", "[INST]", "[/INST]"],
     "mistral-ms": ["<unk>", "<s>", "</s>"],
     "gemma2": ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"],
+    "splits": ["<|endoftext|>"],
+    "metaspace": ["<unk>", "<s>", "</s>"],
 }
 PLAIN = {"qwen2": ["<think>", "</think>"], "deepseek": ["<tool▁call>"], "gemma2": ["<table>"]}
 BOS = {"llama3": "<|begin_of_text|>", "deepseek": "<｜begin▁of▁sentence｜>", "lfm2": "<|startoftext|>",
@@ -59,6 +63,14 @@ def split(pattern):
 
 
 def byte_pre(fam):
+    if fam == "splits":   # not a family's: every behaviour of Split, a literal pattern, an inverted one
+        return pre_tokenizers.Sequence([
+            pre_tokenizers.Split(" ", behavior="merged_with_next"),
+            pre_tokenizers.Split(Regex(r"\p{P}"), behavior="merged_with_previous"),
+            pre_tokenizers.Split(Regex(r"\d"), behavior="contiguous"),
+            pre_tokenizers.Split(Regex(r"[xq]"), behavior="removed"),
+            pre_tokenizers.Split(Regex(r"\p{Han}+|\p{Arabic}+"), behavior="isolated", invert=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     if fam == "gpt2":
         return pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True)
     regexes = {"llama3": [LLAMA3], "qwen2": [QWEN2], "gptoss": [O200K], "deepseek": DEEPSEEK, "lfm2": [LLAMA3]}[fam]
@@ -109,6 +121,8 @@ def build(fam, texts, size=3000):
         tok.decoder = decoders.ByteLevel()
         if fam == "qwen2":
             tok.normalizer = normalizers.NFC()
+        if fam == "splits":
+            tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace(Regex(r"\d{5,}"), "#")])
     else:
         tok = Tokenizer(models.BPE(vocab=sp_vocab(fam, vocab), merges=merges, byte_fallback=True,
                                    unk_token="<unk>", fuse_unk=True))
@@ -116,12 +130,17 @@ def build(fam, texts, size=3000):
             tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
         elif fam == "mistral-ms":
             tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
+        elif fam == "metaspace":   # not a family's: Metaspace splitting, always prepending, and its decoder
+            tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
         else:
             tok.normalizer = normalizers.Replace(" ", "▁")
         steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
         if fam != "gemma2":
             steps.append(decoders.Strip(" ", 1, 0))
         tok.decoder = decoders.Sequence(steps)
+        if fam == "metaspace":
+            tok.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Metaspace(replacement="▁",
+                                                                                        prepend_scheme="always")])
     tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in SPECIALS[fam]])
     tok.add_tokens([AddedToken(s, special=False, normalized=False) for s in PLAIN.get(fam, [])])
     if fam == "deepseek":   # tokens that take the spaces around them, and one that is a word alone
