@@ -208,7 +208,10 @@ int vocab_index(Arena *a, Vocab *v, const char *file)
 
 /* ---- after either reader ---- */
 
-int tok_finish(Tokenizer *t)
+/* After either reader: every id's text (the model's pieces, the added
+ * tokens'), which ids are special, the byte tokens and a byte-level
+ * vocabulary's byte characters, and the template's ids checked. */
+static int tok_finish(Tokenizer *t)
 {
     Arena *a = t->a;
     int n = t->v.n;

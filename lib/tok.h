@@ -136,8 +136,7 @@ void added_index(Tokenizer *t);
  * ones only when special is set) and the text between, as tokenizers'
  * leftmost-longest matching does. */
 void added_split(const Tokenizer *t, int normalized, int special, const char *s, size_t n, Spans *out);
-/* Unicode's White_Space (Rust's char::is_whitespace). */
-int is_white(uint32_t cp);
+
 
 /* ---- the tokenizer ---- */
 enum DecKind { DEC_BYTELEVEL, DEC_REPLACE, DEC_BYTEFALLBACK, DEC_FUSE, DEC_STRIP, DEC_METASPACE };
@@ -180,9 +179,6 @@ int tok_from_gguf(Tokenizer *t, const char *path);
  * tensors), appended to out; nothing when it has no tokenizer.ggml.model.
  * 0 or EXIT_INPUT. */
 int tok_gguf_keys(Tokenizer *t, const char *path, Buf8 *out);
-/* Shared by both readers: after the vocabulary and the added tokens, marks
- * special ids, finds the byte tokens and checks the pieces' UTF-8. */
-int tok_finish(Tokenizer *t);
 /* Fails with `logos-tok: FILE: message` (diag_file); returns EXIT_INPUT. */
 int tok_fail(const Tokenizer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -9,7 +9,8 @@
 
 #include "tok.h"
 
-int is_white(uint32_t c)
+/* Unicode's White_Space (Rust's char::is_whitespace). */
+static int is_white(uint32_t c)
 {
     return (c >= 9 && c <= 13) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
            c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;

@@ -134,7 +134,8 @@ static void put_ids(FILE *f, Tokenizer *t, const TokIds *ids, const Opts *o)
         else
             fprintf(f, "%s%d", i ? " " : "", ids->v[i]);
     }
-    fputc('\n', f);   /* ends the ids' line, or -v's record */
+    if (!o->verbose || o->lines)
+        fputc('\n', f);   /* ends the ids' line, or -l's record of -v lines */
 }
 
 static int encode(Tokenizer *t, const Opts *o, FILE *f)
@@ -142,7 +143,7 @@ static int encode(Tokenizer *t, const Opts *o, FILE *f)
     size_t n;
     char *text = read_input(o->input, &n);
     if (!text)
-        return EXIT_SYSTEM;
+        return EXIT_INPUT;
     int st = check_utf8(strcmp(o->input, "-") ? o->input : "<stdin>", text, n);
     char end = o->nul ? '\0' : '\n';
     if (!o->lines && n && text[n - 1] == '\n')
@@ -286,7 +287,7 @@ static int decode(Tokenizer *t, const Opts *o, FILE *f)
     In in = {std ? stdin : fopen(o->input, "rb"), std ? "<stdin>" : o->input, o->lines ? 0 : 1, 0};
     if (!in.f) {
         diag_file(o->input, "cannot read: %s", strerror(errno));
-        return EXIT_SYSTEM;
+        return EXIT_INPUT;
     }
     TokDec *d = tok_dec_new(t, o->special);
     int st = o->lines ? decode_lines(t, d, o, f, &in) : decode_stream(t, d, o, f, &in);

@@ -85,6 +85,10 @@ bad_gguf() {
 @test "tok: -v prints each id with its piece, escaped" {
     run --separate-stderr logos-tok encode --bare -v "$TINY" < <(printf 'hi')
     [ "$output" = "$(printf '48\t▁\n29\th\n30\ti')" ]
+    logos-tok encode --bare -v -l "$TINY" < <(printf 'hi\na\n') >v
+    [ "$(cat v)" = "$(printf '48\t▁\n29\th\n30\ti\n\n117\t▁a\n')" ] && [ "$(wc -l <v)" = 6 ]
+    logos-tok encode --bare -v "$TINY" < <(printf 'hi') >v
+    [ "$(wc -l <v)" = 3 ]
     python3 "$FIX" json bytes b
     run --separate-stderr logos-tok encode -v b < <(printf 'hi\t')
     [ "$output" = "$(printf '256\thi\n9\tĉ')" ]
@@ -180,6 +184,13 @@ bad_gguf() {
     run --separate-stderr logos-import -o out ck
     reject 1 "logos-import: ck/tokenizer.json: model type 'Unigram' is not read (logos-tok reads BPE)"
     [ ! -e out ]
+}
+
+@test "tok: an input that is not there" {
+    run --separate-stderr logos-tok encode "$TINY" nothing.txt
+    reject 1 "logos-tok: nothing.txt: cannot read: No such file or directory"
+    run --separate-stderr logos-tok decode "$TINY" nothing.ids
+    reject 1 "logos-tok: nothing.ids: cannot read: No such file or directory"
 }
 
 @test "tok: a tokenizer that is not there" {
