@@ -9,11 +9,12 @@ DESTDIR ?=
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN     = -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-# libyaml and jansson are linked statically so the tools run where neither is installed.
-LIBS     = -Wl,-Bstatic -lyaml -ljansson -Wl,-Bdynamic -ldl -lm -pthread
+# libyaml, jansson, PCRE2 and utf8proc are linked statically so the tools run
+# where none of them is installed.
+LIBS     = -Wl,-Bstatic -lyaml -ljansson -lpcre2-8 -lutf8proc -Wl,-Bdynamic -ldl -lm -pthread
 SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-TOOLS   = logos-author logos-check logos-fuse logos-run logos-bench logos-import
+TOOLS   = logos-author logos-check logos-fuse logos-run logos-bench logos-import logos-tok
 LIBSRC  = $(wildcard lib/*.c)
 HDRS    = $(wildcard lib/*.h)
 MAN     = $(wildcard man/man1/*.1 man/man5/*.5 man/man7/*.7)

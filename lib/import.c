@@ -1,9 +1,9 @@
 /* import.c — logos-import's pipeline: open a checkpoint (a Hugging Face
  * folder or a GGUF file), read its configuration, write the spec it gives,
  * author that spec's decode step to learn the weights it declares, find each
- * weight's tensor (all of them, before any file is written), remove an
- * earlier import's spec.yaml, stream every weight into its files, and put
- * spec.yaml in place last. Also the entry points the fuzzers call. */
+ * weight's tensor (all of them, before any file is written) and check its
+ * tokenizer, remove an earlier import's spec.yaml, stream every weight into
+ * its files, write the tokenizer, and put spec.yaml in place last. Also the entry points the fuzzers call. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -232,11 +232,14 @@ static int import_into(Ckpt *c, const ImportOpts *o)
     g->unpermute = o->rewrite_rope && g->interleaved;
     const char *yaml = cfg_spec_yaml(c->a, g, o->fmt);
     Want *w = NULL;
+    TokImport tok;
     int nw = 0, made = 0;
-    /* every tensor found and checked before OUT is touched */
+    /* every tensor found and checked, and the tokenizer, before OUT is touched */
     int st = authored_weights(c, yaml, &w, &nw);
     for (int i = 0; !st && i < nw; i++)
         st = map_weight(c, w[i].name, w[i].rank, w[i].d, &w[i].src);
+    if (!st)
+        st = tok_import_find(c->a, o->in, &tok);
     if (!st)
         st = make_outdir(o->out, &made);
     if (st)
@@ -246,6 +249,8 @@ static int import_into(Ckpt *c, const ImportOpts *o)
     st = unfinish(spec);
     for (int i = 0; !st && i < nw; i++)
         st = write_weight(o->out, w[i].name, w[i].q8, w[i].rank, w[i].d, &w[i].src);
+    if (!st)
+        st = tok_import_write(c->a, &tok, o->out);
     if (!st)
         st = write_file(tmp, yaml);
     if (!st && rename(tmp, spec) != 0)
@@ -262,6 +267,8 @@ static int import_into(Ckpt *c, const ImportOpts *o)
     if (!o->quiet)
         diag("wrote %s and %d weight files (%s%s)", spec, files, o->fmt == FMT_Q8 ? "q8" : "f32",
              g->interleaved && !g->unpermute ? ", q/k rows interleaved" : "");
+    if (!o->quiet && tok.from)
+        diag("wrote %s/%s (%s, %d tokens)", o->out, tok.name, tok.kind, tok.vocab);
     return 0;
 }
 

@@ -841,4 +841,53 @@ int import_run(const ImportOpts *o);
 int import_st_header(const unsigned char *buf, size_t len);
 int import_gguf_header(const unsigned char *buf, size_t len);
 
+/* ---- tok*.c: tokenizers, text to ids and back (tok.h inside) ----------- */
+typedef struct Tokenizer Tokenizer;
+typedef struct TokIds {
+    int32_t *v;           /* malloc'd */
+    int n, cap;
+} TokIds;
+/* Reads the tokenizer at path: a folder holding tokenizer.json or
+ * tokenizer.gguf, such a file, or any .gguf file. NULL after a message
+ * naming the file (bad input), or exit(EXIT_SYSTEM) when out of memory. */
+Tokenizer *tok_load(Arena *a, const char *path);
+/* Lets go of what the tokenizer holds outside its arena (compiled regexes,
+ * scratch buffers); the arena frees the rest. */
+void tok_free(Tokenizer *t);
+int tok_vocab(const Tokenizer *t);          /* ids 0 .. tok_vocab - 1 */
+const char *tok_kind(const Tokenizer *t);   /* "byte-level BPE", "SentencePiece BPE" */
+/* The piece of id as the vocabulary spells it; NULL for an id no piece has. */
+const char *tok_piece(const Tokenizer *t, int id, size_t *n);
+/* Writes `ID<TAB>PIECE` and a newline: the piece with \\, \n, \t, \r, other
+ * control characters and bytes outside UTF-8 escaped (\xNN). */
+void tok_show(FILE *f, const Tokenizer *t, int id);
+/* Appends the ids of text[0..n), which must be valid UTF-8, to out. special:
+ * special tokens written in the text encode as themselves; bare: without
+ * the ids the post-processor's template adds (BOS). */
+void tok_encode(Tokenizer *t, const char *text, size_t n, int special, int bare, TokIds *out);
+/* The offset of the first byte of s[0..n) that is not valid UTF-8, or n. */
+size_t utf8_valid(const char *s, size_t n);
+/* Decoding as a stream: each id's text is written as soon as it is
+ * complete (bytes of an unfinished UTF-8 sequence, and a SentencePiece
+ * vocabulary's run of byte tokens, wait for what ends them). */
+typedef struct TokDec TokDec;
+TokDec *tok_dec_new(const Tokenizer *t, int special);   /* special: write special tokens too */
+/* 0, or -1 when id is not in the vocabulary (nothing written). */
+int tok_dec_push(TokDec *d, int32_t id, FILE *out);
+void tok_dec_end(TokDec *d, FILE *out);   /* writes what was held; ready for a new text */
+void tok_dec_free(TokDec *d);
+/* logos-import's part: the tokenizer of checkpoint in (DIR/tokenizer.json,
+ * or a GGUF's tokenizer.ggml.* keys), checked before OUT is touched, then
+ * written beside spec.yaml (OUT/tokenizer.json or OUT/tokenizer.gguf). */
+typedef struct TokImport {
+    const char *from;     /* the file it comes from; NULL: the checkpoint has none */
+    const char *name;     /* "tokenizer.json" or "tokenizer.gguf" */
+    char *bytes;          /* what is written (in the arena) */
+    size_t len;
+    const char *kind;
+    int vocab;
+} TokImport;
+int tok_import_find(Arena *a, const char *in, TokImport *ti);    /* 0 or EXIT_INPUT */
+int tok_import_write(Arena *a, const TokImport *ti, const char *outdir);   /* 0 or EXIT_SYSTEM */
+
 #endif

@@ -147,3 +147,7 @@ run_examples() {
 @test "logos-import.1 examples" {
     run_examples logos-import.1
 }
+
+@test "logos-tok.1 examples" {
+    run_examples logos-tok.1
+}

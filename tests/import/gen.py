@@ -6,11 +6,13 @@ Python standard library alone (no numpy, no torch).
       a Hugging Face folder: config.json and model.safetensors (or N shards
       and model.safetensors.index.json); --config's keys replace or join
       config.json's (the tensors keep their shapes)
-  gen.py gguf FAMILY FILE [--type f32|f16|q8_0] [--break KIND] [--config JSON]
+  gen.py gguf FAMILY FILE [--type f32|f16|q8_0] [--break KIND] [--config JSON] [--vocab TOK.gguf]
       a GGUF v3 file as llama.cpp's converter writes it (llama q/k rows
       interleaved, Gemma 2 norms holding 1 + w, llama3 rope as rope_freqs);
       --config's keys (whole GGUF keys: u32 for integers, f32 for other
-      numbers, else strings) replace or join the metadata
+      numbers, else strings) replace or join the metadata; --vocab's
+      tokenizer keys (a GGUF of keys alone, tests/tok/fixture.py's) replace
+      the placeholder tokens
   gen.py q8blocks FILE.gguf TENSOR OUT
       the raw 34-byte blocks of a Q8_0 tensor split into OUT.q and OUT.s
   gen.py stf32 DIR TENSOR OUT
@@ -389,7 +391,14 @@ def gguf_kv(key, val):
     return kv(key, "f32", val) if isinstance(val, float) else kv(key, "str", val)
 
 
-def gen_gguf(fam, path, typ="f32", brk=None, over=None):
+def vocab_keys(path):
+    """The key-values of a GGUF that holds no tensors, as they lie, and
+    their count."""
+    b = open(path, "rb").read()
+    return [b[24:]], struct.unpack_from("<Q", b, 16)[0]
+
+
+def gen_gguf(fam, path, typ="f32", brk=None, over=None, vocab=None):
     arch = ARCH[fam]
     cfg = config(fam)
     over = over or {}
@@ -409,6 +418,12 @@ def gen_gguf(fam, path, typ="f32", brk=None, over=None):
                 kv("gemma2.final_logit_softcapping", "f32", 30.0)]
     kvs = [b for b in kvs if b[8:8 + struct.unpack_from("<Q", b)[0]].decode() not in over]
     kvs += [gguf_kv(k, v) for k, v in over.items()]
+    nkv = len(kvs)
+    if vocab:   # its keys in place of the placeholder tokens
+        kvs = [b for b in kvs if not b[8:].startswith(b"tokenizer.")]
+        extra, n = vocab_keys(vocab)
+        nkv = len(kvs) + n
+        kvs += extra
     infos, blobs = [], []
     for hf, shape in tensors(fam):
         v = values(hf, shape)
@@ -430,7 +445,7 @@ def gen_gguf(fam, path, typ="f32", brk=None, over=None):
     if fam == "llama":
         infos.append(("rope_freqs.weight", [HD // 2], 0, f32(llama3_freqs())))
     head = b"GGUF" + struct.pack("<I", 7 if brk == "version" else 3)
-    head += struct.pack("<QQ", (1 << 40) if brk == "tcount" else len(infos), (1 << 40) if brk == "kvcount" else len(kvs))
+    head += struct.pack("<QQ", (1 << 40) if brk == "tcount" else len(infos), (1 << 40) if brk == "kvcount" else nkv)
     if brk == "magic":
         head = b"GGUG" + head[4:]
     head += b"".join(kvs)
@@ -566,7 +581,8 @@ def main(argv):
         gen_st(args[1], args[2], opts.get("dtype", "f32"), int(opts.get("shards", 1)), opts.get("break"),
                json.loads(opts.get("config", "{}")))
     elif args[:1] == ["gguf"]:
-        gen_gguf(args[1], args[2], opts.get("type", "f32"), opts.get("break"), json.loads(opts.get("config", "{}")))
+        gen_gguf(args[1], args[2], opts.get("type", "f32"), opts.get("break"), json.loads(opts.get("config", "{}")),
+                 opts.get("vocab"))
     elif args[:1] == ["q8blocks"]:
         q8blocks(args[1], args[2], args[3])
     elif args[:1] == ["stf32"]:
