@@ -14,8 +14,9 @@
 // takes key rows [c CHUNK, (c + 1) CHUNK) of [lo, hi) for the G = NH / NKV
 // heads of group g, and returns at once when they are none of them (so a
 // short context keeps few blocks busy, and those few finish soon); its
-// warps take rows in turn, each keeping a running maximum, sum and weighted
-// values per head, then merge in shared memory. When a row's keys span
+// warps take R rows in turn (their keys and values loaded before any is
+// used), each keeping a running maximum, sum and weighted values per head,
+// then merge in shared memory. When a row's keys span
 // several chunks, each busy block leaves (m, l, o[VD]) per head in part,
 // and the last of them to finish (cnt counts them) merges them into y and
 // sets its count back to 0. Shared memory: 4 G (VD + 2) floats.
@@ -24,6 +25,7 @@ constexpr int G = NH / NKV;
 constexpr int QP = (HD + 31) / 32;          // query values a lane holds, per head
 constexpr int VP = (VD + 63) / 64;          // value pairs a lane holds, per head
 constexpr int SLOT = VD + 2;                // m, l, then the values
+constexpr int R = G * (QP + 2 * VP) > 48 ? 2 : 4;   // key rows a warp loads together
 
 DEV float key(const void *K, long i)
 {
@@ -106,32 +108,45 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
         for (int i = 0; i < VP; i++)
             o[h][i][0] = o[h][i][1] = 0.0f;
     }
-    for (long j = j0 + w; j < j1; j += 4) {
-        long kb = (j * NKV + g) * (long)HD, vb = (j * NKV + g) * (long)VD;
-        float kr[QP];
-        for (int i = 0; i < QP; i++)
-            kr[i] = lane + 32 * i < HD ? key(p.a[1], kb + lane + 32 * i) : 0.0f;
-        float vr[VP][2];
-        for (int i = 0; i < VP; i++) {
-            int e = 2 * lane + 64 * i;
-            vr[i][0] = vr[i][1] = 0.0f;
-            if (e < VD)
-                val2(p.a[2], vb + e, vr[i][0], vr[i][1]);
-        }
-        for (int h = 0; h < G; h++) {
-            float s = 0.0f;
+    for (long j = j0 + (long)w * R; j < j1; j += 4L * R) {   // R rows a warp a round, all loaded first
+        float kr[R][QP], vr[R][VP][2];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            long jr = j + r < j1 ? j + r : j;
+            long kb = (jr * NKV + g) * (long)HD, vb = (jr * NKV + g) * (long)VD;
+#pragma unroll
             for (int i = 0; i < QP; i++)
-                s += qr[h][i] * kr[i];
-            s = warp_sum(s) * SCALE;
-            if (CAP > 0.0f)
-                s = CAP * tanhf(s / CAP);
-            float mn = fmaxf(m[h], s), corr = m[h] == NEG_INF ? 0.0f : expf(m[h] - mn), e = expf(s - mn);
-            l[h] = l[h] * corr + e;
+                kr[r][i] = lane + 32 * i < HD ? key(p.a[1], kb + lane + 32 * i) : 0.0f;
+#pragma unroll
             for (int i = 0; i < VP; i++) {
-                o[h][i][0] = o[h][i][0] * corr + e * vr[i][0];
-                o[h][i][1] = o[h][i][1] * corr + e * vr[i][1];
+                int e = 2 * lane + 64 * i;
+                vr[r][i][0] = vr[r][i][1] = 0.0f;
+                if (e < VD)
+                    val2(p.a[2], vb + e, vr[r][i][0], vr[r][i][1]);
             }
-            m[h] = mn;
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            if (j + r >= j1)
+                break;
+#pragma unroll
+            for (int h = 0; h < G; h++) {
+                float s = 0.0f;
+#pragma unroll
+                for (int i = 0; i < QP; i++)
+                    s += qr[h][i] * kr[r][i];
+                s = warp_sum(s) * SCALE;
+                if (CAP > 0.0f)
+                    s = CAP * tanhf(s / CAP);
+                float mn = fmaxf(m[h], s), corr = m[h] == NEG_INF ? 0.0f : expf(m[h] - mn), e = expf(s - mn);
+                l[h] = l[h] * corr + e;
+#pragma unroll
+                for (int i = 0; i < VP; i++) {
+                    o[h][i][0] = o[h][i][0] * corr + e * vr[r][i][0];
+                    o[h][i][1] = o[h][i][1] * corr + e * vr[r][i][1];
+                }
+                m[h] = mn;
+            }
         }
     }
     // the block's warps into slot 0

@@ -14,8 +14,10 @@
 // and 1 are the gate and up of one hidden width (N_0 = N_1) and y_1 is
 // unused.
 // Launch: 256 threads (8 warps); a unit is one output row, or under GATE
-// one gate row with its up row; units of the parts lie end to end and warp
-// w of block b owns units (8b + w) WR .. + WR; grid = ceil(units / 8 WR).
+// one gate row with its up row; units of the parts lie end to end, in
+// groups of 8 WR, warp w of a group owning its units w WR .. + WR; GRID
+// blocks take the groups in turn (GRID is what the chip holds at once, or
+// the groups when fewer; under ARGMAX every group its own block).
 // Activation rows go TR at a time through shared memory in format XQ:
 // f32 K floats a row; a8 K bytes and K/32 scales; a8x2 2K bytes and K/32.
 // ARGMAX keeps (value, index) partials in part[2 ..] and a count in part[0];
@@ -423,62 +425,87 @@ DEV void argmax_last(const Params &p, int rows)
 // while the first weights wait in registers) would spill at three.
 constexpr int MINB = SLOTS > 4 || TR > 1 || NORM ? 2 : 3;
 
-extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
+// One group of units (8 WR of them, from u0) over activation rows t0 ..
+// t0 + nt, its first chunks already in cur when loaded is set.
+DEV void group(const Params &p, long u0, int t0, int nt, int loaded, Batch &cur, const char *sm, float *res)
 {
-    extern __shared__ __align__(16) char sm[];
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    long u0 = (long)blockIdx.x * WARPS * WR, first = u0 + (long)w * WR;
+    long first = u0 + (long)w * WR;
     Unit units[WR];
 #pragma unroll
     for (int k = 0; k < WR; k++)
         units[k] = unit_of(first + k);
     int nu = UNITS - first < WR ? (int)(UNITS - first) : WR;
-    Batch cur;
-    load(p, units, nu, lane, cur);   // the weights do not wait for the launch before
-    pdl_begin();
-    int rows = rows_of(p.a[6], ROWS);
-    float *res = (float *)(sm + RES_OFF);
-    for (int t0 = 0; t0 < rows; t0 += TR) {
-        int nt = rows - t0 < TR ? rows - t0 : TR;
-        stage((const char *)p.a[4], (const float *)p.a[5], t0, nt, sm);
-        float acc[SLOTS][TR];
+    float acc[SLOTS][TR];
 #pragma unroll
-        for (int k = 0; k < SLOTS; k++)
+    for (int k = 0; k < SLOTS; k++)
 #pragma unroll
-            for (int t = 0; t < TR; t++)
-                acc[k][t] = 0.0f;
-        for (long c0 = lane; c0 < KC; c0 += STEP) {
-            if (c0 != lane || t0)
-                load(p, units, nu, c0, cur);
-            use(cur, c0, sm, nt, acc);
-        }
-#pragma unroll
-        for (int k = 0; k < SLOTS; k++)
-#pragma unroll
-            for (int t = 0; t < TR; t++)
-                acc[k][t] = warp_sum(acc[k][t]);
-        if (lane == 0)
-#pragma unroll
-            for (int k = 0; k < WR; k++)
-#pragma unroll
-                for (int t = 0; t < TR; t++)
-                    if (t < nt && first + k < UNITS) {
-                        int g = k * (GATED ? 2 : 1);
-                        float v = epilogue(p, units[k], t0 + t, acc[g][t], GATED ? acc[g + 1][t] : 0.0f);
-                        res[(w * WR + k) * TR + t] = units[k].part == 0 ? v : NEG_INF;
-                    }
-        if (OQ || ARGMAX) {
-            for (int k = threadIdx.x; k < WARPS * WR * TR; k += blockDim.x)
-                if (u0 + k / TR >= UNITS)
-                    res[k] = NEG_INF;
-            __syncthreads();
-            if (OQ)
-                quant_out(p, u0, t0, nt, res);
-            if (ARGMAX)
-                argmax_part(p, u0, t0, nt, res);
-        }
-        __syncthreads();
+        for (int t = 0; t < TR; t++)
+            acc[k][t] = 0.0f;
+    for (long c0 = lane; c0 < KC; c0 += STEP) {
+        if (c0 != lane || !loaded)
+            load(p, units, nu, c0, cur);
+        use(cur, c0, sm, nt, acc);
     }
+#pragma unroll
+    for (int k = 0; k < SLOTS; k++)
+#pragma unroll
+        for (int t = 0; t < TR; t++)
+            acc[k][t] = warp_sum(acc[k][t]);
+    if (lane == 0)
+#pragma unroll
+        for (int k = 0; k < WR; k++)
+#pragma unroll
+            for (int t = 0; t < TR; t++)
+                if (t < nt && first + k < UNITS) {
+                    int g = k * (GATED ? 2 : 1);
+                    float v = epilogue(p, units[k], t0 + t, acc[g][t], GATED ? acc[g + 1][t] : 0.0f);
+                    res[(w * WR + k) * TR + t] = units[k].part == 0 ? v : NEG_INF;
+                }
+    if (OQ || ARGMAX) {
+        for (int k = threadIdx.x; k < WARPS * WR * TR; k += blockDim.x)
+            if (u0 + k / TR >= UNITS)
+                res[k] = NEG_INF;
+        __syncthreads();
+        if (OQ)
+            quant_out(p, u0, t0, nt, res);
+        if (ARGMAX)
+            argmax_part(p, u0, t0, nt, res);
+    }
+    __syncthreads();
+}
+
+// The groups are GROUPS; a block takes groups blockIdx.x, + gridDim.x, ...
+// (the grid is at most what the chip holds at once, so every block stays
+// to the end and no wave is left half empty). With the rows in one stage,
+// the block stages them once for all its groups.
+constexpr long GROUPS = (UNITS + WARPS * WR - 1) / (WARPS * WR);
+
+extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
+{
+    extern __shared__ __align__(16) char sm[];
+    int lane = threadIdx.x & 31;
+    float *res = (float *)(sm + RES_OFF);
+    Batch cur;
+    {
+        long first = (long)blockIdx.x * WARPS * WR + (long)(threadIdx.x >> 5) * WR;
+        Unit units[WR];
+#pragma unroll
+        for (int k = 0; k < WR; k++)
+            units[k] = unit_of(first + k);
+        load(p, units, UNITS - first < WR ? (int)(UNITS - first) : WR, lane, cur);   // before the wait: the weights do not depend on the launch before
+    }
+    pdl_begin();
+    int rows = rows_of(p.a[6], ROWS), once = rows <= TR;
+    if (once)
+        stage((const char *)p.a[4], (const float *)p.a[5], 0, rows, sm);
+    for (long g = blockIdx.x; g < GROUPS; g += gridDim.x)
+        for (int t0 = 0; t0 < rows; t0 += TR) {
+            int nt = rows - t0 < TR ? rows - t0 : TR;
+            if (!once)
+                stage((const char *)p.a[4], (const float *)p.a[5], t0, nt, sm);
+            group(p, g * WARPS * WR, t0, nt, g == blockIdx.x && t0 == 0, cur, sm, res);
+        }
     if (ARGMAX)
         argmax_last(p, rows);
 }

@@ -249,12 +249,14 @@ static int need_gemv(Need *n)
     need(n, "x", rows * K);
     if (C(n, "NW"))
         need(n, "nw", K);
-    long g = cdiv(units, 8 * wr);
+    long g = cdiv(units, 8 * wr), blocks = C(n, "GRID");
+    if (blocks > g || (C(n, "ARGMAX") && blocks != g))
+        return bad(n, "GRID is at most the groups of units, and all of them under ARGMAX");
     if (C(n, "ARGMAX")) {
         need(n, "next", rows);
         need(n, "part", 2 + 2 * rows * g);
     }
-    grid(n, g, 1, 1);
+    grid(n, blocks, 1, 1);
     long xrow = xq == 0 ? 4 * K : xq * K, red = tr * xrow + (xq ? tr * (K / 32) * 4 : 0);
     n->out->smem = red + 128 + 8 * wr * tr * 4;
     return 0;
@@ -386,6 +388,11 @@ static int need_range(Need *n)
     need(n, "y", C(n, "ROWS"));
     grid(n, cdiv(C(n, "ROWS"), 256), 1, 1);
     return 0;
+}
+
+int gemv_blocks_per_sm(long slots, long tr, int norm)
+{
+    return slots > 4 || tr > 1 || norm ? 2 : 3;   /* gemv.cu's MINB */
 }
 
 int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)

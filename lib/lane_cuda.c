@@ -282,6 +282,9 @@ static void emit_gemv(Fz *f, const Group *gr)
     }
     if (gr->argmax >= 0)
         A(L, "next", buf_of(f, gr->argmax));
+    long groups = (units + 8 * wr - 1) / (8 * wr), holds = (long)f->o->sms *
+        gemv_blocks_per_sm((long)wr * (gr->gate ? 2 : 1), tr, gr->norm >= 0);
+    C(L, "GRID", (double)(gr->argmax >= 0 || groups < holds ? groups : holds));
     finish(L);
     if (gr->argmax >= 0) {
         long g = L.l->grid[0];

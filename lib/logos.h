@@ -610,6 +610,9 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen);
 void kernel_const_text(const KConst *kc, double v, char *buf, size_t n);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
 const char *kernel_common(void);                   /* common.cuh */
+/* The blocks of gemv a multiprocessor holds for a warp's weight rows
+ * (slots), staged activation rows and a norm prologue: gemv.cu's MINB. */
+int gemv_blocks_per_sm(long slots, long tr, int norm);
 /* The source of one of the lane's own kernels (synth.cu, bench.cu), not a
  * plan's: consts are its constexpr lines. malloc'd. */
 char *lane_kernel_source(const char *file, const char *consts);
