@@ -185,22 +185,46 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
     if (!last)
         return;
     __threadfence();
-    // every chunk's slots, read past the L1 (other blocks wrote them), merged
+    // every busy chunk's slot, read past the L1 (other blocks wrote them):
+    // the largest maximum M first, then each chunk weighted by e^(m - M), its
+    // loads independent of each other
     const float *all = (const float *)p.a[7] + ((long)t * NKV + g) * SPLIT * G * SLOT;
     for (int h = w; h < G; h += 4) {
-        float *s = sl + (long)h * SLOT, *tmp = sl + (long)(G + w) * SLOT;
-        for (int i = lane; i < SLOT; i += 32)
-            s[i] = ldcg(all + (fc * G + h) * SLOT + i);
-        __syncwarp();
-        for (long k = fc + 1; k <= lc; k++) {
-            const float *b = all + ((long)k * G + h) * SLOT;
-            for (int i = lane; i < SLOT; i += 32)
-                tmp[i] = ldcg(b + i);
-            __syncwarp();
-            if (tmp[0] != NEG_INF)
-                merge(s, tmp, lane, 32);
-            __syncwarp();
+        float M = NEG_INF, L = 0.0f, acc[(VD + 31) / 32];
+        for (long k = fc + lane; k <= lc; k += 32)
+            M = fmaxf(M, ldcg(all + (k * G + h) * SLOT));
+        M = warp_max(M);
+#pragma unroll
+        for (int i = 0; i < (VD + 31) / 32; i++)
+            acc[i] = 0.0f;
+        for (long kb = fc; kb <= lc; kb += 32) {
+            long k = kb + lane;
+            float ck = 0.0f;
+            if (k <= lc) {
+                float mk = ldcg(all + (k * G + h) * SLOT);
+                ck = mk == NEG_INF ? 0.0f : expf(mk - M);
+                L += ck * ldcg(all + (k * G + h) * SLOT + 1);
+            }
+            int nk = lc - kb + 1 < 32 ? (int)(lc - kb + 1) : 32;
+#pragma unroll 4
+            for (int kk = 0; kk < nk; kk++) {
+                float c = __shfl_sync(0xffffffffu, ck, kk);
+                const float *ob = all + ((kb + kk) * G + h) * SLOT + 2;
+#pragma unroll
+                for (int i = 0; i < (VD + 31) / 32; i++)
+                    if (lane + 32 * i < VD)
+                        acc[i] += c * ldcg(ob + lane + 32 * i);
+            }
         }
+        L = warp_sum(L);
+        float *s = sl + (long)h * SLOT;
+#pragma unroll
+        for (int i = 0; i < (VD + 31) / 32; i++)
+            if (lane + 32 * i < VD)
+                s[2 + lane + 32 * i] = acc[i];
+        if (lane == 0)
+            s[0] = M, s[1] = L;
+        __syncwarp();
         write_head(p, t, g * G + h, s);
     }
     if (threadIdx.x == 0)

@@ -203,16 +203,12 @@ static int wq(const Fz *f, int prod)
     return N(f, N(f, prod)->args[0])->ty.base == T_Q8;
 }
 
-/* Units a warp: as many as keep 16 warps a multiprocessor busy, up to 4;
- * 4 under a quantizing epilogue (a block holds whole 32-value blocks). */
-static int gemv_wr(const Fz *f, long units, int oq)
+/* Units a warp: one, so that the groups are many and the blocks share them
+ * evenly; 4 under a quantizing epilogue (a block holds whole 32-value
+ * blocks of its output). */
+static int gemv_wr(int oq)
 {
-    if (oq)
-        return 4;
-    for (int wr = 4; wr > 1; wr /= 2)
-        if (units / wr >= 16L * f->o->sms)
-            return wr;
-    return 1;
+    return oq ? 4 : 1;
 }
 
 static void emit_gemv(Fz *f, const Group *gr)
@@ -248,7 +244,7 @@ static void emit_gemv(Fz *f, const Group *gr)
             A(L, R[p], buf_of(f, gr->res[p]));
         }
     }
-    int wr = gemv_wr(f, units, gr->oq);
+    int wr = gemv_wr(gr->oq);
     if (!xq && rows > 1 && wr > 2)   /* f32 math for stacked rows: fewer rows a warp, or the registers spill */
         wr = 2;
     long tr = rows < 8 ? rows : 8;
@@ -282,9 +278,12 @@ static void emit_gemv(Fz *f, const Group *gr)
     }
     if (gr->argmax >= 0)
         A(L, "next", buf_of(f, gr->argmax));
+    /* as many rounds of groups as the chip needs, and the fewest blocks that
+     * take them in that many: every block the same rounds, to one */
     long groups = (units + 8 * wr - 1) / (8 * wr), holds = (long)f->o->sms *
         gemv_blocks_per_sm((long)wr * (gr->gate ? 2 : 1), tr, gr->norm >= 0);
-    C(L, "GRID", (double)(gr->argmax >= 0 || groups < holds ? groups : holds));
+    long rounds = (groups + holds - 1) / holds;
+    C(L, "GRID", (double)(gr->argmax >= 0 ? groups : (groups + rounds - 1) / rounds));
     finish(L);
     if (gr->argmax >= 0) {
         long g = L.l->grid[0];
