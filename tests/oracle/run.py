@@ -166,16 +166,19 @@ def dequantized(model, out, wmap):
     return m
 
 
+DEVICE = "cpu"   # --device: cpu runs the programs on the reference; cuda fuses them (precise) for the GPU lane
+
+
 def logos(bin_, out, prompt, tag):
     """Runs the imported model: (tokens, logits [NGEN, vocab])."""
     import numpy as np
     spec, lg = os.path.join(out, "spec.yaml"), os.path.join(out, f"logits-{tag}.f32")
     tool = lambda t: os.path.join(bin_, t)
     a = subprocess.Popen([tool("logos-author"), "generate", spec], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    f = subprocess.Popen([tool("logos-fuse"), "-q", "--lane", "cuda"], stdin=a.stdout, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
+    fuse = [tool("logos-fuse"), "-q", "--lane", "cuda", "--numerics", "precise"] if DEVICE == "cuda" else ["cat"]
+    f = subprocess.Popen(fuse, stdin=a.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     a.stdout.close()
-    r = subprocess.run([tool("logos-run"), "-q", "--weights", out, "-p", " ".join(map(str, prompt)),
+    r = subprocess.run([tool("logos-run"), "-q", "--device", DEVICE, "--weights", out, "-p", " ".join(map(str, prompt)),
                         "-n", str(NGEN), "--logits", lg], stdin=f.stdout, capture_output=True, timeout=300)
     f.stdout.close()
     for p, name in ((a, "logos-author"), (f, "logos-fuse")):
@@ -265,8 +268,12 @@ def main():
     ap.add_argument("--formats", default="f32,q8")
     ap.add_argument("--no-gguf", action="store_true", help="leave out the GGUF check")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="cpu: the CPU reference; cuda: the programs fused (precise numerics) for the CUDA lane")
     ap.add_argument("--keep", metavar="DIR", help="keep the checkpoints and imports in DIR")
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = args.device
     fams = [f for f in args.families.split(",") if f]
     fmts = [f for f in args.formats.split(",") if f]
     bad = [f for f in fams if f not in families.FAMILIES] + [f for f in fmts if f not in ("f32", "q8")]
