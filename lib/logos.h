@@ -64,10 +64,14 @@ Src *src_from_string(Arena *a, const char *name, const char *text);
 /* ---- out.c: output files written whole or not at all ------------------- */
 typedef struct OutFile {
     const char *path;   /* NULL: the default stream */
-    char *tmp;          /* the temporary beside path */
+    char *dest;         /* the file the temporary replaces: path or its link's target */
+    char *tmp;          /* the temporary beside dest; NULL: written in place */
     FILE *f;            /* where to write */
+    int own;            /* f was opened here */
 } OutFile;
-/* Opens path's temporary (or takes dflt when path is NULL); 0 or EXIT_SYSTEM. */
+/* Opens path's temporary, or path itself when it is not a regular file (a
+ * device, a FIFO), or takes dflt when path is NULL; 0 or EXIT_SYSTEM. A
+ * symbolic link is written through, its target replaced. */
 int outfile_open(OutFile *o, const char *path, FILE *dflt);
 /* With status 0 renames the temporary into place, else removes it; returns
  * the status, EXIT_SYSTEM when the file could not be completed. */
