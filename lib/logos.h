@@ -57,7 +57,9 @@ int arg_long(const char *flag, const char *v, long lo, long hi, long *out);
 /* Flushes stdout: status unchanged, or EXIT_SYSTEM after a message. */
 int stdout_done(int status);
 /* Read a whole file (or stdin for "-") into the arena; NULL and a message on
- * failure. Rejects NUL bytes (binary input) with a located message. */
+ * failure. Stops at the first NUL byte (binary input, /dev/zero) with a
+ * located message, and past LOGOS_MAXINPUT bytes. */
+#define LOGOS_MAXINPUT (256L << 20)
 Src *src_read(Arena *a, const char *path);
 Src *src_from_string(Arena *a, const char *name, const char *text);
 
