@@ -144,9 +144,3 @@ step() { logos-author decode_step "$TINY/llama.yaml" >step.logos; }
         [ -z "$stderr" ]
     done
 }
-
-@test "--ctx too large says its bound" {
-    run --separate-stderr logos-import --ctx 3000000000 -o out ck
-    [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-import: --ctx takes a number of positions from 1 to 2147483647, not '3000000000'" ]
-}
