@@ -9,6 +9,7 @@
 
 const char *diag_tool = "logos";
 int diag_errors;
+int diag_progress;
 
 enum { SHOW_MAX = 160 };   /* longest part of a source line shown */
 

@@ -263,6 +263,7 @@ static int run_one(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out)
     }
     for (int g = 0; g < ngen; g++) {
         fprintf(out, "%d\n", next);
+        fflush(out);   /* a pipe sees each token as it comes */
         st->generated++;
         if (g == ngen - 1)
             break;
@@ -295,6 +296,7 @@ static int run_batch(Stream *st, Env *env, const Prompt *pr, int ngen, FILE *out
         for (int b = 0; b < B; b++)
             if (step + 1 >= pr[b].n && made[b] < ngen) {
                 fprintf(out, "%d %d\n", b, next[b]);
+                fflush(out);
                 made[b]++;
                 st->generated++;
             }

@@ -112,6 +112,7 @@ int main(int argc, char **argv)
         arena_free(a);
         return stdout_done(EXIT_OK);
     }
+    diag_progress = 1;
     if (!s)
         s = load(a, o.input, &st);
     Env *env = env_new();

@@ -163,6 +163,7 @@ int main(int argc, char **argv)
         arena_free(a);
         return stdout_done(EXIT_OK);
     }
+    diag_progress = !o.quiet;
     if (!s)
         s = stream_load(a, o.input, &st);
     if (!s && o.write_weights) {
