@@ -127,6 +127,9 @@ step() { logos-author decode_step "$TINY/llama.yaml" >step.logos; }
     [ "$status" -eq 2 ]
     [ -z "$output" ]
     [ "$stderr" = "logos-author: --manifest takes no value" ]
+    run --separate-stderr logos-run --version=2
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: --version takes no value" ]
     run --separate-stderr logos-author decode_step "$TINY/llama.yaml" -o
     [ "$status" -eq 2 ]
     [ "$stderr" = "logos-author: -o needs a value" ]
