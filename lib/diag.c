@@ -9,6 +9,7 @@
 
 const char *diag_tool = "logos";
 int diag_errors;
+int diag_progress;
 
 enum { SHOW_MAX = 160 };   /* longest part of a source line shown */
 
@@ -103,6 +104,61 @@ Src *src_from_string(Arena *a, const char *name, const char *text)
     return s;
 }
 
+/* Why reading an input stopped before its end. */
+enum { READ_END, READ_NUL, READ_LARGE, READ_ERROR };
+
+/* Reads f whole into a malloc'd, NUL-terminated buffer, stopping at the
+ * first NUL byte (*len is its offset) or past LOGOS_MAXINPUT bytes, so that
+ * /dev/zero or an endless pipe is refused at once; READ_* in *why. */
+static char *read_all(FILE *f, size_t *len, int *why, int *err)
+{
+    size_t cap = 1 << 16, n;
+    char *buf = malloc(cap);
+    *len = 0;
+    *why = READ_END;
+    while (buf && (n = fread(buf + *len, 1, cap - *len - 1, f)) > 0) {
+        char *nul = memchr(buf + *len, 0, n);
+        *len += n;
+        if (nul) {
+            *len = (size_t)(nul - buf);
+            *why = READ_NUL;
+            return buf;
+        }
+        if (*len > LOGOS_MAXINPUT) {
+            *why = READ_LARGE;
+            return buf;
+        }
+        if (cap - *len - 1 == 0) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb)
+                free(buf);
+            buf = nb;
+        }
+    }
+    if (buf && ferror(f)) {
+        *why = READ_ERROR;
+        *err = errno;
+    }
+    if (buf)
+        buf[*len] = 0;
+    return buf;
+}
+
+/* The message for an input read only in part. */
+static void read_stopped(const char *name, const char *buf, size_t len, int why, int err)
+{
+    int line, col;
+    if (why == READ_NUL) {
+        locate(buf, len, &line, &col);
+        fprintf(stderr, "%s: %s:%d:%d: a NUL byte: this is not a text file\n", diag_tool, name, line, col);
+        diag_errors++;
+    } else if (why == READ_LARGE) {
+        diag_file(name, "larger than %d MiB: too large for one input", (int)(LOGOS_MAXINPUT >> 20));
+    } else {
+        diag_file(name, "cannot read: %s", strerror(err));
+    }
+}
+
 Src *src_read(Arena *a, const char *path)
 {
     int std = strcmp(path, "-") == 0;
@@ -111,46 +167,26 @@ Src *src_read(Arena *a, const char *path)
         diag_file(path, "%s", strerror(errno));
         return NULL;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    int why = 0;
-    for (size_t n; buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb)
-                free(buf);
-            buf = nb;
-        }
-    }
-    int bad = ferror(f);
-    why = errno;
+    size_t len;
+    int why, err = 0;
+    char *buf = read_all(f, &len, &why, &err);
     if (!std)
         fclose(f);
     if (!buf) {
         diag("out of memory reading %s", path);
         exit(EXIT_SYSTEM);
     }
-    if (bad) {
+    const char *name = std ? "<stdin>" : path;
+    if (why != READ_END) {
+        read_stopped(name, buf, len, why, err);
         free(buf);
-        diag_file(std ? "<stdin>" : path, "cannot read: %s", strerror(why));
         return NULL;
     }
-    buf[len] = 0;
     Src *s = arena_alloc(a, sizeof *s);
-    s->name = std ? "<stdin>" : arena_strdup(a, path);
+    s->name = std ? name : arena_strdup(a, path);
     s->len = len;
     s->text = arena_strndup(a, buf, len);
     free(buf);
-    char *nul = memchr(s->text, 0, len);
-    if (nul) {
-        int line, col;
-        locate(s->text, (size_t)(nul - s->text), &line, &col);
-        fprintf(stderr, "%s: %s:%d:%d: a NUL byte: this is not a text file\n",
-                diag_tool, s->name, line, col);
-        diag_errors++;
-        return NULL;
-    }
     return s;
 }
 

@@ -87,6 +87,20 @@ static Entry *slot(Env *e, const char *name)
     return x;
 }
 
+/* Zeroed memory for name's buffer; out of memory names the buffer, its
+ * type and its size, and exits with EXIT_SYSTEM. */
+static void *buf_calloc(const char *name, const Buf *b, size_t bytes)
+{
+    void *p = calloc(bytes ? bytes : 1, 1);
+    if (p)
+        return p;
+    char shape[32 * LOGOS_MAXRANK] = "";
+    for (int i = 0, k = 0; i < b->rank; i++)
+        k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%ld", i ? "," : "", b->d[i]);
+    diag("out of memory: '%s' (%s[%s]) needs %zu bytes", name, base_name(b->base), shape, bytes);
+    exit(EXIT_SYSTEM);
+}
+
 Buf *env_alloc(Env *e, const char *name, int base, int rank, const long *d)
 {
     ASSERT(rank >= 0 && rank <= LOGOS_MAXRANK);
@@ -98,11 +112,11 @@ Buf *env_alloc(Env *e, const char *name, int base, int rank, const long *d)
     }
     if (base == T_Q8) {
         ASSERT(b.n % 32 == 0);
-        x->own = xcalloc((size_t)b.n + (size_t)(b.n / 32) * sizeof(uint16_t), 1);
+        x->own = buf_calloc(name, &b, (size_t)b.n + (size_t)(b.n / 32) * sizeof(uint16_t));
         b.q = x->own;
         b.s = (const uint16_t *)((int8_t *)x->own + b.n);
     } else {
-        x->own = xcalloc((size_t)b.n, 4);
+        x->own = buf_calloc(name, &b, (size_t)b.n * 4);
         if (base == T_I32)
             b.i = x->own;
         else

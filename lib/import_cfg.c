@@ -45,8 +45,9 @@ const char *sanitize_name(Arena *a, const char *s)
 {
     const char *slash = strrchr(s, '/');
     char *n = arena_strdup(a, slash && slash[1] ? slash + 1 : s);
-    for (char *p = n; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
+    for (char *p = n; *p; p++)   /* a spec's name: a header word, never '..' */
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p) ||
+            (*p == '.' && p > n && p[-1] == '.'))
             *p = '_';
     return *n ? n : "model";
 }

@@ -20,6 +20,7 @@
 enum { GT_U8, GT_I8, GT_U16, GT_I16, GT_U32, GT_I32, GT_F32, GT_BOOL, GT_STR, GT_ARR, GT_U64, GT_I64, GT_F64,
        GT_COUNT };
 enum { GG_F32 = 0, GG_F16 = 1, GG_Q8_0 = 8, GG_BF16 = 30 };
+enum { MAX_NEST = 5 };   /* levels of arrays of arrays read */
 
 /* A key-value kept for the configuration: scalars only. */
 typedef struct Kv {
@@ -69,8 +70,13 @@ static uint64_t rd_le(Rd *r, int n)
 static const char *rd_str(Gg *g)
 {
     uint64_t n = rd_le(&g->r, 8);
-    if (rd_need(&g->r, n))
+    if (g->r.err)
         return NULL;
+    if (n > g->r.len - g->r.pos) {
+        g->r.err = imp_fail(g->r.file, "a string of %llu bytes at byte %zu runs past the end of the file",
+                            (unsigned long long)n, g->r.pos - 8);
+        return NULL;
+    }
     const char *s = arena_strndup(g->c->a, (const char *)g->r.p + g->r.pos, (size_t)n);
     g->r.pos += (size_t)n;
     return s;
@@ -110,7 +116,11 @@ static void rd_value(Gg *g, int t, Kv *kv, int depth)
         uint64_t n = rd_le(r, 8);
         if (r->err)
             return;
-        if (depth > 4 || type_bytes(et) < 0) {
+        if (depth >= MAX_NEST) {
+            r->err = imp_fail(r->file, "an array nested more than %d levels deep at byte %zu", MAX_NEST, r->pos);
+            return;
+        }
+        if (type_bytes(et) < 0) {
             r->err = imp_fail(r->file, "an array of unknown value type %d at byte %zu", et, r->pos);
             return;
         }

@@ -71,9 +71,12 @@ static int st_tensor(Ckpt *c, const char *file, const char *name, json_t *v, uin
             return imp_fail(file, "tensor '%s': a bad shape", name);
         t->d[k] = (long)dk;
     }
-    long long b = json_count(json_array_get(of, 0)), e = json_count(json_array_get(of, 1));
-    if (b < 0 || e < 0 || b > e)
-        return imp_fail(file, "tensor '%s': data_offsets are not two increasing offsets", name);
+    json_t *jb = json_array_get(of, 0), *je = json_array_get(of, 1);
+    if (!json_is_integer(jb) || !json_is_integer(je) || json_integer_value(jb) < 0 || json_integer_value(je) < 0)
+        return imp_fail(file, "tensor '%s': data_offsets are not two whole numbers", name);
+    long long b = json_integer_value(jb), e = json_integer_value(je);
+    if (b > e)
+        return imp_fail(file, "tensor '%s': data_offsets [%lld, %lld] are not increasing", name, b, e);
     if ((uint64_t)e > data)
         return imp_fail(file, "tensor '%s': data_offsets [%lld, %lld] are past the data (%llu bytes)", name, b, e,
                         (unsigned long long)data);

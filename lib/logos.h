@@ -43,6 +43,7 @@ typedef struct Src {
 } Src;
 extern const char *diag_tool;   /* "logos-check", set by main */
 extern int diag_errors;         /* input errors reported so far */
+extern int diag_progress;       /* progress lines on stderr for long work (main sets it; -q does not) */
 /* tool: file:line:col: message, then the source line and a caret. */
 void diag_at(const Src *s, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -64,17 +65,23 @@ int arg_long(const char *flag, const char *v, long lo, long hi, long *out);
  * status that is EXIT_SYSTEM already was reported and is returned as is. */
 int stdout_done(int status);
 /* Read a whole file (or stdin for "-") into the arena; NULL and a message on
- * failure. Rejects NUL bytes (binary input) with a located message. */
+ * failure. Stops at the first NUL byte (binary input, /dev/zero) with a
+ * located message, and past LOGOS_MAXINPUT bytes. */
+#define LOGOS_MAXINPUT (256L << 20)
 Src *src_read(Arena *a, const char *path);
 Src *src_from_string(Arena *a, const char *name, const char *text);
 
 /* ---- out.c: output files written whole or not at all ------------------- */
 typedef struct OutFile {
     const char *path;   /* NULL: the default stream */
-    char *tmp;          /* the temporary beside path */
+    char *dest;         /* the file the temporary replaces: path or its link's target */
+    char *tmp;          /* the temporary beside dest; NULL: written in place */
     FILE *f;            /* where to write */
+    int own;            /* f was opened here */
 } OutFile;
-/* Opens path's temporary (or takes dflt when path is NULL); 0 or EXIT_SYSTEM. */
+/* Opens path's temporary, or path itself when it is not a regular file (a
+ * device, a FIFO), or takes dflt when path is NULL; 0 or EXIT_SYSTEM. A
+ * symbolic link is written through, its target replaced. */
 int outfile_open(OutFile *o, const char *path, FILE *dflt);
 /* With status 0 renames the temporary into place, else removes it; returns
  * the status, EXIT_SYSTEM when the file could not be completed. */
@@ -732,6 +739,7 @@ struct Stream {
     int batch;                /* sequences a batch phase steps together (0: none) */
     int chunk_rows;           /* most rows of one prompt chunk (0: the whole prompt) */
     FILE *logits;             /* every step's logits, raw f32, or NULL */
+    const char *outname;      /* where the tokens go, for messages (NULL: standard output) */
     const Prompt *follow;     /* tokens each sequence is fed after its prompt instead of */
     int nfollow;              /* its greedy ones (--follow), one list a sequence */
     Lane *lane;               /* from stream_open */

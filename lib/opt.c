@@ -178,6 +178,12 @@ static int version(void)
     return OPT_DONE;
 }
 
+static int help(const Cli *c)
+{
+    opt_usage(c, stdout);
+    return OPT_DONE;
+}
+
 /* --name, --name=value or --name value at argv[*i]. */
 static int long_opt(const Cli *c, int argc, char **argv, int *i, void *opts)
 {
@@ -186,19 +192,19 @@ static int long_opt(const Cli *c, int argc, char **argv, int *i, void *opts)
     char flag[96];
     snprintf(flag, sizeof flag, "--%.*s", (int)len, name);
     const Opt *r = find_long(c, name, len);
-    if (!r && !eq && !strcmp(name, "help"))
-        return opt_usage(c, stdout), OPT_DONE;
-    if (!r && !eq && !strcmp(name, "version"))
-        return version();
-    if (!r)
+    int builtin = !r && (!strcmp(flag, "--help") || !strcmp(flag, "--version"));
+    if (!r && !builtin)
         return unknown(flag);
-    if (r->kind == OPT_FLAG) {
-        if (eq) {
-            diag("%s takes no value", flag);
-            return EXIT_USAGE;
-        }
-        return set(r, flag, NULL, opts);
+    if ((builtin || r->kind == OPT_FLAG) && eq) {
+        diag("%s takes no value", flag);
+        return EXIT_USAGE;
     }
+    if (builtin && flag[2] == 'h')
+        return help(c);
+    if (builtin)
+        return version();
+    if (r->kind == OPT_FLAG)
+        return set(r, flag, NULL, opts);
     const char *v = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
     if (!v) {
         diag("%s needs a value", flag);
@@ -214,7 +220,7 @@ static int short_opts(const Cli *c, int argc, char **argv, int *i, void *opts)
     for (int j = 1; a[j]; j++) {
         char flag[3] = {'-', a[j], 0};
         if (a[j] == 'h')
-            return opt_usage(c, stdout), OPT_DONE;
+            return help(c);
         const Opt *r = find_short(c, a[j]);
         if (!r)
             return unknown(flag);

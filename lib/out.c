@@ -1,39 +1,112 @@
-/* out.c — output files written whole or not at all: under a temporary
- * name beside the file, renamed into place only when everything succeeded,
- * removed otherwise; without a path, a stream such as stdout. */
+/* out.c — output files written whole or not at all: a regular file (or a
+ * symbolic link's target, which may not exist yet) is written under a
+ * temporary name beside it, renamed into place only when everything
+ * succeeded and removed otherwise; a file that is not regular (a device, a
+ * FIFO, /dev/stdout) is written in place; without a path, a stream such as
+ * stdout. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "logos.h"
 
+enum { MAX_HOPS = 40 };   /* symbolic links followed, as the kernel's ELOOP */
+
+/* The name a symbolic link at path names, relative to path's folder; NULL
+ * (errno set) when it cannot be read or memory runs out. */
+static char *link_next(const char *path)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n < 0)
+        return NULL;
+    buf[n] = 0;
+    const char *slash = strrchr(path, '/');
+    size_t dir = buf[0] == '/' || !slash ? 0 : (size_t)(slash - path) + 1;
+    char *next = malloc(dir + (size_t)n + 1);
+    if (next) {
+        memcpy(next, path, dir);
+        memcpy(next + dir, buf, (size_t)n + 1);
+    }
+    return next;
+}
+
+/* Where a write to path lands: path, or the end of its chain of symbolic
+ * links (malloc'd); NULL with errno set on failure. */
+static char *link_target(const char *path)
+{
+    char *cur = strdup(path);
+    for (int hop = 0; cur && hop < MAX_HOPS; hop++) {
+        struct stat st;
+        if (lstat(cur, &st) || !S_ISLNK(st.st_mode))
+            return cur;
+        char *next = link_next(cur);
+        free(cur);
+        cur = next;
+    }
+    if (cur)
+        errno = ELOOP;
+    free(cur);
+    return NULL;
+}
+
+static int cannot_write(OutFile *o)
+{
+    diag_file(o->path, "cannot write: %s", strerror(errno));
+    free(o->dest);
+    free(o->tmp);
+    o->dest = o->tmp = NULL;
+    return EXIT_SYSTEM;
+}
+
+/* A device, a FIFO, a terminal: opened and written where it is. */
+static int open_in_place(OutFile *o)
+{
+    o->f = fopen(o->path, "wb");
+    if (!o->f)
+        return cannot_write(o);
+    o->own = 1;
+    return 0;
+}
+
 int outfile_open(OutFile *o, const char *path, FILE *dflt)
 {
-    o->path = path;
-    o->tmp = NULL;
-    o->f = dflt;
+    *o = (OutFile){.f = dflt};
     if (!path)
         return 0;
-    o->tmp = malloc(strlen(path) + 32);
-    if (!o->tmp) {
+    o->path = path;
+    struct stat st, at;
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+        return open_in_place(o);
+    if (!(o->dest = link_target(path)))
+        return cannot_write(o);
+    if (exists && lstat(o->dest, &at)) {   /* a link only the kernel follows (/proc/self/fd) */
+        free(o->dest);
+        o->dest = NULL;
+        return open_in_place(o);
+    }
+    if (!(o->tmp = malloc(strlen(o->dest) + 32))) {
         diag("out of memory");
+        free(o->dest);
         return EXIT_SYSTEM;
     }
-    sprintf(o->tmp, "%s.tmp%ld", path, (long)getpid());
+    sprintf(o->tmp, "%s.tmp%ld", o->dest, (long)getpid());
     o->f = fopen(o->tmp, "wb");
-    if (!o->f) {
-        diag_file(path, "cannot write: %s", strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
-        return EXIT_SYSTEM;
-    }
+    if (!o->f)
+        return cannot_write(o);
+    if (exists)   /* the replaced file's permissions */
+        (void)fchmod(fileno(o->f), st.st_mode & 07777);
+    o->own = 1;
     return 0;
 }
 
 int outfile_close(OutFile *o, int status)
 {
-    if (!o->tmp) {   /* a stream of the caller's: stdout */
+    if (!o->own) {   /* a stream of the caller's: stdout */
         if (status || !o->f || (fflush(o->f) == 0 && !ferror(o->f)))
             return status;
         diag("cannot write to standard output: %s", strerror(errno));
@@ -41,16 +114,20 @@ int outfile_close(OutFile *o, int status)
     }
     int bad = ferror(o->f) != 0;
     bad |= fclose(o->f) != 0;
-    if (status == 0 && !bad && rename(o->tmp, o->path) == 0) {
+    o->own = 0;
+    if (status == 0 && !bad && (!o->tmp || rename(o->tmp, o->dest) == 0)) {
         free(o->tmp);
+        free(o->dest);
         return 0;
     }
     if (status == 0) {
         diag_file(o->path, "cannot write: %s", strerror(errno));
         status = EXIT_SYSTEM;
     }
-    remove(o->tmp);
+    if (o->tmp)
+        remove(o->tmp);
     free(o->tmp);
+    free(o->dest);
     return status;
 }
 

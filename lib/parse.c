@@ -170,6 +170,12 @@ static Expr *node(Parser *ps, int op, const Token *at, int nargs)
     return e;
 }
 
+/* 1: + or -, 2: * or /, 0: any other op. */
+static int chain_class(int op)
+{
+    return op == OP_ADD || op == OP_SUB ? 1 : op == OP_MUL || op == OP_DIV ? 2 : 0;
+}
+
 /* Sets e's depth from its operands; a tree deeper than MAX_DEPTH is refused
  * so that no later pass recurses without bound. */
 static Expr *deepen(Parser *ps, Expr *e)
@@ -179,9 +185,12 @@ static Expr *deepen(Parser *ps, Expr *e)
         if (e->args[i]->depth > d)
             d = e->args[i]->depth;
     e->depth = d + 1;
-    if (e->depth > MAX_DEPTH) {
+    if (e->depth > MAX_DEPTH) {   /* a flat chain of + - (or * /) is as deep as it is long */
         Token at = {0, e->line, e->col, NULL, 0};
-        fail(ps, &at, "expression nested too deeply (more than 200 levels)");
+        int c = chain_class(e->op);
+        fail(ps, &at, !c || chain_class(e->args[0]->op) != c ? "expression nested too deeply (more than 200 levels)"
+                      : c == 1 ? "this sum is too long (more than 200 levels deep): give some of its terms a name"
+                               : "this product is too long (more than 200 levels deep): give some of its factors a name");
     }
     return e;
 }
@@ -603,10 +612,10 @@ static void body(Parser *ps, Prog *p)
                 fail_tok(ps, "end of line after 'end'");
             return;
         }
-        int k = decl_kind(&ps->tok);
+        int k = decl_kind(&ps->tok), after = k >= 0 ? peek2(ps)->kind : TK_EQ;
         if (tok_is(&ps->tok, "chips") && peek2(ps)->kind == TK_NUM) {
             chips(ps, p);
-        } else if (k >= 0 && peek2(ps)->kind == TK_IDENT) {
+        } else if (after != TK_EQ && after != TK_LB) {   /* a keyword, then anything but a statement's '=' or '[' */
             if (p->nstmts)
                 fail(ps, &ps->tok, "declarations come before statements");
             decl(ps, p, k);

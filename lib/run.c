@@ -346,11 +346,14 @@ static int run_chunks(Stream *st, const Prompt *pr, int32_t *next)
 
 /* Prints one generated token and flushes it, so a filter downstream sees
  * each as it comes. */
-static int emit(FILE *out, const char *fmt, int a, int b)
+static int emit(const Stream *st, FILE *out, const char *fmt, int a, int b)
 {
     fprintf(out, fmt, a, b);
     if (fflush(out) != 0) {
-        diag("cannot write %s: %s", out == stdout ? "to standard output" : "the tokens", strerror(errno));
+        if (st->outname)
+            diag_file(st->outname, "cannot write: %s", strerror(errno));
+        else
+            diag("cannot write to standard output: %s", strerror(errno));
         return EXIT_SYSTEM;
     }
     return 0;
@@ -378,7 +381,7 @@ static int run_one(Stream *st, const Prompt *pr, int ngen, FILE *out)
                 return s;
     }
     for (int g = 0; g < ngen; g++) {
-        if ((s = emit(out, "%d\n", next, 0)))
+        if ((s = emit(st, out, "%d\n", next, 0)))
             return s;
         st->generated++;
         if (g == ngen - 1)
@@ -410,7 +413,7 @@ static int run_batch(Stream *st, const Prompt *pr, int ngen, FILE *out)
             break;
         for (int b = 0; !s && b < B; b++)
             if (step + 1 >= pr[b].n && made[b] < ngen) {
-                s = emit(out, "%d %d\n", b, next[b]);
+                s = emit(st, out, "%d %d\n", b, next[b]);
                 made[b]++;
                 st->generated++;
             }

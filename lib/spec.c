@@ -2,6 +2,7 @@
  * tree spec_yaml.c reads, through tables of fields, checks its shapes, and
  * answers the seed's check (spec_not_yet). Every rejection is one located
  * message and NULL. */
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -174,10 +175,30 @@ static int get_enum(P *p, const Node *v, const Field *f, int *out)
     return spec_fail(p, v, "expected one of %s for '%s', got %s", list, f->key, spec_show(p, v));
 }
 
+/* What a string may not hold, shown ("'/'", "a newline"), or NULL: a string
+ * (the model's name) is a word of a program's header, and never '..' (it
+ * may name files and folders). */
+static const char *bad_word(P *p, const char *s)
+{
+    if (strstr(s, ".."))
+        return "'..'";
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (isalnum(*c) || *c == '.' || *c == '_' || *c == '-')
+            continue;
+        if (*c == '\n' || *c == ' ' || *c == '\t')
+            return *c == '\n' ? "a newline" : *c == ' ' ? "a space" : "a tab";
+        return *c > 32 && *c < 127 ? arena_printf(p->a, "'%c'", *c) : arena_printf(p->a, "the byte 0x%02x", *c);
+    }
+    return NULL;
+}
+
 static int get_str(P *p, const Node *v, const char *key, const char **out)
 {
     if (v->kind != N_SCALAR || v->len == 0)
         return spec_fail(p, v, "expected a string for '%s', got %s", key, spec_show(p, v));
+    const char *bad = bad_word(p, v->s);
+    if (bad)
+        return spec_fail(p, v, "'%s' holds %s: it is a word of letters, digits, '.', '_' and '-', without '..'", key, bad);
     *out = v->s;
     return 0;
 }

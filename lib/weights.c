@@ -12,9 +12,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "logos.h"
+
+enum { PROGRESS_EVERY = 1 << 20 };   /* values between looks at the clock */
 
 typedef struct Map {
     void *p;
@@ -46,6 +49,65 @@ typedef struct WFile {
     int fd;
     void *map;
 } WFile;
+
+/* ---- progress ---- */
+
+/* A progress line on stderr (when diag_progress) for work that lasts more
+ * than a second: after the first second one a second, rewritten in place on
+ * a terminal, and a last one with the time when the work ends. */
+typedef struct Progress {
+    const char *what;     /* "synthesizing weights" */
+    double total, done;   /* values */
+    double t0, shown;     /* when it began; when a line was last shown (0: never) */
+    int width;            /* of the last line, on a terminal */
+} Progress;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static Progress progress_start(const char *what, double total)
+{
+    return (Progress){.what = what, .total = total, .t0 = now()};
+}
+
+static void progress_line(Progress *p, double t, int end)
+{
+    char line[160];
+    int n = end ? snprintf(line, sizeof line, "%s: %s: %.1f million values in %.1f s", diag_tool, p->what,
+                           p->total / 1e6, t - p->t0)
+                : snprintf(line, sizeof line, "%s: %s: %.0f%% of %.1f million values", diag_tool, p->what,
+                           p->total > 0 ? 100 * p->done / p->total : 100, p->total / 1e6);
+    if (isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\r%-*s%s", p->width, line, end ? "\n" : "");
+        p->width = n;
+    } else {
+        fprintf(stderr, "%s\n", line);
+    }
+    p->shown = t;
+}
+
+/* n more values done; a line when a second passed since the start and the
+ * last line. */
+static void progress_add(Progress *p, double n)
+{
+    p->done += n;
+    if (!diag_progress)
+        return;
+    double t = now();
+    if (t - p->t0 >= 1 && t - p->shown >= 1)
+        progress_line(p, t, 0);
+}
+
+/* The last line, when any was shown. */
+static void progress_end(Progress *p)
+{
+    if (diag_progress && p->shown)
+        progress_line(p, now(), 1);
+}
 
 /* ---- synthetic values ---- */
 
@@ -356,33 +418,50 @@ static int bind_dir(Weights *wt, Env *env, const Want *w, int nw, const char *di
     return rc;
 }
 
+/* The number of values of the nw weights. */
+static double want_values(const Want *w, int nw)
+{
+    double n = 0;
+    for (int i = 0; i < nw; i++)
+        n += (double)w[i].n;
+    return n;
+}
+
 /* Synthetic values of the whole, the chip's part bound. */
 static void bind_synthetic(Weights *wt, Env *env, const Want *w, int nw, uint64_t seed)
 {
+    Progress pg = progress_start("synthesizing weights", want_values(w, nw));
     for (int i = 0; i < nw; i++) {
         const Decl *d = w[i].decl;
         Buf b = want_buf(&w[i]);
         if (d->base != T_Q8 && w[i].axis < 0) {
             Buf *f = env_alloc(env, d->name, T_F32, w[i].rank, w[i].d);
             weights_synth(d->name, w[i].rank, w[i].d, seed, f->f);
+            progress_add(&pg, (double)f->n);
             continue;
         }
         if (d->base != T_Q8) {
             b.f = arena_alloc(wt->a, (size_t)b.n * sizeof *b.f);
             weights_synth(d->name, w[i].rank, w[i].d, seed, b.f);
             env_bind(env, d->name, part_of(wt, &w[i], b));
+            progress_add(&pg, (double)b.n);
             continue;
         }
         int8_t *q = arena_alloc(wt->a, (size_t)b.n);
         uint16_t *s = arena_alloc(wt->a, (size_t)(b.n / Q8_BLOCK) * sizeof *s);
         Synth sy = synth_init(d->name, b.rank, b.d, seed);
         float x[Q8_BLOCK];
-        for (long j = 0; j < b.n; j += Q8_BLOCK)
+        for (long j = 0; j < b.n; j += Q8_BLOCK) {
             synth_block(&sy, Q8_BLOCK, x, q + j, s + j / Q8_BLOCK);
+            if ((j + Q8_BLOCK) % PROGRESS_EVERY == 0)
+                progress_add(&pg, PROGRESS_EVERY);
+        }
+        progress_add(&pg, (double)(b.n % PROGRESS_EVERY));
         b.q = q;
         b.s = s;
         env_bind(env, d->name, part_of(wt, &w[i], b));
     }
+    progress_end(&pg);
 }
 
 int weights_bind(Weights **wp, const Prog *p, Env *env, const char *dir, uint64_t seed)
@@ -438,8 +517,9 @@ static size_t put_le(unsigned char *b, uint32_t v, int bytes)
     return (size_t)bytes;
 }
 
-/* Writes one file's bytes (ext 'f', 'q' or 's') of weight w to f. */
-static int emit(FILE *f, const Want *w, char ext, uint64_t seed)
+/* Writes one file's bytes (ext 'f', 'q' or 's') of weight w to f; its
+ * values count in pg once, with the 'f' or 'q' file. */
+static int emit(FILE *f, const Want *w, char ext, uint64_t seed, Progress *pg)
 {
     Synth sy = synth_init(w->decl->name, w->rank, w->d, seed);
     float x[Q8_BLOCK];
@@ -461,12 +541,16 @@ static int emit(FILE *f, const Want *w, char ext, uint64_t seed)
             len = put_le(buf, s, 2);
         if (fwrite(buf, 1, len, f) != len)
             return -1;
+        if (ext != 's' && (i + k) % PROGRESS_EVERY == 0)
+            progress_add(pg, PROGRESS_EVERY);
     }
+    if (ext != 's')
+        progress_add(pg, (double)(w->n % PROGRESS_EVERY));
     return 0;
 }
 
 /* Writes DIR/NAME.ext through a temporary renamed over it; 0 or EXIT_SYSTEM. */
-static int write_one(Arena *a, const Want *w, char ext, const char *dir, uint64_t seed)
+static int write_one(Arena *a, const Want *w, char ext, const char *dir, uint64_t seed, Progress *pg)
 {
     const char *name = w->decl->name;
     char *path = arena_printf(a, "%s/%s.%c", dir, name, ext);
@@ -476,7 +560,7 @@ static int write_one(Arena *a, const Want *w, char ext, const char *dir, uint64_
         diag_file(tmp, "%s", strerror(errno));
         return EXIT_SYSTEM;
     }
-    int bad = emit(f, w, ext, seed);
+    int bad = emit(f, w, ext, seed, pg);
     int err = errno;
     if (fclose(f) != 0 && !bad) {
         bad = 1;
@@ -503,9 +587,12 @@ int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed)
     Arena *a = arena_new();
     Want *w;
     int nw = wants(a, p, NULL, 0, &w), rc = nw < 0 ? EXIT_INPUT : 0;
+    Progress pg = progress_start("writing weights", want_values(w, nw > 0 ? nw : 0));
     for (int i = 0; i < nw && !rc; i++)
         for (const char *e = exts(&w[i]); *e && !rc; e++)
-            rc = write_one(a, &w[i], *e, dir, seed);
+            rc = write_one(a, &w[i], *e, dir, seed, &pg);
+    if (!rc)
+        progress_end(&pg);
     arena_free(a);
     return rc;
 }

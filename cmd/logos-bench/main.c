@@ -237,6 +237,7 @@ int main(int argc, char **argv)
         arena_free(a);
         return stdout_done(EXIT_OK);
     }
+    diag_progress = 1;
     runs[0] = (BenchRun){.label = o.input, .st = &st[0]};
     if (o.compare) {
         runs[1] = (BenchRun){.label = o.compare, .st = &st[1]};

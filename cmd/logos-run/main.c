@@ -185,6 +185,7 @@ static int generate(Stream *st, Opts *o, double start)
     if (!s)
         s = outfile_open(&logits, o->logits, NULL);
     st->logits = logits.f;
+    st->outname = o->out;
     st->follow = o->follow;
     st->nfollow = o->nfollow;
     struct timespec t0, t1;
@@ -222,6 +223,7 @@ int main(int argc, char **argv)
         arena_free(a);
         return stdout_done(EXIT_OK);
     }
+    diag_progress = !o.quiet;
     if (!s)
         s = stream_load(a, o.input, &st);
     if (!s && o.write_weights) {

@@ -268,3 +268,25 @@ exp.logos: ok: 1 program" ]
     no_crash
     [ "${#stderr}" -lt 2000 ]
 }
+
+@test "/dev/zero is refused at its first byte, not read without end" {
+    for t in "logos-check" "logos-author decode_step" "logos-fuse" "logos-run --synthetic 1 -p 1"; do
+        run --separate-stderr timeout 5 $t /dev/zero
+        [ "$status" -eq 1 ] || { echo "$t: status $status"; return 1; }
+        [ -z "$output" ]
+        [ "$stderr" = "${t%% *}: /dev/zero:1:1: a NUL byte: this is not a text file" ]
+    done
+}
+
+@test "a NUL byte in a pipe stops the reading there, located" {
+    run --separate-stderr bash -c '{ printf "logos 1 x y\nab\0"; exec cat /dev/zero; } | timeout 5 logos-check'
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-check: <stdin>:2:3: a NUL byte: this is not a text file" ]
+}
+
+@test "an endless text is refused past 256 MiB" {
+    run --separate-stderr bash -c 'yes | timeout 60 logos-check'
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-check: <stdin>: larger than 256 MiB: too large for one input" ]
+}

@@ -305,6 +305,16 @@ PY
     imported_ok out
 }
 
+@test "import: a checkpoint's name becomes a word the spec accepts (no '..', no newline)" {
+    python3 "$GEN" st qwen3 ck
+    python3 -c 'import json, sys
+p = sys.argv[1]; c = json.load(open(p)); c["_name_or_path"] = "org/my..odd\nname"; json.dump(c, open(p, "w"))' ck/config.json
+    run logos-import -q -o out ck
+    [ "$status" -eq 0 ]
+    grep -qx 'name: my._odd_name' out/spec.yaml
+    logos-check out/spec.yaml
+}
+
 @test "import: --ctx sets the spec's ctx; an existing spec.yaml is replaced" {
     python3 "$GEN" st qwen3 ck
     logos-import -q -o out ck

@@ -5,16 +5,20 @@
 # `sh -c` from a scratch directory that links examples/ and tests/ of the
 # repository, with the sanitized tools first on PATH, in the order of the
 # page, so a command may use what an earlier one wrote. Each must exit 0
-# with no sanitizer report. `$ cat NAME` followed by the lines of a file
-# writes those lines to NAME first, so a page may show the file it uses.
+# with no sanitizer report, and print exactly the lines the page shows after
+# it (standard error and standard output as a terminal shows them, together;
+# no lines shown: nothing printed). `$ cat NAME` followed by the lines of a
+# file writes those lines to NAME first, so a page may show the file it uses.
 # The exceptions are listed in KNOWN below, each with its reason.
 
 load common
 bats_require_minimum_version 1.5.0
 
 # page <TAB> command <TAB> what to expect: "status N" (the example shows a
-# rejection and must exit N) or "inline" (it needs a file the page shows only
-# as text elsewhere: not run).
+# rejection and must exit N), "inline" (it needs a file the page shows only
+# as text elsewhere: not run) or "times" (it prints times, which vary: every
+# number with a decimal point, shown or printed, reads as N, and runs of
+# blanks as one).
 KNOWN="logos-check.1	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1
 logos-check.1	logos-check -p step.logos | diff - step.logos && echo same	inline
 logos-check.1	logos-check -o step.logos step.logos	inline
@@ -22,23 +26,30 @@ logos-check.1	logos-check bad.logos	inline
 logos-spec.5	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1
 logos-author.1	logos-author --tp 3 tp_decode_step examples/tiny/llama.yaml	status 1
 logos-placement.5	logos-check split.logos	status 1
-logos-fuse.1	logos-author decode_step examples/tiny/gptoss.yaml | logos-fuse	status 1"
+logos-fuse.1	logos-author decode_step examples/tiny/gptoss.yaml | logos-fuse	status 1
+logos-bench.1	logos-bench --synthetic 1 --ceiling 4500 step.logos	times
+logos-bench.1	logos-bench --synthetic 1 -n 32 --pos 17 --csv step.logos	times
+logos-bench.1	logos-bench --weights lw --json cut.logos	times
+logos-run.1	logos-run --synthetic 1 -p \"1 2 3\" -n 2 -o ids gen.logos	times"
 
 # Pages whose EXAMPLES hold no command to run: logos-weights.5 shows numpy
 # code that writes and reads weight files.
 NOCOMMANDS="logos-weights.5"
 
-# examples PAGE: the page's examples as NUL-terminated records, "C<TAB>cmd"
-# for a command and "F<TAB>name<TAB>text" for a file shown by `$ cat name`.
+# examples PAGE: the page's examples as NUL-terminated records,
+# "C<TAB>cmd<TAB>output" for a command and the lines shown after it, and
+# "F<TAB>name<TAB>text" for a file shown by `$ cat name`.
 examples() {
     awk '
     function unesc(s) {
         gsub(/\\&/, "", s); gsub(/\\-/, "-", s); gsub(/\\e/, "\\", s); gsub(/\\\\/, "\\", s)
+        gsub(/\\\[u2581\]/, "\342\226\201", s)
         return s
     }
     function flush() {
         if (file != "") printf "F\t%s\t%s\001", file, body
-        file = ""; body = ""
+        else if (cmd != "") printf "C\t%s\t%s\001", cmd, body
+        file = ""; cmd = ""; body = ""
     }
     /^\.Sh / { flush(); ex = ($0 ~ /^\.Sh EXAMPLES/); next }
     !ex { next }
@@ -49,13 +60,17 @@ examples() {
         line = unesc($0)
         if (cont) cmd = cmd "\n" line
         else if (line ~ /^\$ /) { flush(); cmd = substr(line, 3) }
-        else { if (file != "") body = body line "\n"; next }
+        else { body = body line "\n"; next }
         cont = (line ~ /( \\|\|)$/)
         if (cont) next
-        if (cmd ~ /^cat [A-Za-z0-9_.\/-]+$/) file = substr(cmd, 5)
-        else printf "C\t%s\001", cmd
+        if (cmd ~ /^cat [A-Za-z0-9_.\/-]+$/) { file = substr(cmd, 5); cmd = "" }
     }
     END { flush() }' "$1" | tr '\001' '\0'
+}
+
+# times TEXT: TEXT with every decimal number as N and blanks squeezed.
+times() {
+    sed -E 's/[0-9]+\.[0-9]+/N/g; s/  +/ /g' <<<"$1"
 }
 
 # run_examples PAGE: runs the examples of man/*/PAGE; fails on the first
@@ -74,17 +89,20 @@ run_examples() {
             [ -e "${rest%%	*}" ] || printf '%s' "${rest#*	}" >"${rest%%	*}"
             continue
         fi
+        local cmd="${rest%%	*}" shown="${rest#*	}"
+        shown="${shown%$'\n'}"
         local want=0 known
-        known=$(awk -F '\t' -v p="$page" -v c="$rest" '$1 == p && $2 == c { print $3 }' <<<"$KNOWN")
+        known=$(awk -F '\t' -v p="$page" -v c="$cmd" '$1 == p && $2 == c { print $3 }' <<<"$KNOWN")
         [ "$known" = inline ] && continue
-        [ -n "$known" ] && want="${known#status }"
-        run --separate-stderr sh -c "$rest"
-        if [ "$status" -ne "$want" ] ||
-            grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|internal error' <<<"$stderr"; then
-            echo "$page: \$ $rest"
+        [ "${known#status }" != "$known" ] && want="${known#status }"
+        run sh -c "$cmd"
+        local got="$output"
+        [ "$known" = times ] && { got=$(times "$got"); shown=$(times "$shown"); }
+        if [ "$status" -ne "$want" ] || [ "$got" != "$shown" ] ||
+            grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|internal error' <<<"$output"; then
+            echo "$page: \$ $cmd"
             echo "status $status (expected $want)"
-            echo "stdout: $(head -c 2000 <<<"$output")"
-            echo "stderr: $(head -c 2000 <<<"$stderr")"
+            diff <(printf '%s\n' "$shown") <(printf '%s\n' "$got") | head -40
             return 1
         fi
         n=$((n + 1))
@@ -103,7 +121,7 @@ run_examples() {
     while IFS='	' read -r page cmd _; do
         local src
         src=$(ls "$TOP"/man/man*/"$page")
-        examples "$src" | tr '\0' '\n' | grep -qxF "C	$cmd" ||
+        examples "$src" | tr '\0' '\n' | grep -qF "C	$cmd	" ||
             { echo "$page no longer shows: $cmd"; return 1; }
     done <<<"$KNOWN"
 }

@@ -600,3 +600,45 @@ X
     [ -z "$output" ]
     [ "${stderr_lines[0]}" = "logos-run: two.logos:$line:7: state 'Kc0' is declared with another shape at line 10" ]
 }
+
+# ---- feedback ----
+
+@test "each token reaches a pipe as it is generated, not at the end" {
+    sed 's/^ctx: .*/ctx: 1024/' "$TINY/llama.yaml" >ctx.yaml
+    "$LOGOS_BIN/logos-author" decode_step ctx.yaml >ctx.logos
+    # 900 ids are fewer than 4096 bytes: without a flush after each, a pipe
+    # gets them all in one write at the end. The reader notes when each line
+    # comes: the first must come while the others are still being generated.
+    run --separate-stderr bash -c '"$1/logos-run" -q --synthetic 1 -p 1 -n 900 ctx.logos |
+        python3 -c "import sys, time
+t = [time.monotonic() for line in sys.stdin]
+print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
+    [ "$status" -eq 0 ]
+    echo "lines, microseconds from the first to the last: $output"
+    [ "${output% *}" -eq 900 ]
+    [ "${output#* }" -gt 30000 ]
+}
+
+@test "synthesizing weights for more than a second shows its progress on stderr; -q does not" {
+    # 301.2 million values: a few seconds of synthesis on the sanitized build
+    sed 's/^vocab: .*/vocab: 32000/; s/^dim: .*/dim: 1024/; s/^layers: .*/layers: 16/; s/heads: 4/heads: 8/;
+         s/kv_heads: 2/kv_heads: 8/; s/head_dim: 16/head_dim: 128/; s/hidden: 128/hidden: 4096/' \
+        "$TINY/llama.yaml" >mid.yaml
+    "$LOGOS_BIN/logos-author" decode_step mid.yaml >mid.logos
+    run --separate-stderr "$LOGOS_BIN/logos-run" --synthetic 1 -p 1 -n 1 mid.logos
+    [ "$status" -eq 0 ]
+    # the progress lines, among the notices and figures: at least one while it
+    # works, each a percentage, then the time it took
+    local -a pg
+    mapfile -t pg < <(grep 'synthesizing weights' <<<"$stderr")
+    local n=${#pg[@]} i
+    [ "$n" -ge 2 ]
+    for ((i = 0; i < n - 1; i++)); do
+        [[ "${pg[i]}" =~ ^logos-run:\ synthesizing\ weights:\ [0-9]+%\ of\ 301\.2\ million\ values$ ]] ||
+            { echo "${pg[i]}"; return 1; }
+    done
+    [[ "${pg[n - 1]}" =~ ^logos-run:\ synthesizing\ weights:\ 301\.2\ million\ values\ in\ [0-9.]+\ s$ ]]
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -n 1 mid.logos
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+}

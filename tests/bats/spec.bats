@@ -164,6 +164,20 @@ YAML
     [ "${#stderr_lines[@]}" -eq 3 ]
 }
 
+@test "rejects a name the language cannot spell: '/', '..', a newline" {
+    local why="it is a word of letters, digits, '.', '_' and '-', without '..'"
+    rejects name-slash.yaml "1:7: 'name' holds '/': $why"
+    rejects name-dotdot.yaml "1:7: 'name' holds '..': $why"
+    rejects name-newline.yaml "1:7: 'name' holds a newline: $why"
+    for f in name-slash name-dotdot name-newline; do
+        run --separate-stderr "$LOGOS_BIN/logos-author" decode_step "$BAD/$f.yaml"
+        [ "$status" -eq 1 ] || { echo "$f: status $status: $stderr"; return 1; }
+        [ -z "$output" ]
+        [[ "${stderr_lines[0]}" == "logos-author: $BAD/$f.yaml:1:7: 'name' holds "*": $why" ]]
+        [ "${#stderr_lines[@]}" -eq 3 ]
+    done
+}
+
 @test "rejects binary garbage" {
     cd "$BATS_TEST_TMPDIR"
     printf '\x80\x81\xfe\x9c\x01garbage\n' > garbage.yaml

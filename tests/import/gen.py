@@ -42,9 +42,9 @@ E, TOPK, EFF = 4, 2, 64          # gpt-oss's experts, per token, their width
 LORA, NOPE, ROPE, MFF = 32, 16, 16, 32    # deepseek2's latent widths; its and qwen3next's expert width
 KH, VH, KD, VD, CONV = 2, 4, 16, 16, 4    # qwen3next's delta heads, widths, convolution
 
-BREAKS_ST = ["truncated", "headerlen", "notjson", "past", "overlap", "dtype", "fp8",
+BREAKS_ST = ["truncated", "headerlen", "notjson", "past", "farpast", "overlap", "dtype", "fp8",
              "shape", "missing", "arch", "noconfig", "noshard", "size", "hidden"]
-BREAKS_GGUF = ["magic", "version", "tcount", "kvcount", "data", "type", "arch"]
+BREAKS_GGUF = ["magic", "version", "tcount", "kvcount", "data", "type", "arch", "strlen", "nested"]
 
 
 def config(fam):
@@ -237,6 +237,8 @@ def write_st(path, items, brk=None):
     first = items[0][0]
     if brk == "past":
         header[first]["data_offsets"][1] = off + 4096
+    if brk == "farpast":    # an end offset past any file, 2^63 - 1
+        header[first]["data_offsets"][1] = (1 << 63) - 1
     if brk == "overlap":
         b, e = header[items[1][0]]["data_offsets"]
         header[items[1][0]]["data_offsets"] = [b - 8, e - 8]
@@ -412,6 +414,10 @@ def gen_gguf(fam, path, typ="f32", brk=None, over=None, vocab=None):
            kv(arch + ".attention.layer_norm_rms_epsilon", "f32", cfg["rms_norm_eps"]),
            kv(arch + ".rope.dimension_count", "u32", HD),
            kv_array("tokenizer.ggml.tokens", ["<t%d>" % i for i in range(V)])]
+    if brk == "strlen":     # general.name's length runs past the file
+        kvs[1] = gstr("general.name") + struct.pack("<IQ", 8, 1 << 40) + b"tiny"
+    if brk == "nested":     # an array of arrays six deep, innermost an empty u32 array
+        kvs.append(gstr("test.nested") + struct.pack("<I", 9) + struct.pack("<IQ", 9, 1) * 5 + struct.pack("<IQ", 4, 0))
     if fam == "gemma2":
         kvs += [kv("gemma2.attention.sliding_window", "u32", 16),
                 kv("gemma2.attn_logit_softcapping", "f32", 50.0),

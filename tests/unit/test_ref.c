@@ -1,6 +1,10 @@
 /* test_ref.c — unit tests of the CPU reference executor (lib/ref.c): small
  * programs run by ref_run against straightforward computations written here
- * again, compared by relative error. Prints TAP lines; exits 1 on a failure. */
+ * again (and a few values worked out by hand), compared by relative error.
+ * Every op of the table (ops.h) is covered by a numeric check: each test
+ * marks the ops it checks, and the last check names any op none checked.
+ * A program that fails to run stops the tests ("Bail out!"). Prints TAP
+ * lines; exits 1 on a failure. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +13,7 @@
 #include "logos.h"
 
 static int ntest, nfail;
+static int covered[OP_COUNT];   /* ops a numeric check has checked */
 static Arena *A;
 static uint64_t seed = 88172645463325252ull;
 
@@ -77,12 +82,34 @@ static float *out(Env *env, const char *name)
     return b ? b->f : NULL;
 }
 
-static int run(const Prog *p, Env *env)
+/* Runs p; a failure ends the tests: every check after a run is numeric. */
+static void run(const Prog *p, Env *env)
 {
     int rc = ref_run(p, env);
-    if (rc)
-        printf("# ref_run returned %d\n", rc);
-    return rc;
+    if (rc) {
+        printf("Bail out! ref_run returned %d on a test program\n", rc);
+        exit(1);
+    }
+}
+
+/* The ops the checks of a test cover, OP_COUNT-terminated. */
+static void covers(const int *ops)
+{
+    for (; *ops != OP_COUNT; ops++)
+        covered[*ops] = 1;
+}
+#define COVERS(...) covers((const int[]){__VA_ARGS__, OP_COUNT})
+
+/* Each |got - want| within 1e-6 of |want| (values of any size). */
+static void each_close(const float *got, const double *want, long n, const char *what)
+{
+    long bad = -1;
+    for (long i = 0; i < n && bad < 0; i++)
+        if (!(fabs(got[i] - want[i]) <= 1e-6 * fabs(want[i]) + 1e-30))
+            bad = i;
+    if (bad >= 0)
+        printf("# %s: value %ld is %.9g, not %.9g\n", what, bad, (double)got[bad], want[bad]);
+    ok(bad < 0, what);
 }
 
 /* ---- products ---- */
@@ -99,7 +126,7 @@ static void test_matmul(void)
     for (long i = 0; i < 48 * 64; i++)
         wf[i] = rnd();
     q8_quantize(wf, 48 * 64, (int8_t *)q->q, (uint16_t *)q->s);
-    ok(run(p, env) == 0, "matmul runs");
+    run(p, env);
     double want[3 * 48], wantq[3 * 48];
     for (long t = 0; t < 3; t++)
         for (long o = 0; o < 48; o++) {
@@ -114,6 +141,7 @@ static void test_matmul(void)
         }
     close_to(out(env, "y"), want, 3 * 48, "f32 matmul of 3 rows");
     close_to(out(env, "yq"), wantq, 3 * 48, "q8 matmul through unpair(16,8)");
+    COVERS(OP_MATMUL);
     env_free(env);
 }
 
@@ -124,7 +152,9 @@ static void test_vector_lookup(void)
     Env *env = env_new();
     float *v = fill(env, "v", 1, 8, 0, 0);
     ints(env, "tok", 0, 1, (int32_t[]){5});
-    ok(run(p, env) == 0 && out(env, "y")[0] == v[5], "a vector weight's row 5 is its value 5");
+    run(p, env);
+    ok(out(env, "y")[0] == v[5], "a vector weight's row 5 is its value 5");
+    COVERS(OP_INDEX);
     env_free(env);
 }
 
@@ -136,7 +166,7 @@ static void test_unpair_at(void)
                    "y = w @ x\nend\n");
     Env *env = env_new();
     float *x = fill(env, "x", 1, 64, 0, 0), *w = fill(env, "w", 2, 24, 64, 0);
-    ok(run(p, env) == 0, "matmul through unpair with an offset runs");
+    run(p, env);
     double want[24];
     static const int from[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 9, 11};
     for (long o = 0; o < 24; o++) {
@@ -158,7 +188,7 @@ static void test_rmsnorm(void)
                    "y = rmsnorm(x ~ [4,16], g, eps=1e-5, offset=1)\nend\n");
     Env *env = env_new();
     float *x = fill(env, "x", 1, 64, 0, 0), *g = fill(env, "g", 1, 16, 0, 0);
-    ok(run(p, env) == 0, "rmsnorm runs");
+    run(p, env);
     double want[64];
     for (int h = 0; h < 4; h++) {
         double ss = 0;
@@ -168,6 +198,7 @@ static void test_rmsnorm(void)
             want[h * 16 + i] = x[h * 16 + i] / sqrt(ss / 16 + 1e-5) * (1 + g[i]);
     }
     close_to(out(env, "y"), want, 64, "per-head rmsnorm with offset 1");
+    COVERS(OP_RMSNORM, OP_RESHAPE);
     env_free(env);
 }
 
@@ -189,7 +220,7 @@ static void test_rope(void)
     Env *env = env_new();
     float *x = fill(env, "x", 2, 4, 16, 0);
     ints(env, "pos", 0, 1, (int32_t[]){37});
-    ok(run(p, env) == 0, "rope runs");
+    run(p, env);
     double want[64];
     for (int h = 0; h < 4; h++)
         for (int i = 0; i < 16; i++)
@@ -201,6 +232,7 @@ static void test_rope(void)
             want[h * 16 + i + 4] = x1 * cos(a) + x0 * sin(a);
         }
     close_to(out(env, "y"), want, 64, "rope: NEOX pairs, rot 8 of 16, llama3 scaling");
+    COVERS(OP_ROPE);
     env_free(env);
 }
 
@@ -230,7 +262,7 @@ static void test_yarn(int truncate)
     Env *env = env_new();
     float *x = fill(env, "x", 2, 2, 16, 0);
     ints(env, "pos", 0, 1, (int32_t[]){50});
-    ok(run(p, env) == 0, "yarn rope runs");
+    run(p, env);
     double want[32];
     for (int h = 0; h < 2; h++)
         for (int i = 0; i < 8; i++) {
@@ -282,10 +314,11 @@ static void test_attend(void)
     float *q = fill(env, "q", 2, 4, 8, 0), *sk = fill(env, "sk", 1, 4, 0, 0);
     float *K = fill(env, "K", 3, 16, 2, 8), *V = fill(env, "V", 3, 16, 2, 6);
     ints(env, "pos", 0, 1, (int32_t[]){10});
-    ok(run(p, env) == 0, "attend runs");
+    run(p, env);
     double want[24];
     attend_want(q, K, V, sk, 10, want);
     close_to(out(env, "o"), want, 24, "attend: GQA, softcap, window 4, sinks");
+    COVERS(OP_ATTEND, OP_UPTO);
     env_free(env);
 }
 
@@ -301,7 +334,7 @@ static void test_stacked_attend(void)
     fill(env, "K", 3, 16, 2, 8);
     fill(env, "V", 3, 16, 2, 6);
     ints(env, "bpos", 1, 3, (int32_t[]){5, 6, 7});
-    ok(run(st, env) == 0, "stacked attend runs");
+    run(st, env);
     float got[72];
     memcpy(got, out(env, "bo"), sizeof got);
     double want[72];
@@ -325,7 +358,7 @@ static void test_latent(void)
     float *qr = fill(env, "qr", 2, 2, 12, 0), *qp = fill(env, "qp", 2, 2, 4, 0), *C = fill(env, "C", 2, 8, 20, 0);
     float *wk = fill(env, "wk", 2, 16, 16, 0), *wv = fill(env, "wv", 2, 12, 16, 0);
     ints(env, "pos", 0, 1, (int32_t[]){5});
-    ok(run(p, env) == 0, "latent runs");
+    run(p, env);
     double want[12];
     for (int h = 0; h < 2; h++) {
         double u[16] = {0}, s[5], c[16] = {0}, mx = -1e300, sum = 0;
@@ -354,6 +387,7 @@ static void test_latent(void)
         }
     }
     close_to(out(env, "o"), want, 12, "latent attention over 5 cache rows");
+    COVERS(OP_LATENT);
     env_free(env);
 }
 
@@ -369,10 +403,9 @@ static void test_conv(void)
     float *w = fill(env, "w", 2, 8, 4, 0), *b = fill(env, "b", 1, 8, 0, 0), *seq = fill(env, "bx", 2, 3, 8, 0);
     float got[24];
     double want[24];
-    int good = 1;
     for (int t = 0; t < 3; t++) {
         memcpy(fill(env, "x", 1, 8, 0, 0), seq + t * 8, 8 * sizeof(float));
-        good &= run(one, env) == 0;
+        run(one, env);
         memcpy(got + t * 8, out(env, "y"), 8 * sizeof(float));
         for (int c = 0; c < 8; c++) {
             double acc = b[c];
@@ -383,15 +416,15 @@ static void test_conv(void)
             want[t * 8 + c] = acc;
         }
     }
-    ok(good, "conv runs 3 steps");
     close_to(got, want, 24, "conv ring over 3 steps equals the direct convolution");
-    ok(run(st, env) == 0, "stacked conv runs");
+    run(st, env);
     close_to(out(env, "by"), want, 24, "stacked conv rows equal the 3 steps");
     double last[24];
     for (int i = 0; i < 24; i++)
         last[i] = seq[i];
     close_to(env_get(env, "R")->f, last, 24, "the ring keeps the last 3 inputs");
     close_to(env_get(env, "R2")->f, last, 24, "the stacked ring keeps the last 3 inputs");
+    COVERS(OP_CONV);
     env_free(env);
 }
 
@@ -402,11 +435,10 @@ static void test_delta(void)
                    "o = delta(q, k, v, g, beta, S)\nend\n");
     Env *env = env_new();
     double S[48] = {0}, want[12];
-    int good = 1;
     for (int step = 0; step < 2; step++) {
         float *q = fill(env, "q", 2, 2, 4, 0), *k = fill(env, "k", 2, 2, 4, 0), *v = fill(env, "v", 2, 4, 3, 0);
         float *g = fill(env, "g", 1, 4, 0, 0), *beta = fill(env, "beta", 1, 4, 0, 0);
-        good &= run(p, env) == 0;
+        run(p, env);
         for (int h = 0; h < 4; h++) {
             double *Sh = S + h * 12;
             const float *kk = k + (h / 2) * 4, *qq = q + (h / 2) * 4;
@@ -428,9 +460,9 @@ static void test_delta(void)
             }
         }
     }
-    ok(good, "delta runs 2 steps");
     close_to(out(env, "o"), want, 12, "delta rule, second step's output");
     close_to(env_get(env, "S")->f, S, 48, "delta rule, state after 2 steps");
+    COVERS(OP_DELTA);
     env_free(env);
 }
 
@@ -502,7 +534,7 @@ static void test_route(void)
                    "c = route(l, k=2, score=topk_softmax)\nend\n");
     Env *env = env_new();
     float *l = fill(env, "l", 1, 8, 0, 0), *bias = fill(env, "bias", 1, 8, 0, 0);
-    ok(run(p, env) == 0, "route runs");
+    run(p, env);
     double want[8];
     route_want(l, NULL, "softmax", 2, 1, 1, 1, 1, want);
     close_to(out(env, "a"), want, 8, "route softmax top-2, renormalized");
@@ -510,6 +542,7 @@ static void test_route(void)
     close_to(out(env, "b"), want, 8, "route sigmoid with bias, 4 groups keeping 2, scale 2.5");
     route_want(l, NULL, "topk_softmax", 2, 1, 1, 0, 1, want);
     close_to(out(env, "c"), want, 8, "route topk_softmax top-2");
+    COVERS(OP_ROUTE);
     env_free(env);
 }
 
@@ -562,12 +595,13 @@ static void test_moe(void)
     float *wg = fill(env, "wg", 3, 4, 32, 16), *wu = fill(env, "wu", 3, 4, 32, 16), *wd = fill(env, "wd", 3, 4, 16, 32);
     float *bg = fill(env, "bg", 2, 4, 32, 0), *bu = fill(env, "bu", 2, 4, 32, 0), *bd = fill(env, "bd", 2, 4, 16, 0);
     r[1] = r[2] = 0;
-    ok(run(p, env) == 0, "moe runs");
+    run(p, env);
     double want[16];
     moe_want(x, r, wg, wu, wd, NULL, NULL, NULL, 0, want);
     close_to(out(env, "s"), want, 16, "moe silu over 2 kept experts");
     moe_want(x, r, wg, wu, wd, bg, bu, bd, 1, want);
     close_to(out(env, "o"), want, 16, "moe oai with biases, limit 0.5");
+    COVERS(OP_MOE);
     env_free(env);
 }
 
@@ -585,7 +619,7 @@ static void test_rows(void)
     x[10 + 9] = 7;
     ints(env, "pos", 0, 1, (int32_t[]){1});
     ints(env, "bpos", 1, 2, (int32_t[]){3, 4});
-    ok(run(p, env) == 0, "rows program runs");
+    run(p, env);
     int32_t *m = env_get(env, "m")->i;
     ok(m[0] == 4 && m[1] == 9, "argmax: first largest per row");
     double want[20];
@@ -601,6 +635,7 @@ static void test_rows(void)
     for (int i = 0; i < 20; i++)
         want[i] = x[(i + 10) % 20];
     close_to(out(env, "w"), want, 20, "stack of rows");
+    COVERS(OP_ARGMAX, OP_INDEX, OP_CONCAT, OP_SLICE, OP_LAST, OP_SUB, OP_MUL, OP_STACK);
     env_free(env);
 }
 
@@ -643,6 +678,122 @@ static void test_errors(void)
     env_free(env);
 }
 
+/* ---- elementwise ---- */
+
+/* Values worked out by hand: a [2,3] and a [3] that broadcasts along rows. */
+static void test_arith(void)
+{
+    Prog *p = prog("logos 1 t t\nin x : f32[2,3]\nin y : f32[3]\nout a : f32[2,3]\nout s : f32[2,3]\n"
+                   "out m : f32[2,3]\nout d : f32[2,3]\nout n : f32[2,3]\nout k : f32[2,3]\n"
+                   "a = x + y\ns = x - y\nm = x * y\nd = x / y\nn = -x\nk = 2 * x - 1\nend\n");
+    Env *env = env_new();
+    memcpy(fill(env, "x", 2, 2, 3, 0), (float[]){1, -2, 3.5f, 0.25f, 4, -6}, 6 * sizeof(float));
+    memcpy(fill(env, "y", 1, 3, 0, 0), (float[]){2, -0.5f, 4}, 3 * sizeof(float));
+    run(p, env);
+    each_close(out(env, "a"), (double[]){3, -2.5, 7.5, 2.25, 3.5, -2}, 6, "x + y, y broadcast along rows");
+    each_close(out(env, "s"), (double[]){-1, -1.5, -0.5, -1.75, 4.5, -10}, 6, "x - y");
+    each_close(out(env, "m"), (double[]){2, 1, 14, 0.5, -2, -24}, 6, "x * y");
+    each_close(out(env, "d"), (double[]){0.5, 4, 0.875, 0.125, -8, -1.5}, 6, "x / y");
+    each_close(out(env, "n"), (double[]){-1, 2, -3.5, -0.25, -4, 6}, 6, "-x");
+    each_close(out(env, "k"), (double[]){1, -5, 6, -0.5, 7, -13}, 6, "2 * x - 1: number literals");
+    COVERS(OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG);
+    env_free(env);
+}
+
+/* The activations over -30..30, against their formulas in double, and at
+ * x = 1 against values worked out beforehand (to 16 digits). */
+static void test_activations(void)
+{
+    static const double xs[9] = {-30, -5, -1, -0.5, 0, 0.5, 1, 5, 30};
+    static const char *names[9] = {"silu", "gelu_tanh", "sigmoid", "softplus", "exp", "tanh",
+                                   "softcap(cap=1.5)", "clamp(min=-0.75, max=2)", "clamp(max=0.5)"};
+    static const double at1[9] = {0.7310585786300049, 0.8411919906082768, 0.7310585786300049, 1.3132616875182228,
+                                  2.718281828459045,  0.7615941559557649, 0.8741744180218654, 1, 0.5};
+    Prog *p = prog("logos 1 t t\nin x : f32[9]\nout a0 : f32[9]\nout a1 : f32[9]\nout a2 : f32[9]\nout a3 : f32[9]\n"
+                   "out a4 : f32[9]\nout a5 : f32[9]\nout a6 : f32[9]\nout a7 : f32[9]\nout a8 : f32[9]\n"
+                   "a0 = silu(x)\na1 = gelu_tanh(x)\na2 = sigmoid(x)\na3 = softplus(x)\na4 = exp(x)\na5 = tanh(x)\n"
+                   "a6 = softcap(x, cap=1.5)\na7 = clamp(x, min=-0.75, max=2)\na8 = clamp(x, max=0.5)\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 1, 9, 0, 0);
+    for (int i = 0; i < 9; i++)
+        x[i] = (float)xs[i];
+    run(p, env);
+    for (int f = 0; f < 9; f++) {
+        double want[9];
+        for (int i = 0; i < 9; i++) {
+            double v = xs[i], sg = 1 / (1 + exp(-v));
+            double g = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+            double all[9] = {v * sg, g, sg, log1p(exp(v)), exp(v), tanh(v), 1.5 * tanh(v / 1.5),
+                             fmin(fmax(v, -0.75), 2), fmin(v, 0.5)};
+            want[i] = all[f];
+        }
+        const float *got = out(env, arena_printf(A, "a%d", f));
+        each_close(got, want, 9, arena_printf(A, "%s over -30..30", names[f]));
+        each_close(got + 6, at1 + f, 1, arena_printf(A, "%s at 1 is %.16g", names[f], at1[f]));
+    }
+    COVERS(OP_SILU, OP_GELU, OP_SIGMOID, OP_SOFTPLUS, OP_EXP, OP_TANH, OP_SOFTCAP, OP_CLAMP);
+    env_free(env);
+}
+
+/* Rows (3,4,0,0) and (1,2,2,4) both have length 5. */
+static void test_l2norm(void)
+{
+    Prog *p = prog("logos 1 t t\nin x : f32[8]\nout y : f32[2,4]\ny = l2norm(x ~ [2,4], eps=1e-6)\nend\n");
+    Env *env = env_new();
+    memcpy(fill(env, "x", 1, 8, 0, 0), (float[]){3, 4, 0, 0, 1, 2, 2, 4}, 8 * sizeof(float));
+    run(p, env);
+    double n = sqrt(25 + 1e-6);
+    each_close(out(env, "y"), (double[]){3 / n, 4 / n, 0, 0, 1 / n, 2 / n, 2 / n, 4 / n}, 8,
+               "per-head l2norm: (3,4,0,0)/5 and (1,2,2,4)/5");
+    COVERS(OP_L2NORM, OP_RESHAPE);
+    env_free(env);
+}
+
+/* range(7, n=4) and range(7, n=T) with T = 3 bound from an input. */
+static void test_range(void)
+{
+    Prog *p = prog("logos 1 t t\nsize T\nin p : i32\nin x : f32[T,2]\nout r : i32[4]\nout rt : i32[T]\n"
+                   "r = range(p, n=4)\nrt = range(p, n=T)\nend\n");
+    Env *env = env_new();
+    ints(env, "p", 0, 1, (int32_t[]){7});
+    fill(env, "x", 2, 3, 2, 0);
+    run(p, env);
+    const Buf *r = env_get(env, "r"), *rt = env_get(env, "rt");
+    ok(r->n == 4 && !memcmp(r->i, (int32_t[]){7, 8, 9, 10}, 16), "range(7, n=4) is 7 8 9 10");
+    ok(rt->n == 3 && !memcmp(rt->i, (int32_t[]){7, 8, 9}, 12), "range(7, n=T) with T = 3 is 7 8 9");
+    COVERS(OP_RANGE);
+    env_free(env);
+}
+
+/* On one chip a sum over the chips is the value itself, and so is a gather
+ * of one rank; a gather of two needs the other process. */
+static void test_collectives(void)
+{
+    Prog *p = prog("logos 1 t t\nin x : f32[5]\nout s : f32[5]\nout g : f32[5]\n"
+                   "s = allreduce(x) * 2\ng = allgather(x, ranks=1)\nend\n");
+    Env *env = env_new();
+    memcpy(fill(env, "x", 1, 5, 0, 0), (float[]){1.5f, -2, 0, 3, -0.25f}, 5 * sizeof(float));
+    run(p, env);
+    each_close(out(env, "s"), (double[]){3, -4, 0, 6, -0.5}, 5, "allreduce on one chip is the value");
+    each_close(out(env, "g"), (double[]){1.5, -2, 0, 3, -0.25}, 5, "allgather of one rank is the value");
+    Prog *two = prog("logos 1 t t\nin x : f32[5]\nout g : f32[10]\ng = allgather(x, ranks=2)\nend\n");
+    expect_error(two, env, "test.logos:4:5: allgather needs the other ranks", "allgather of two ranks needs them");
+    COVERS(OP_ALLREDUCE, OP_ALLGATHER);
+    env_free(env);
+}
+
+/* Every op of the table has been checked numerically above. */
+static void test_coverage(void)
+{
+    char missing[1024] = "";
+    for (int op = 0; op < OP_COUNT; op++)
+        if (!covered[op])
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s", op_info[op].name);
+    if (*missing)
+        printf("# ops without a numeric check:%s\n", missing);
+    ok(!*missing, "every op of the table has a numeric check");
+}
+
 int main(void)
 {
     A = arena_new();
@@ -663,6 +814,12 @@ int main(void)
     test_moe();
     test_rows();
     test_errors();
+    test_arith();
+    test_activations();
+    test_l2norm();
+    test_range();
+    test_collectives();
+    test_coverage();
     arena_free(A);
     printf("1..%d\n", ntest);
     return nfail != 0;
