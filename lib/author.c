@@ -146,7 +146,9 @@ const char *posn(Em *e)
 const char *state(Em *e, const char *base, int l, const char *dims)
 {
     const char *s = e->seq >= 0 ? arena_printf(e->a, "%s%d_s%d", base, l, e->seq) : wname(e, base, l);
-    em_decl(e, "state %s : f32[%s]", s, dims);
+    /* attention's caches (Kc, Vc) in f16 when the spec stores them so */
+    int f16 = e->s->cache_f16 && (!strcmp(base, "Kc") || !strcmp(base, "Vc"));
+    em_decl(e, "state %s : %s[%s]", s, f16 ? "f16" : "f32", dims);
     return s;
 }
 

@@ -377,6 +377,7 @@ static int shape_upto(Ck *c, Expr *e)
     if (i->op != E_NAME)
         return err(c, i, "the end of a row range is a name (an i32 input or a range of positions)");
     Type t = a->ty;
+    t.base = T_F32;   /* an f16 state's rows read as f32 */
     const char *key = i->name;
     t.d[0] = (Dim){a->ty.d[0].n, sym_of(c, arena_printf(c->a, "..%s", key), a->ty.d[0].n)};
     t.ragged = i->ty.rank == 1;
@@ -559,8 +560,8 @@ static int shape_conv(Ck *c, Expr *e)
     Expr *x = e->args[0], *r = e->args[1], *w = e->args[2];
     if (want_f32(c, x, "the convolved input") || want_rank(c, x, 1, 2, "the convolved input"))
         return -1;
-    if (!state_of(c, r))
-        return err(c, r, "the convolution's ring (its second operand) must be a state");
+    if (!state_of(c, r) || r->ty.base != T_F32)
+        return err(c, r, "the convolution's ring (its second operand) must be an f32 state");
     if (want_weight(c, w, 2, "the convolution's weight") ||
         want_dim(c, w, 0, last_dim(&x->ty), "the convolution's channels"))
         return -1;
@@ -581,8 +582,8 @@ static int shape_delta(Ck *c, Expr *e)
     if (want_f32(c, q, "the queries") || want_rank(c, q, 2, 3, "the queries (heads × width)"))
         return -1;
     int st = q->ty.rank == 3;
-    if (!state_of(c, s))
-        return err(c, s, "the delta rule's memory (its sixth operand) must be a state");
+    if (!state_of(c, s) || s->ty.base != T_F32)
+        return err(c, s, "the delta rule's memory (its sixth operand) must be an f32 state");
     Dim vh = v->ty.rank == q->ty.rank ? v->ty.d[st] : cdim(0);
     if (!type_eq(&q->ty, &k->ty))
         return err(c, k, arena_printf(c->a, "the keys %s must match the queries %s", type_str(c, &k->ty),
@@ -943,6 +944,8 @@ static int check_decl(Ck *c, Decl *d, int di)
         return errl(c, d->line, d->col, arena_printf(c->a, "'%s' holds more than 2^40 values", d->name));
     if (d->base == T_Q8 && d->kind != D_WEIGHT)
         return errl(c, d->line, d->col, "only weights are stored q8");
+    if (d->base == T_F16 && d->kind != D_STATE)
+        return errl(c, d->line, d->col, "only states are stored f16");
     if (d->base == T_Q8 && (d->rank < 2 || d->dims[d->rank - 1][0] > '9' || t.d[d->rank - 1].n % 32))
         return errl(c, d->line, d->col, arena_printf(c->a, "a q8 weight's rows must be whole 32-value blocks: %s",
                                                      type_str(c, &t)));

@@ -42,7 +42,8 @@ static void decl_bufs(Fz *f)
                                 [D_OUT] = B_OUT};
     for (int i = 0; i < f->p->ndecls; i++) {
         const Decl *d = &f->p->decls[i];
-        int et = d->kind == D_SIZE || d->base == T_I32 ? ET_I32 : d->base == T_Q8 ? ET_Q8 : ET_F32;
+        int et = d->kind == D_SIZE || d->base == T_I32 ? ET_I32 : d->base == T_Q8 ? ET_Q8
+                 : d->base == T_F16 ? ET_F16 : ET_F32;
         long n = d->kind == D_SIZE ? 1 : type_values(f, &d->ty);
         int b = add_buf(f, (PBuf){.name = d->name, .kind = kinds[d->kind], .etype = et, .count = n, .decl = i,
                                   .node = -1, .base = -1});

@@ -156,7 +156,7 @@ int op_role(int op, int i);
 int op_state(int op);              /* the operand of role 's', or -1 */
 
 /* ---- types ----------------------------------------------------------- */
-enum Base { T_NONE, T_F32, T_I32, T_Q8 };
+enum Base { T_NONE, T_F32, T_I32, T_Q8, T_F16 };   /* f16: a state's storage (its values read as f32) */
 typedef struct Dim {
     long n;    /* the size, or its bound when sym != 0 */
     int sym;   /* 0: constant; >0: a size or dynamic row count (Prog.syms, 1-based) */
@@ -425,6 +425,7 @@ typedef struct Spec {
     int norm_offset;     /* RMSNorm scales by (1 + w) */
     double embed_scale;  /* 0 or 1: none */
     int tied;            /* LM head is the embedding */
+    int cache_f16;       /* attention caches stored as f16 */
     double logit_softcap;
     int fmt[WC_COUNT];   /* enum Fmt per class */
     LayerSpec *kinds; int nkinds;

@@ -41,7 +41,7 @@ int op_lookup(const char *name)
 
 const char *base_name(int base)
 {
-    static const char *names[] = {"none", "f32", "i32", "q8"};
+    static const char *names[] = {"none", "f32", "i32", "q8", "f16"};
     return names[base];
 }
 

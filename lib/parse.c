@@ -424,11 +424,11 @@ static int decl_kind(const Token *t)
 static int type_base(Parser *ps)
 {
     Token t = ps->tok;
-    if (tok_is(&t, "f32") || tok_is(&t, "i32") || tok_is(&t, "q8")) {
+    if (tok_is(&t, "f32") || tok_is(&t, "i32") || tok_is(&t, "q8") || tok_is(&t, "f16")) {
         next(ps);
-        return t.p[0] == 'f' ? T_F32 : t.p[0] == 'i' ? T_I32 : T_Q8;
+        return tok_is(&t, "f16") ? T_F16 : t.p[0] == 'f' ? T_F32 : t.p[0] == 'i' ? T_I32 : T_Q8;
     }
-    fail_tok(ps, "a type (f32, i32 or q8)");
+    fail_tok(ps, "a type (f32, i32, q8 or f16)");
 }
 
 static int small_int(Parser *ps, const char *what)

@@ -36,7 +36,7 @@ static void bad(Pc *c, int line, int col, const char *fmt, ...)
 /* The element type a declaration's values have on the lane. */
 static int decl_etype(const Decl *d)
 {
-    return d->base == T_Q8 ? ET_Q8 : d->base == T_I32 ? ET_I32 : ET_F32;
+    return d->base == T_Q8 ? ET_Q8 : d->base == T_I32 ? ET_I32 : d->base == T_F16 ? ET_F16 : ET_F32;
 }
 
 /* A declaration's values with its sizes at the plan's row bound. */
@@ -68,7 +68,7 @@ static void check_decl_buf(Pc *c, const PBuf *b)
         return;
     }
     int et = decl_etype(d);
-    int ok = b->etype == et || (b->kind == B_STATE && b->etype == ET_F16);
+    int ok = b->etype == et;
     long want = decl_values(pl, d);
     if (!ok || b->count != want)
         bad(c, b->line, b->col, "'%s' is %s %ld: its declaration at line %d holds %s %ld", b->name,

@@ -374,9 +374,12 @@ static void run_write(Run *r, const Stmt *s)
     Val ix = eval(r, s->index), v = eval(r, s->value);
     long width = buf_cols(b);
     ASSERT(ix.base == T_I32 && v.n == ix.n * width);
+    int f16 = r->p->decls[s->decl].base == T_F16;
     for (long k = 0; k < ix.n; k++) {
         long row = position(r, s->index, ix.i[k], b->d[0], s->name);
         memmove(b->f + row * width, v.f + k * width, (size_t)width * 4);
+        for (long j = 0; f16 && j < width; j++)   /* an f16 state keeps what f16 holds */
+            b->f[row * width + j] = f16_to_f32(f32_to_f16(b->f[row * width + j]));
     }
 }
 

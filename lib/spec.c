@@ -759,14 +759,16 @@ static int sub_formats(P *p, const Node *v, void *base)
     return 0;
 }
 
-enum { TOP_NAME, TOP_VOCAB, TOP_DIM, TOP_LAYERS, TOP_CTX, TOP_NORM, TOP_EMBED, TOP_HEAD,
+enum { TOP_NAME, TOP_VOCAB, TOP_DIM, TOP_LAYERS, TOP_CTX, TOP_CACHE, TOP_NORM, TOP_EMBED, TOP_HEAD,
        TOP_FORMATS, TOP_LAYER, TOP_KINDS, TOP_PATTERN, TOP_FIRST, TOP_PER_LAYER };
+static const char *const cache_names[] = {"f32", "f16", NULL};
 static const Field top_fields[] = {
     [TOP_NAME] = {"name", T_STR, .off = F(Spec, name), .req = 1},
     [TOP_VOCAB] = {"vocab", T_INT, .off = F(Spec, vocab), .req = 1, .lo = 1},
     [TOP_DIM] = {"dim", T_INT, .off = F(Spec, dim), .req = 1, .lo = 1},
     [TOP_LAYERS] = {"layers", T_INT, .off = F(Spec, nlayers), .req = 1, .lo = 1, .hi = MAX_LAYERS},
     [TOP_CTX] = {"ctx", T_INT, .off = F(Spec, ctx), .req = 1, .lo = 1},
+    [TOP_CACHE] = {"cache", T_ENUM, .off = F(Spec, cache_f16), .names = cache_names},
     [TOP_NORM] = {"norm", T_SUB, .req = 1, .sub = sub_norm},
     [TOP_EMBED] = {"embed", T_SUB, .sub = sub_embed},
     [TOP_HEAD] = {"head", T_SUB, .sub = sub_head},
