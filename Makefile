@@ -27,7 +27,7 @@ KSRC    = $(wildcard kernels/*.cuh kernels/*.cu)
 LIBOBJ  = $(LIBSRC:lib/%.c=build/obj/%.o) build/obj/kernels_src.o
 SANOBJ  = $(LIBSRC:lib/%.c=build/san/obj/%.o) build/san/obj/kernels_src.o
 
-all: $(BIN)
+all: $(BIN) build/test/gpu_kernels
 
 # the CUDA sources, embedded so that logos-run stands alone
 build/gen/kernels_src.c: $(KSRC) scripts/embed
@@ -60,6 +60,12 @@ build/san/bin/%: cmd/%/main.c $(SANOBJ) $(HDRS)
 build/san/test/%: tests/unit/%.c $(SANOBJ) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SANFLAGS) -Ilib $< $(SANOBJ) -o $@ $(LIBS)
+
+# the GPU's kernel tests (tests/gpu/run runs them where a GPU answers): not
+# sanitized, since the CUDA driver and AddressSanitizer do not share a process
+build/test/gpu_kernels: tests/gpu/kernels.c $(LIBOBJ) $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -Ilib $< $(LIBOBJ) -o $@ $(LIBS)
 
 san: $(SANBIN) $(UNITBIN)
 

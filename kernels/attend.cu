@@ -11,7 +11,9 @@
 // (NCTX, NKV, VD) f32, or f16 (KV 2); y (rows, NH, VD) in format OQ. Values
 // are read in place a pair at a time (VD even).
 // Launch: grid (NKV, SPLIT, ROWS), block 128 (4 warps). Block (g, c, t)
-// takes key rows [c CHUNK, (c + 1) CHUNK) of [lo, hi) for the G = NH / NKV
+// takes chunk c of the rows [lo, hi) (chunks of the larger of CHUNK rows and
+// (hi - lo) / BUSY, so that a short context keeps BUSY blocks busy and no
+// more) for the G = NH / NKV
 // heads of group g, and returns at once when they are none of them (so a
 // short context keeps few blocks busy, and those few finish soon); its
 // warps take R rows in turn (their keys and values loaded before any is
@@ -92,10 +94,13 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
     long hi = MODE == 0 ? pp[0] : MODE == 1 ? pp[t] : NCTX;
     hi = hi > NCTX ? NCTX : hi;
     long lo = WINDOW && hi > WINDOW ? hi - WINDOW : 0;
-    long fc = lo / CHUNK, lc = hi > 0 ? (hi - 1) / CHUNK : 0, busy = lc - fc + 1;
-    if (c < fc || c > lc)
+    // the rows' chunks: at least CHUNK rows, and few enough that at most
+    // BUSY blocks of a head group are busy (BUSY 0: chunks of CHUNK rows)
+    long len = hi - lo, chunk = BUSY && (len + BUSY - 1) / BUSY > CHUNK ? (len + BUSY - 1) / BUSY : CHUNK;
+    long fc = 0, lc = len > 0 ? (len - 1) / chunk : 0, busy = lc + 1;
+    if (c > lc)
         return;
-    long j0 = (long)c * CHUNK > lo ? (long)c * CHUNK : lo, j1 = (long)(c + 1) * CHUNK < hi ? (long)(c + 1) * CHUNK : hi;
+    long j0 = lo + (long)c * chunk, j1 = j0 + chunk < hi ? j0 + chunk : hi;
     const float *q = (const float *)p.a[0] + (long)t * QS;
     float qr[G][QP], m[G], l[G], o[G][VP][2];
     for (int h = 0; h < G; h++) {

@@ -560,8 +560,10 @@ static int shape_conv(Ck *c, Expr *e)
     Expr *x = e->args[0], *r = e->args[1], *w = e->args[2];
     if (want_f32(c, x, "the convolved input") || want_rank(c, x, 1, 2, "the convolved input"))
         return -1;
-    if (!state_of(c, r) || r->ty.base != T_F32)
-        return err(c, r, "the convolution's ring (its second operand) must be an f32 state");
+    if (!state_of(c, r))
+        return err(c, r, "the convolution's ring (its second operand) must be a state");
+    if (r->ty.base != T_F32)
+        return err(c, r, "the convolution's ring is an f32 state, not f16");
     if (want_weight(c, w, 2, "the convolution's weight") ||
         want_dim(c, w, 0, last_dim(&x->ty), "the convolution's channels"))
         return -1;
@@ -582,8 +584,10 @@ static int shape_delta(Ck *c, Expr *e)
     if (want_f32(c, q, "the queries") || want_rank(c, q, 2, 3, "the queries (heads × width)"))
         return -1;
     int st = q->ty.rank == 3;
-    if (!state_of(c, s) || s->ty.base != T_F32)
-        return err(c, s, "the delta rule's memory (its sixth operand) must be an f32 state");
+    if (!state_of(c, s))
+        return err(c, s, "the delta rule's memory (its sixth operand) must be a state");
+    if (s->ty.base != T_F32)
+        return err(c, s, "the delta rule's memory is an f32 state, not f16");
     Dim vh = v->ty.rank == q->ty.rank ? v->ty.d[st] : cdim(0);
     if (!type_eq(&q->ty, &k->ty))
         return err(c, k, arena_printf(c->a, "the keys %s must match the queries %s", type_str(c, &k->ty),

@@ -290,6 +290,7 @@ static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
         plan_kernels(c, k);
     }
     int s = lane_load(c);
+    c->poolsize = pool;
     if (s || (s = dalloc(c, pool, &c->pool)))
         return s;
     Fill f = {.w = w, .t0 = lane_now(), .total = total};
@@ -320,7 +321,7 @@ static DBuf *decl_buf(CudaLane *c, int k, int d)
     return &c->bufs[i];
 }
 
-static int cuda_put(Lane *l, int k, int d, const int32_t *v, long n)
+static int cuda_put(Lane *l, int k, int d, const void *v, long n)
 {
     CudaLane *c = (CudaLane *)l;
     const Plan *pl = c->rt[k].pl;
@@ -331,13 +332,16 @@ static int cuda_put(Lane *l, int k, int d, const int32_t *v, long n)
         return EXIT_INPUT;
     }
     CK(cu.MemcpyHtoD(b->p, v, (size_t)n * 4));
+    long per = 1;
+    for (int i = 1; i < decl->rank; i++)
+        per *= decl->ty.d[i].n;
     for (int i = 0; i < decl->rank; i++) {   /* the sizes this input binds */
         if (!decl->ty.d[i].sym)
             continue;
         int sd = prog_find_decl(pl->prog, pl->prog->syms[decl->ty.d[i].sym - 1].name);
         if (sd < 0 || pl->prog->decls[sd].kind != D_SIZE)
             continue;
-        int32_t rows = (int32_t)n;
+        int32_t rows = (int32_t)(n / per);
         CK(cu.MemcpyHtoD(decl_buf(c, k, sd)->p, &rows, 4));
     }
     return 0;
@@ -375,10 +379,25 @@ static int capture(CudaLane *c, Rt *rt)
     return 0;
 }
 
+/* Every output and temporary of plan k as NaN (all bits set), so that a
+ * value no launch wrote shows. */
+static int poison(CudaLane *c, Rt *rt)
+{
+    CK(cu.StreamSynchronize(c->stream));
+    CK(cu.MemsetD8(c->pool, 0xff, (size_t)(c->poolsize > 0 ? c->poolsize : 1)));
+    for (int i = 0; i < rt->pl->nbufs; i++)
+        if (rt->pl->bufs[i].kind == B_OUT)
+            CK(cu.MemsetD8(rt->ptr[i], 0xff, (size_t)plan_buf_bytes(rt->pl, i)));
+    return 0;
+}
+
 static int cuda_run(Lane *l, int k)
 {
     CudaLane *c = (CudaLane *)l;
     Rt *rt = &c->rt[k];
+    int s = c->poison ? poison(c, rt) : 0;
+    if (s)
+        return s;
     if (!rt->graph && !rt->eager && capture(c, rt)) {
         diag("notice: plan %d could not be captured as a CUDA graph: launching its kernels one by one", k + 1);
         rt->eager = 1;
@@ -454,6 +473,7 @@ Lane *lane_cuda(int *status)
     c->srcs = strmap_new(c->a);
     c->synth[0] = c->synth[1] = c->rd_kern = -1;
     c->pdl = !getenv("LOGOS_NO_PDL");
+    c->poison = getenv("LOGOS_POISON") != NULL;
     *status = cu_device(&c->dev, 0);
     if (!*status && cu.StreamCreate(&c->stream, 0))
         *status = cu_fail("cuStreamCreate", 1, __FILE__, __LINE__);

@@ -42,6 +42,8 @@ typedef struct CudaLane {
     KJob *jobs; int njobs, cjobs;
     int synth[2];        /* the synthetic weights' kernels (f32, q8), -1 until asked for */
     int pdl;             /* launches with programmatic dependent launch */
+    int poison;          /* LOGOS_POISON: outputs and temporaries filled with NaN before each run */
+    long poolsize;
     double compile_s;    /* time spent compiling and loading */
     int rd_kern;         /* logos-bench's streaming read (-1 until asked for), its buffer and sink */
     CUdeviceptr rd_buf, rd_sink;

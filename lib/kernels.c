@@ -319,6 +319,8 @@ static int need_attend(Need *n)
         return bad(n, "the query row stride is less than its heads");
     if (split * C(n, "CHUNK") < ctx)
         return bad(n, "the chunks do not cover the rows");
+    if (C(n, "BUSY") > split)
+        return bad(n, "more busy blocks than chunks");
     if (vd % 2)
         return bad(n, "values are read a pair at a time: the value width must be even");
     if (C(n, "OQ") && vd % 32)

@@ -350,16 +350,20 @@ static void emit_rope(Fz *f, const Group *gr)
 }
 
 /* chunks_apart: an attention whose rows' head blocks alone leave the chip
- * idle runs a block a chunk of its key rows: chunks of 32 rows (more when
- * the context passes 1024 chunks), so that a short context keeps a block
- * busy for each 32 rows it has and a long one fills the chip. */
-static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk)
+ * idle runs a block a chunk of its key rows: at run time the rows are cut
+ * into as many chunks as make two blocks a multiprocessor busy (*busy), each
+ * at least 16 rows (more when the context passes 1024 of them). */
+static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, long *busy)
 {
     *chunk = ctx;
-    if (mode == 2 || blocks >= f->o->sms || ctx <= 32)
+    *busy = 0;
+    if (mode == 2 || blocks >= f->o->sms || ctx <= 16)
         return 1;
-    *chunk = (ctx + 1023) / 1024 > 32 ? (ctx + 1023) / 1024 : 32;
-    return (ctx + *chunk - 1) / *chunk;
+    *chunk = (ctx + 1023) / 1024 > 16 ? (ctx + 1023) / 1024 : 16;
+    long split = (ctx + *chunk - 1) / *chunk;
+    *busy = (2L * f->o->sms + blocks - 1) / blocks;
+    *busy = *busy < split ? *busy : split;
+    return split;
 }
 
 static void emit_attend(Fz *f, const Group *gr)
@@ -383,12 +387,12 @@ static void emit_attend(Fz *f, const Group *gr)
         kb = buf_of(f, a->args[1]);
         vb = buf_of(f, a->args[2]);
     }
-    long chunk, nh = q->ty.d[st].n, nkv = k->ty.d[1].n, split = chunks(f, nkv * rows, ctx, mode, &chunk);
+    long chunk, busy, nh = q->ty.d[st].n, nkv = k->ty.d[1].n, split = chunks(f, nkv * rows, ctx, mode, &chunk, &busy);
     if (split > 1)
         took(f, RU_CHUNKS_APART);
     if (split > 1)
-        fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: %ld chunks of %ld rows",
-                  nkv * rows, split, chunk);
+        fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
+                  "least %ld rows", nkv * rows, busy, chunk);
     C(L, "NH", (double)nh);
     C(L, "NKV", (double)nkv);
     C(L, "HD", (double)last(&q->ty));
@@ -402,6 +406,7 @@ static void emit_attend(Fz *f, const Group *gr)
     C(L, "SINKS", a->nargs == 4);
     C(L, "SPLIT", (double)split);
     C(L, "CHUNK", (double)chunk);
+    C(L, "BUSY", (double)busy);
     C(L, "MODE", mode);
     C(L, "QS", (double)(nh * last(&q->ty)));
     C(L, "OQ", gr->oq);

@@ -492,6 +492,10 @@ uint16_t f32_to_f16(float f);
 /* Q8_0 by round-to-nearest, d = amax/127 per 32 values: n a multiple of 32. */
 void q8_quantize(const float *x, long n, int8_t *q, uint16_t *s);
 void q8_dequantize(const int8_t *q, const uint16_t *s, long n, float *x);
+/* The lane's quantized activations (kernels/common.cuh): each 32 values of
+ * x as words int8 words at scale d = amax/127 (words 2: a second word of
+ * the residue in 254ths), read back as f32 into out. n a multiple of 32. */
+void act_quantize(const float *x, long n, int words, float *out);
 /* Row r of a weight as f32 (dequantized for q8); out holds cols values. */
 void buf_row(const Buf *w, long r, float *out);
 
@@ -548,6 +552,10 @@ void weights_synth(const char *name, int rank, const long *d, uint64_t seed, flo
  * Returns 0, or reports a located error and returns EXIT_INPUT (a position
  * past a state's rows, a token past a table, a missing input). */
 int ref_run(const Prog *p, Env *env);
+/* The same, products reading their activations as the lane's quantized
+ * numerics do (quant 1: q8, 2: q8x2; act_quantize), for comparing the
+ * lane's kernels with what their quantization gives on the CPU. */
+int ref_run_numerics(const Prog *p, Env *env, int quant);
 /* The inverse frequencies of a rope call over rot values (rot / 2 of them),
  * with its scaling, in f64: what the reference and the CUDA lane both use. */
 void rope_freqs(const Expr *e, long rot, double *inv);
@@ -724,7 +732,7 @@ struct Lane {
     const char *name;
     /* weights and states of every program (files checked before anything runs) */
     int (*bind)(Lane *l, Stream *st, const WeightsArg *w);
-    int (*put)(Lane *l, int k, int d, const int32_t *v, long n);   /* an i32 input */
+    int (*put)(Lane *l, int k, int d, const void *v, long n);   /* an input: n i32 or f32 values */
     int (*run)(Lane *l, int k);
     int (*fetch)(Lane *l, int k, int d, Buf *out);   /* an output, valid until the next run */
     void (*close)(Lane *l);

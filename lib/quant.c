@@ -82,6 +82,23 @@ void q8_dequantize(const int8_t *q, const uint16_t *s, long n, float *x)
         x[i] = (float)q[i] * f16_to_f32(s[i / Q8_BLOCK]);
 }
 
+void act_quantize(const float *x, long n, int words, float *out)
+{
+    ASSERT(n % Q8_BLOCK == 0);
+    for (long b = 0; b < n; b += Q8_BLOCK) {
+        float amax = 0;
+        for (int i = 0; i < Q8_BLOCK; i++)
+            amax = fmaxf(amax, fabsf(x[b + i]));
+        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        for (int i = 0; i < Q8_BLOCK; i++) {
+            float u = x[b + i] * id, hi = rintf(u), v = hi;
+            if (words == 2)
+                v += fminf(fmaxf(rintf((u - hi) * 254.0f), -127.0f), 127.0f) * (1.0f / 254.0f);
+            out[b + i] = v * d;
+        }
+    }
+}
+
 void buf_row(const Buf *w, long r, float *out)
 {
     ASSERT(w->rank >= 1 && r >= 0 && r < w->d[0]);

@@ -4,10 +4,12 @@
  * Input errors (a position past a state, a token past a table, a missing
  * input) unwind to ref_run by longjmp, which frees the run's arena. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ref.h"
 
@@ -127,14 +129,56 @@ const float *wrow(const WRows *w, long r, float *tmp)
 }
 
 /* y[t][o] = W[r0+o] · x[t] for o < nout, t < T (x rows of cols values). */
+/* Rows [o0, o1) of a product: what one thread of product() computes. */
+typedef struct Slice {
+    const WRows *w;
+    long r0, nout, o0, o1, T;
+    const float *x;
+    float *y;
+} Slice;
+
+static void *product_rows(void *arg)
+{
+    const Slice *s = arg;
+    float *tmp = s->w->b->base == T_Q8 ? malloc((size_t)s->w->cols * 4) : NULL;
+    if (s->w->b->base == T_Q8 && !tmp) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    for (long o = s->o0; o < s->o1; o++) {
+        const float *row = wrow(s->w, s->r0 + o, tmp);
+        for (long t = 0; t < s->T; t++)
+            s->y[t * s->nout + o] = (float)dot(row, s->x + t * s->w->cols, s->w->cols);
+    }
+    free(tmp);
+    return NULL;
+}
+
+/* y[t][o] = W[r0+o] . x[t]: on the machine's processors when the product is
+ * large (every value computed alone, so the result is the same on any
+ * number of threads). */
 void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y)
 {
-    float *tmp = w->b->base == T_Q8 ? arena_alloc(r->a, (size_t)w->cols * 4) : NULL;
-    for (long o = 0; o < nout; o++) {
-        const float *row = wrow(w, r0 + o, tmp);
-        for (long t = 0; t < T; t++)
-            y[t * nout + o] = (float)dot(row, x + t * w->cols, w->cols);
+    if (r->quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0) {   /* as the lane's products read them */
+        float *q = arena_alloc(r->a, sizeof *q * (size_t)(T * w->cols));
+        act_quantize(x, T * w->cols, r->quant, q);
+        x = q;
     }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), work = nout * w->cols * T;
+    int nt = work < (1L << 22) || cpus < 2 ? 1 : cpus > 32 ? 32 : (int)cpus;
+    Slice s[32];
+    pthread_t th[32];
+    int started = 0;
+    for (int i = 0; i < nt; i++)
+        s[i] = (Slice){w, r0, nout, nout * i / nt, nout * (i + 1) / nt, T, x, y};
+    for (int i = 1; i < nt; i++)
+        if (pthread_create(&th[started], NULL, product_rows, &s[i]) == 0)
+            started++;
+        else
+            product_rows(&s[i]);
+    product_rows(&s[0]);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
 }
 
 /* A whole weight as f32 rows in logical order. */
@@ -458,9 +502,9 @@ static void bind_decls(Run *r)
     }
 }
 
-int ref_run_coll(const Prog *p, Env *env, const RefColl *coll)
+static int run_all(const Prog *p, Env *env, const RefColl *coll, int quant)
 {
-    Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll};
+    Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll, .quant = quant};
     ASSERT(p->names);   /* checked */
     r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
     r.val = arena_alloc(r.a, sizeof *r.val * (size_t)(p->nstmts + 1));
@@ -484,7 +528,17 @@ int ref_run_coll(const Prog *p, Env *env, const RefColl *coll)
     return EXIT_OK;
 }
 
+int ref_run_coll(const Prog *p, Env *env, const RefColl *coll)
+{
+    return run_all(p, env, coll, 0);
+}
+
 int ref_run(const Prog *p, Env *env)
 {
-    return ref_run_coll(p, env, NULL);
+    return run_all(p, env, NULL, 0);
+}
+
+int ref_run_numerics(const Prog *p, Env *env, int quant)
+{
+    return run_all(p, env, NULL, quant);
 }

@@ -199,7 +199,7 @@ int stream_phases(Stream *st)
 
 /* Gives n i32 values to every program of the phase with an input of this
  * role (and sequence, for positions). */
-static int put_role(Stream *st, int ph, int role, int seq, const int32_t *v, long n)
+static int put_role(Stream *st, int ph, int role, int seq, const void *v, long n)
 {
     for (int k = 0; k < st->nprogs; k++) {
         if (phase_of(st, k) != ph)
@@ -469,12 +469,20 @@ static int cpu_bind(Lane *l, Stream *st, const WeightsArg *w)
     return 0;
 }
 
-static int cpu_put(Lane *l, int k, int d, const int32_t *v, long n)
+static int cpu_put(Lane *l, int k, int d, const void *v, long n)
 {
     CpuLane *c = (CpuLane *)l;
     const Decl *decl = &c->st->progs[k]->decls[d];
-    Buf *b = env_alloc(c->env, decl->name, T_I32, decl->rank, &n);
-    memcpy(b->i, v, sizeof *v * (size_t)n);
+    long dims[LOGOS_MAXRANK];
+    for (int i = 0; i < decl->rank; i++)   /* the first axis from n, the others declared */
+        dims[i] = i ? decl->ty.d[i].n : 1;
+    long per = 1;
+    for (int i = 1; i < decl->rank; i++)
+        per *= dims[i];
+    if (decl->rank)
+        dims[0] = n / per;
+    Buf *b = env_alloc(c->env, decl->name, decl->base == T_I32 ? T_I32 : T_F32, decl->rank, dims);
+    memcpy(decl->base == T_I32 ? (void *)b->i : (void *)b->f, v, 4 * (size_t)n);
     return 0;
 }
 

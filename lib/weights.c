@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -428,38 +429,106 @@ static double want_values(const Want *w, int nw)
 }
 
 /* Synthetic values of the whole, the chip's part bound. */
+/* One weight's synthetic values, into memory made for them. */
+typedef struct SynJob {
+    const Want *w;
+    uint64_t seed;
+    float *f;
+    int8_t *q;
+    uint16_t *s;
+} SynJob;
+
+typedef struct SynPool {
+    SynJob *jobs;
+    int n, next;
+    double done;              /* values made so far, for the progress line */
+    pthread_mutex_t mu;
+} SynPool;
+
+static void synth_job(const SynJob *j)
+{
+    const Want *w = j->w;
+    if (j->f) {
+        weights_synth(w->decl->name, w->rank, w->d, j->seed, j->f);
+        return;
+    }
+    Synth sy = synth_init(w->decl->name, w->rank, w->d, j->seed);
+    float x[Q8_BLOCK];
+    for (long k = 0; k < w->n; k += Q8_BLOCK)
+        synth_block(&sy, Q8_BLOCK, x, j->q + k, j->s + k / Q8_BLOCK);
+}
+
+/* Takes jobs until none is left; the caller's thread also reports progress. */
+static void *synth_worker(void *arg)
+{
+    SynPool *sp = arg;
+    for (;;) {
+        pthread_mutex_lock(&sp->mu);
+        int i = sp->next < sp->n ? sp->next++ : -1;
+        pthread_mutex_unlock(&sp->mu);
+        if (i < 0)
+            return NULL;
+        synth_job(&sp->jobs[i]);
+        pthread_mutex_lock(&sp->mu);
+        sp->done += (double)sp->jobs[i].w->n;
+        pthread_mutex_unlock(&sp->mu);
+    }
+}
+
+/* Every weight's memory made first (the env and the arena are not shared
+ * across threads), then the values made on the machine's processors, a
+ * weight a thread at a time: the same values on any number of threads. */
 static void bind_synthetic(Weights *wt, Env *env, const Want *w, int nw, uint64_t seed)
 {
     Progress pg = progress_start("synthesizing weights", want_values(w, nw));
+    SynPool sp = {.jobs = arena_alloc(wt->a, sizeof *sp.jobs * (size_t)(nw + 1)), .n = nw,
+                  .mu = PTHREAD_MUTEX_INITIALIZER};
     for (int i = 0; i < nw; i++) {
-        const Decl *d = w[i].decl;
+        SynJob *j = &sp.jobs[i];
+        *j = (SynJob){.w = &w[i], .seed = seed};
+        if (w[i].decl->base != T_Q8 && w[i].axis < 0)
+            j->f = env_alloc(env, w[i].decl->name, T_F32, w[i].rank, w[i].d)->f;
+        else if (w[i].decl->base != T_Q8)
+            j->f = arena_alloc(wt->a, (size_t)w[i].n * sizeof *j->f);
+        else {
+            j->q = arena_alloc(wt->a, (size_t)w[i].n);
+            j->s = arena_alloc(wt->a, (size_t)(w[i].n / Q8_BLOCK) * sizeof *j->s);
+        }
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = cpus > 1 ? (int)(cpus < 32 ? cpus : 32) : 1, started = 0;
+    pthread_t th[32];
+    for (int t = 1; t < nt; t++)
+        if (pthread_create(&th[started], NULL, synth_worker, &sp) == 0)
+            started++;
+    double shown = 0;
+    for (;;) {   /* this thread works too, and says how far all have come */
+        pthread_mutex_lock(&sp.mu);
+        int i = sp.next < sp.n ? sp.next++ : -1;
+        double done = sp.done;
+        pthread_mutex_unlock(&sp.mu);
+        progress_add(&pg, done - shown);
+        shown = done;
+        if (i < 0)
+            break;
+        synth_job(&sp.jobs[i]);
+        pthread_mutex_lock(&sp.mu);
+        sp.done += (double)sp.jobs[i].w->n;
+        pthread_mutex_unlock(&sp.mu);
+    }
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    progress_add(&pg, sp.done - shown);
+    for (int i = 0; i < nw; i++) {
+        const SynJob *j = &sp.jobs[i];
+        if (j->f && w[i].axis < 0 && w[i].decl->base != T_Q8)
+            continue;   /* allocated in env, filled in place */
         Buf b = want_buf(&w[i]);
-        if (d->base != T_Q8 && w[i].axis < 0) {
-            Buf *f = env_alloc(env, d->name, T_F32, w[i].rank, w[i].d);
-            weights_synth(d->name, w[i].rank, w[i].d, seed, f->f);
-            progress_add(&pg, (double)f->n);
-            continue;
-        }
-        if (d->base != T_Q8) {
-            b.f = arena_alloc(wt->a, (size_t)b.n * sizeof *b.f);
-            weights_synth(d->name, w[i].rank, w[i].d, seed, b.f);
-            env_bind(env, d->name, part_of(wt, &w[i], b));
-            progress_add(&pg, (double)b.n);
-            continue;
-        }
-        int8_t *q = arena_alloc(wt->a, (size_t)b.n);
-        uint16_t *s = arena_alloc(wt->a, (size_t)(b.n / Q8_BLOCK) * sizeof *s);
-        Synth sy = synth_init(d->name, b.rank, b.d, seed);
-        float x[Q8_BLOCK];
-        for (long j = 0; j < b.n; j += Q8_BLOCK) {
-            synth_block(&sy, Q8_BLOCK, x, q + j, s + j / Q8_BLOCK);
-            if ((j + Q8_BLOCK) % PROGRESS_EVERY == 0)
-                progress_add(&pg, PROGRESS_EVERY);
-        }
-        progress_add(&pg, (double)(b.n % PROGRESS_EVERY));
-        b.q = q;
-        b.s = s;
-        env_bind(env, d->name, part_of(wt, &w[i], b));
+        if (j->f)
+            b.f = j->f;
+        b.q = j->q;
+        b.s = j->s;
+        env_bind(env, w[i].decl->name, part_of(wt, &w[i], b));
     }
     progress_end(&pg);
 }

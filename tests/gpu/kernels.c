@@ -1,0 +1,273 @@
+/* kernels.c — every kernel of the CUDA lane against its CPU twin: small
+ * programs that fuse into each kernel and each of its variants (parts, the
+ * gated pair, biases, residuals, the norm prologue, soft-cap and arg-max,
+ * quantizing epilogues; norms, rope with its per-head norms and the cache
+ * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
+ * heads, split chunks, causal rows; embeddings, elementwise ops with
+ * broadcasting, row copies, ranges), at several shapes, on random inputs
+ * (never zeros) with the GPU's outputs poisoned before every run
+ * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
+ * the reference running the same program; under q8 and q8x2 it quantizes
+ * its products' activations as the lane does (ref_run_numerics), and the
+ * error that quantization gives against f32 is printed beside the GPU's.
+ *
+ *   build/test/gpu_kernels      one line a case and numerics, then a count;
+ *                               exit 0 all passed, 1 one failed, 3 no GPU
+ *   KERNELS_LANE=cpu ...        the harness checks itself where no GPU answers:
+ *                               the CPU reference on both sides, precise only
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "logos.h"
+
+typedef struct Case {
+    const char *what;    /* the kernels and variants it exercises */
+    const char *src;     /* the program (its header is added) */
+    int steps;           /* steps with fresh inputs, the states carried */
+} Case;
+
+static const Case cases[] = {
+    {"gemv q8 96x64", "in x : f32[64]\nweight w : q8[96,64]\nout y : f32[96]\ny = w @ x\n", 2},
+    {"gemv q8 4096x4096", "in x : f32[4096]\nweight w : q8[4096,4096]\nout y : f32[4096]\ny = w @ x\n", 2},
+    {"gemv q8 1000x2048, 3 rows", "in x : f32[3,2048]\nweight w : q8[1000,2048]\nout y : f32[3,1000]\ny = w @ x\n", 2},
+    {"gemv f32 7x30, 5 rows", "in x : f32[5,30]\nweight w : f32[7,30]\nout y : f32[5,7]\ny = w @ x\n", 2},
+    {"gemv parts, norm prologue, bias, residual",
+     "in x : f32[256]\nin r : f32[128]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
+     "weight w2 : q8[128,256]\nweight b0 : f32[256]\nout y0 : f32[256]\nout y1 : f32[64]\nout y2 : f32[128]\n"
+     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2},
+    {"gemv gated silu, quantizing epilogue, down",
+     "in x : f32[512]\nin r : f32[512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\nweight wu : q8[1536,512]\n"
+     "weight wd : q8[512,1536]\nout y : f32[512]\n"
+     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2},
+    {"gemv gated gelu_tanh, 4 rows",
+     "in x : f32[4,256]\nweight wg : q8[512,256]\nweight wu : q8[512,256]\nout h : f32[4,512]\n"
+     "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2},
+    {"gemv LM head: norm, soft-cap, arg-max",
+     "in x : f32[1024]\nweight nw : f32[1024]\nweight e : q8[8000,1024]\nout logits : f32[8000]\nout next : i32\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\nlogits = softcap(e @ a, cap=30)\nnext = argmax(logits)\n", 2},
+    {"rownorm rms, l2, post-norm residual",
+     "in x : f32[3,96]\nin r : f32[3,96]\nweight w : f32[96]\nout y : f32[3,96]\nout z : f32[3,96]\n"
+     "out u : f32[3,96]\ny = rmsnorm(x, w, eps=1e-06, offset=1)\nz = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\n", 2},
+    {"rope + per-head norms + appends, attend split",
+     "in q : f32[8,64]\nin k : f32[2,64]\nin v : f32[2,64]\nin pos : i32\nweight nq : f32[64]\nweight nk : f32[64]\n"
+     "state Kc : f32[512,2,64]\nstate Vc : f32[512,2,64]\nout o : f32[8,64]\n"
+     "qh = rope(rmsnorm(q, nq, eps=1e-06), pos, theta=1000000)\nKc[pos] = rope(rmsnorm(k, nk, eps=1e-06), pos, theta=1000000)\n"
+     "Vc[pos] = v\no = attend(qh, Kc[..pos], Vc[..pos], scale=0.125)\n", 40},
+    {"rope llama3, f16 cache, attend soft-cap, window",
+     "in q : f32[4,128]\nin k : f32[4,128]\nin v : f32[4,128]\nin pos : i32\n"
+     "state Kc : f16[256,4,128]\nstate Vc : f16[256,4,128]\nout o : f32[4,128]\n"
+     "qh = rope(q, pos, theta=500000, scaling=llama3, factor=32, low=1, high=4, orig=8192)\n"
+     "Kc[pos] = rope(k, pos, theta=500000, scaling=llama3, factor=32, low=1, high=4, orig=8192)\nVc[pos] = v\n"
+     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.08, softcap=50, window=7)\n", 24},
+    {"rope partial rot, yarn; attend sinks, head 256",
+     "in q : f32[2,256]\nin k : f32[1,256]\nin v : f32[1,256]\nin pos : i32\nweight sk : f32[2]\n"
+     "state Kc : f32[64,1,256]\nstate Vc : f32[64,1,256]\nout o : f32[2,256]\n"
+     "qh = rope(q, pos, theta=10000, rot=64, scaling=yarn, factor=4, orig=4096)\n"
+     "Kc[pos] = rope(k, pos, theta=10000, rot=64, scaling=yarn, factor=4, orig=4096)\nVc[pos] = v\n"
+     "o = attend(qh, Kc[..pos], Vc[..pos], sk, scale=0.0625)\n", 12},
+    {"causal rows of a chunk: range, rope, appends, attend",
+     "size T\nin q : f32[T,4,32]\nin k : f32[T,2,32]\nin v : f32[T,2,32]\nin pos0 : i32\n"
+     "state Kc : f32[64,2,32]\nstate Vc : f32[64,2,32]\nout o : f32[T,4,32]\n"
+     "p = range(pos0, n=T)\nqh = rope(q, p, theta=10000)\nKc[p] = rope(k, p, theta=10000)\nVc[p] = v\n"
+     "o = attend(qh, Kc[..p], Vc[..p], scale=0.17)\n", 3},
+    {"embed q8 with a scale, embed f32",
+     "in tok : i32\nweight e : q8[300,128]\nweight f : f32[50,96]\nout y : f32[128]\nout z : f32[96]\n"
+     "y = e[tok] * 8\nz = f[tok]\n", 3},
+    {"elem: unary ops, broadcasts, a literal",
+     "in x : f32[3,64]\nin b : f32[64]\nin c : f32[3,1]\nout y1 : f32[3,64]\nout y2 : f32[3,64]\nout y3 : f32[3,64]\n"
+     "out y4 : f32[3,64]\nout y5 : f32[3,64]\nout y6 : f32[3,64]\nout y7 : f32[3,64]\n"
+     "y1 = x + b\ny2 = x * c\ny3 = x - 2\ny4 = silu(x) / (b * b + 1)\ny5 = sigmoid(x) + tanh(x)\n"
+     "y6 = clamp(x, min=-0.5, max=0.5) + softplus(x)\ny7 = softcap(exp(x), cap=2)\n", 2},
+    {"copy: last, slice, gather, a state's row",
+     "size T\nin x : f32[T,48]\nin ix : i32[4]\nin pos : i32\nin w : f32[48]\nstate S : f32[16,48]\n"
+     "out a : f32[48]\nout s : f32[T,16]\nout g : f32[4,48]\nout r : f32[48]\n"
+     "S[pos] = w\na = last(x)\ns = slice(x, at=8, n=16)\ng = x[ix]\nr = S[pos]\n", 3},
+};
+
+static double rel_err(const float *a, const float *b, long n, int *finite)
+{
+    double d = 0, r = 0;
+    *finite = 1;
+    for (long i = 0; i < n; i++) {
+        if (!isfinite(a[i]))
+            *finite = 0;
+        d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        r += (double)b[i] * b[i];
+    }
+    return sqrt(d) / (r > 0 ? sqrt(r) : 1);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static int self_check;   /* KERNELS_LANE=cpu */
+
+static double uniform(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) * 0x1p-53;
+}
+
+/* Random inputs of program p for step s (positions from 1 up, a chunk of
+ * 5 rows, tokens and indices inside their tables), into env and the lane. */
+static int inputs(Stream *st, Env *env, int s)
+{
+    const Prog *p = st->progs[0];
+    const Graph *g = st->graphs[0];
+    for (int i = 0; i < p->ndecls; i++) {
+        const Decl *d = &p->decls[i];
+        if (d->kind != D_IN)
+            continue;
+        long n = 1, dims[LOGOS_MAXRANK];
+        for (int k = 0; k < d->rank; k++) {
+            dims[k] = d->ty.d[k].sym ? 5 : d->ty.d[k].n;
+            n *= dims[k];
+        }
+        Buf *b = env_alloc(env, d->name, d->base == T_I32 ? T_I32 : T_F32, d->rank, dims);
+        for (long j = 0; j < n; j++) {
+            if (d->base != T_I32)
+                b->f[j] = (float)(2 * uniform() - 1);
+            else if (g->role[i] == R_POS)
+                b->i[j] = s + 1;
+            else if (g->role[i] == R_POS0)
+                b->i[j] = 5 * s + 1;
+            else
+                b->i[j] = (int32_t)(uniform() * 4);   /* a token or a row of 5 */
+        }
+        int r = st->lane->put(st->lane, 0, i, d->base == T_I32 ? (const void *)b->i : (const void *)b->f, n);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+/* Each output of the step, GPU against CPU; the worst error, or -1 on a
+ * value no launch wrote. */
+static double compare(Stream *st, Env *env, Env *exact, double *qerr, int *tokens_ok)
+{
+    const Prog *p = st->progs[0];
+    double worst = 0;
+    for (int i = 0; i < p->ndecls; i++) {
+        const Decl *d = &p->decls[i];
+        if (d->kind != D_OUT)
+            continue;
+        Buf g;
+        if (st->lane->fetch(st->lane, 0, i, &g))
+            return -1;
+        const Buf *c = env_get(env, d->name), *x = env_get(exact, d->name);
+        if (d->base == T_I32) {
+            *tokens_ok &= !memcmp(g.i, c->i, (size_t)c->n * 4);
+            continue;
+        }
+        int fin;
+        double e = rel_err(g.f, c->f, c->n, &fin);
+        if (!fin)
+            return -1;
+        worst = e > worst ? e : worst;
+        int f2;
+        double q = rel_err(c->f, x->f, c->n, &f2);
+        *qerr = q > *qerr ? q : *qerr;
+    }
+    return worst;
+}
+
+static int write_case(const Case *c, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "logos 1 kernel_test case\n%send\n", c->src);
+    return fclose(f);
+}
+
+/* One case under one numerics: 0 passed, 1 failed, 3 no GPU. */
+static int run_case(const Case *c, int numerics, const char *path)
+{
+    Arena *a = arena_new();
+    Stream st = {0};
+    int s = stream_load(a, path, &st);
+    FuseOpts fo;
+    fuse_defaults(&fo, 512);
+    fo.numerics = numerics;
+    fo.fuse_quant = numerics != NUM_PRECISE;
+    if (!s && !(st.plans[0] = fuse(a, st.progs[0], st.graphs[0], &fo)))
+        s = EXIT_INPUT;
+    if (!s)
+        s = stream_phases(&st);
+    Lane *lane = s ? NULL : self_check ? lane_cpu() : lane_cuda(&s);
+    WeightsArg w = {.seed = 5, .synthetic = 1};
+    if (lane)
+        s = stream_open(&st, lane, &w);
+    Env *cpu = env_new(), *exact = env_new();
+    Weights *wc = NULL, *we = NULL;
+    if (!s)
+        s = weights_bind(&wc, st.progs[0], cpu, NULL, 5) || weights_bind(&we, st.progs[0], exact, NULL, 5);
+    double worst = 0, qerr = 0;
+    int ok = !s, tokens = 1;
+    for (int k = 0; ok && k < c->steps; k++) {
+        ok = !inputs(&st, cpu, k) && !ref_run_numerics(st.progs[0], cpu, numerics) &&
+             !st.lane->run(st.lane, 0);
+        Env *copy = exact;   /* the same inputs for the f32 twin */
+        for (int i = 0; ok && i < st.progs[0]->ndecls; i++)
+            if (st.progs[0]->decls[i].kind == D_IN) {
+                const Buf *b = env_get(cpu, st.progs[0]->decls[i].name);
+                Buf *x = env_alloc(copy, st.progs[0]->decls[i].name, b->base, b->rank, b->d);
+                memcpy(b->base == T_I32 ? (void *)x->i : (void *)x->f, b->base == T_I32 ? (void *)b->i : (void *)b->f,
+                       (size_t)b->n * 4);
+            }
+        ok = ok && !ref_run(st.progs[0], exact);
+        double e = ok ? compare(&st, cpu, exact, &qerr, &tokens) : -1;
+        if (e < 0)
+            ok = 0;
+        worst = e > worst ? e : worst;
+    }
+    double bound = numerics == NUM_PRECISE ? 2e-5 : 2e-3;
+    int pass = ok && worst <= bound && tokens;
+    printf("%-48s %-8s %s  gpu vs cpu %.2e (bound %.0e)  quantization alone %.2e%s\n", c->what,
+           numerics_name(numerics), pass ? "ok  " : "FAIL", worst, bound, qerr,
+           !ok ? "  (a run failed, or a value was never written)" : tokens ? "" : "  (arg-max differs)");
+    weights_close(wc);
+    weights_close(we);
+    env_free(cpu);
+    env_free(exact);
+    stream_close(&st);
+    arena_free(a);
+    return s == EXIT_SYSTEM ? 3 : !pass;
+}
+
+int main(void)
+{
+    diag_tool = "gpu_kernels";
+    const char *lane = getenv("KERNELS_LANE");
+    self_check = lane && !strcmp(lane, "cpu");
+    const char *why = self_check ? NULL : cuda_why();
+    if (why) {
+        printf("gpu_kernels: skipped: %s\n", why);
+        return 3;
+    }
+    setenv("LOGOS_POISON", "1", 1);
+    char path[] = "/tmp/logos-kernel-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return 3;
+    close(fd);
+    int pass = 0, fail = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (write_case(&cases[i], path))
+            return 3;
+        for (int n = NUM_PRECISE; n <= (self_check ? NUM_PRECISE : NUM_Q8X2); n++) {
+            int r = run_case(&cases[i], n, path);
+            if (r == 3) {
+                unlink(path);
+                return 3;
+            }
+            r ? fail++ : pass++;
+        }
+    }
+    unlink(path);
+    printf("gpu_kernels: %d passed, %d failed\n", pass, fail);
+    return fail ? 1 : 0;
+}
