@@ -9,7 +9,7 @@
 typedef struct Opts {
     const char *out;
     FuseOpts f;
-    int numerics, no_lane_rules;
+    int numerics, no_lane_rules, no_fuse_quant;
     long rows, sms;
     int quiet;
 } Opts;
@@ -28,11 +28,13 @@ static int lane(void *field, const char *flag, const char *value)
 static const Opt opts[] = {
     {.arg = "FILE", .help = "the program stream (stdin when absent or -)"},
     {.l = "lane", .kind = OPT_CALL, .arg = "L", .fn = lane, .help = "the lane whose kernels decide the fusion (cuda)"},
-    {.l = "numerics", .kind = OPT_WORD, .at = offsetof(Opts, numerics), .arg = "N", .what = "precise q8 q8x2",
-     .help = "activations read by products: precise (f32, the default),\n"
-             "q8 (int8 with a scale per 32 values) or q8x2 (two int8 words a value)"},
+    {.l = "numerics", .kind = OPT_WORD, .at = offsetof(Opts, numerics), .arg = "N", .what = "q8x2 q8 precise",
+     .help = "activations read by products: q8x2 (two int8 words a value, the\n"
+             "default), q8 (one int8 word with a scale per 32 values) or precise (f32)"},
     {.l = "fuse-quant", .kind = OPT_FLAG, .at = offsetof(Opts, f.fuse_quant),
-     .help = "producers quantize their outputs in their epilogues"},
+     .help = "producers quantize their outputs in their epilogues (the default)"},
+    {.l = "no-fuse-quant", .kind = OPT_FLAG, .at = offsetof(Opts, no_fuse_quant),
+     .help = "products quantize what they read themselves"},
     {.l = "no-lane-rules", .kind = OPT_FLAG, .at = offsetof(Opts, no_lane_rules),
      .help = "hold the lane's own rules back: shared rules only"},
     {.l = "rows", .kind = OPT_LONG, .at = offsetof(Opts, rows), .arg = "N", .lo = 1, .hi = 65536,
@@ -44,7 +46,7 @@ static const Opt opts[] = {
     {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no decisions on stderr, even with -v"},
     {0},
 };
-static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--fuse-quant] [--no-lane-rules]\n"
+static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]\n"
                         "                  [--rows N] [--sms N] [-o FILE] [-v] [FILE]\n",
                         opts};
 
@@ -89,7 +91,8 @@ int main(int argc, char **argv)
     s = stream_load(a, nargs ? argv[1] : "-", &st);
     if (!s)
         s = stream_phases(&st);
-    o.f.numerics = o.numerics;
+    o.f.numerics = o.numerics == 0 ? NUM_Q8X2 : o.numerics == 1 ? NUM_Q8 : NUM_PRECISE;
+    o.f.fuse_quant = !o.no_fuse_quant && o.f.numerics != NUM_PRECISE;
     o.f.lane_rules = !o.no_lane_rules;
     o.f.rows = rows_of(&o, &st);
     o.f.sms = o.sms ? (int)o.sms : 132;
