@@ -42,10 +42,12 @@ extern "C" __global__ void __launch_bounds__(128) rope(const Params p)
     int op = (int)part_c(part, OP0, OP1, OP2), nrm = (int)part_c(part, NORM0, NORM1, NORM2);
     int dst = (int)part_c(part, DST0, DST1, DST2);
     long srows = part_c(part, SROWS0, SROWS1, SROWS2);
-    const float *x = (const float *)p.a[part] + (long)t * XS;
-    const float *nw = (const float *)p.a[3 + part];
+    // the part's parameters by selection (a run-time index into the
+    // parameters would copy them to local memory)
+    const float *x = (const float *)(part == 0 ? p.a[0] : part == 1 ? p.a[1] : p.a[2]) + (long)t * XS;
+    const float *nw = (const float *)(part == 0 ? p.a[3] : part == 1 ? p.a[4] : p.a[5]);
     const double *freq = (const double *)p.a[6];
-    void *y = p.a[9 + part];
+    void *y = part == 0 ? p.a[9] : part == 1 ? p.a[10] : p.a[11];
     if (dst && (pos < 1 || pos > srows))
         return;
     float *hv = head[w];

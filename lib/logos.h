@@ -692,6 +692,7 @@ struct Plan {
 };
 const char *numerics_name(int n);
 char bufkind_letter(int kind);
+const char *bufkind_word(int kind);   /* "weight", "temp" ... */
 /* Parses (and checks) the next plan of a stream: NULL at a clean end
  * (*err 0) or after reporting (*err 1). */
 Plan *plan_parse(Arena *a, Lexer *lx, int *err);

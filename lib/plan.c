@@ -25,6 +25,11 @@ char bufkind_letter(int kind)
     return kind_letters[kind];
 }
 
+const char *bufkind_word(int kind)
+{
+    return kind_words[kind];
+}
+
 int plan_buf(const Plan *pl, const char *name)
 {
     for (int i = 0; i < pl->nbufs; i++)

@@ -101,9 +101,13 @@ static void check_buf(Pc *c, int i)
     }
     case B_CONST: {
         const GNode *n = &pl->g->n[b->node];
-        long hd = n->ty.d[n->ty.rank - 1].n;
-        long rot = n->op == OP_ROPE ? (long)attr_num(n->e, "rot", (double)hd) : 0;
-        if (n->op != OP_ROPE || b->etype != ET_F64 || b->count != rot / 2)
+        if (n->op != OP_ROPE) {
+            bad(c, b->line, b->col, "constant table '%s' is a rope's frequencies: node %d.%d is not a rope", b->name,
+                n->stmt + 1, n->sub);
+            break;
+        }
+        long rot = (long)attr_num(n->e, "rot", (double)n->ty.d[n->ty.rank - 1].n);
+        if (b->etype != ET_F64 || b->count != rot / 2)
             bad(c, b->line, b->col, "constant table '%s' must be f64 %ld: the frequencies of a rope", b->name,
                 rot / 2);
         break;
@@ -130,11 +134,16 @@ static void check_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
     }
     const PBuf *buf = &pl->bufs[b];
     int kind = pl->bufs[plan_base(pl, b)].kind;
-    if (!strchr(kp->kinds, bufkind_letter(kind)))
-        bad(c, l->line, 1, "%s's %s takes a buffer of kind %s, not '%s' (%s)", k->name, kp->name, kp->kinds,
-            buf->name, kind == B_TEMP ? "temp" : kind == B_CONST ? "const" : kind == B_SCRATCH ? "scratch"
-                       : kind == B_SIZE ? "size" : kind == B_WEIGHT ? "weight" : kind == B_STATE ? "state"
-                       : kind == B_IN ? "in" : "out");
+    if (!strchr(kp->kinds, bufkind_letter(kind))) {
+        char kinds[96] = "";
+        for (const char *q = kp->kinds; *q; q++)
+            for (int b2 = 0; b2 < B_COUNT; b2++)
+                if (bufkind_letter(b2) == *q)
+                    snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",
+                             q == kp->kinds ? "" : q[1] ? ", " : " or ", bufkind_word(b2));
+        bad(c, l->line, 1, "%s's %s takes a %s buffer, not '%s' (%s)", k->name, kp->name, kinds, buf->name,
+            bufkind_word(kind));
+    }
     else if (!(kp->dtypes >> buf->etype & 1))
         bad(c, l->line, 1, "%s's %s does not take %s values ('%s')", k->name, kp->name, etype_name(buf->etype),
             buf->name);

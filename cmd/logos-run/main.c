@@ -226,6 +226,12 @@ int main(int argc, char **argv)
     diag_progress = !o.quiet;
     if (!s)
         s = stream_load(a, o.input, &st);
+    if (!s && o.compile) {   /* before the phases: plans of several models may share a stream here */
+        s = compile_only(&st, &o);
+        arena_free(a);
+        return stdout_done(s);
+    }
+
     if (!s && o.write_weights) {
         for (int k = 0; !s && k < st.nprogs; k++)
             s = weights_write_synthetic(st.progs[k], o.write_weights, o.w.seed);
@@ -234,11 +240,6 @@ int main(int argc, char **argv)
     }
     if (!s)
         s = stream_phases(&st);
-    if (!s && o.compile) {
-        s = compile_only(&st, &o);
-        arena_free(a);
-        return stdout_done(s);
-    }
     FuseOpts fo;
     fuse_defaults(&fo, st.ctx);
     Lane *lane = s ? NULL : lane_choose(&st, o.device, &fo, o.quiet, &s);

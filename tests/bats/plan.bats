@@ -1,0 +1,194 @@
+#!/usr/bin/env bats
+# plan.bats — the CUDA lane's plans where no GPU answers: the golden plan of
+# every dense example spec and form, diffed; the CPU reference running a
+# plan gives the very tokens and logits of running its program, for every
+# tiny spec and form; every bad plan rejected with its exact message before
+# anything runs; every kernel instantiation the lane can ask for compiled by
+# NVRTC for sm_90 with no spill and no stack frame; the knobs; logos-run's
+# --device, --follow and --compile.
+
+load common
+bats_require_minimum_version 1.5.0
+
+TINY="$EX/tiny"
+GOLD="$TOP/tests/golden/plans"
+BADP="$TOP/tests/golden/badplans"
+LANE="llama mistral qwen2 qwen3 gemma2"
+
+setup() {
+    mkdir -p "$BATS_TEST_TMPDIR/d"
+    cd "$BATS_TEST_TMPDIR/d"
+}
+
+layers() { sed -n 's/^layers: *//p' "$1"; }
+
+@test "the golden plans: every dense example spec and form, the same bytes" {
+    local spec form layer out fails=""
+    while read -r spec form layer; do
+        out="$GOLD/$(echo "$spec" | tr / -).$form${layer:+.$layer}.plan"
+        logos-author "$form" $layer "$EX/$spec.yaml" | logos-fuse >got.plan
+        cmp -s got.plan "$out" || fails="$fails $spec:$form$layer"
+    done < <(grep -v '^#' "$GOLD/list")
+    [ -z "$fails" ] || { echo "plans differ from the golden ones:$fails"; return 1; }
+}
+
+# same SPEC ARGS...: the program stream and its plans on the CPU reference,
+# the tokens and every logit compared byte for byte.
+same() {
+    local name=$1
+    shift
+    logos-fuse prog.logos >prog.plan
+    logos-run -q --device cpu --synthetic 4 --logits a.f32 -o a.tok "$@" prog.logos
+    logos-run -q --device cpu --synthetic 4 --logits b.f32 -o b.tok "$@" prog.plan
+    cmp a.tok b.tok && cmp a.f32 b.f32 || { echo "$name: the plan's run differs from the program's"; return 1; }
+    [ -s a.tok ] && [ -s a.f32 ]
+}
+
+@test "the CPU reference running a plan: the same tokens and logits as running its program, every tiny spec and form" {
+    local f l n
+    for f in $LANE; do
+        n=$(layers "$TINY/$f.yaml")
+        logos-author decode_step "$TINY/$f.yaml" >prog.logos
+        same "$f decode_step" -p "1 2 3" -n 8
+        logos-author generate "$TINY/$f.yaml" >prog.logos
+        same "$f generate" -p "4 5 6 7 8" -n 6
+        logos-author prefill "$TINY/$f.yaml" >prog.logos
+        same "$f prefill" -p "9 10 11" -n 1
+        logos-author --batch 3 decode_batch "$TINY/$f.yaml" >prog.logos
+        same "$f decode_batch" -p "1 2" -p 3 -p "4 5 6" -n 4
+        { logos-author decode_embed "$TINY/$f.yaml"
+          for ((l = 0; l < n; l++)); do logos-author decode_layer $l "$TINY/$f.yaml"; done
+          logos-author decode_head "$TINY/$f.yaml"; } >prog.logos
+        same "$f cut decode" -p "2 3" -n 5
+        { logos-author prefill_embed "$TINY/$f.yaml"
+          for ((l = 0; l < n; l++)); do logos-author stacked_layer $l "$TINY/$f.yaml"; done
+          logos-author prefill_head "$TINY/$f.yaml"; } >prog.logos
+        same "$f cut prefill" -p "3 1 4 1 5" -n 1
+        { logos-author decode_batch_embed "$TINY/$f.yaml"
+          for ((l = 0; l < n; l++)); do logos-author --batch 4 stacked_layer $l "$TINY/$f.yaml"; done
+          logos-author decode_batch_head "$TINY/$f.yaml"; } >prog.logos
+        same "$f cut batch" -p 1 -p 2 -p 3 -p 4 -n 3
+    done
+}
+
+@test "every bad plan is rejected before anything runs, with its exact message" {
+    local p n=0 fails=""
+    for p in "$BADP"/*.plan; do
+        n=$((n + 1))
+        run --separate-stderr logos-check "$p"
+        [ "$status" -eq 1 ] && [ -z "$output" ] &&
+            [ "$stderr" = "$(sed "s|^logos-check: $(basename "$p")|logos-check: $p|" "${p%.plan}.err")" ] ||
+            fails="$fails $(basename "$p")"
+        run --separate-stderr logos-run -q --synthetic 1 -p 1 -n 1 "$p"
+        [ "$status" -eq 1 ] && [ -z "$output" ] || fails="$fails $(basename "$p")(run)"
+    done
+    [ "$n" -ge 25 ]
+    [ -z "$fails" ] || { echo "wrong status or message:$fails"; return 1; }
+}
+
+@test "every kernel instantiation the lane can ask for compiles for sm_90, with no spill and no stack frame" {
+    local s f n
+    cat "$GOLD"/*.plan >all.plans
+    for n in precise q8; do
+        for s in llama-3.2-1b llama-3-8b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b tiny/llama tiny/gemma2 tiny/qwen3; do
+            for f in decode_step prefill decode_batch; do
+                logos-author "$f" "$EX/$s.yaml" | logos-fuse --numerics "$n" >>all.plans
+            done
+        done
+    done
+    run --separate-stderr logos-run --compile --arch 90 all.plans
+    [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+    [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]] ||
+        { grep -v ' 0 bytes stack    0 bytes spilled' <<<"$output" | head; return 1; }
+    # the second time every one comes from the cache the first wrote
+    [ -n "$(ls "$XDG_CACHE_HOME/logos")" ]
+}
+
+@test "logos-fuse --numerics, --no-fuse-quant, --rows: the plan's header says them" {
+    logos-author prefill "$TINY/llama.yaml" >p.logos
+    run --separate-stderr logos-fuse p.logos
+    [ "${lines[1]}" = "numerics q8x2" ] && [ "${lines[2]}" = "knob fuse_quant 1" ] && [ "${lines[4]}" = "knob rows 64" ]
+    run --separate-stderr logos-fuse --numerics precise --rows 8 p.logos
+    [ "${lines[1]}" = "numerics precise" ] && [ "${lines[2]}" = "knob fuse_quant 0" ] && [ "${lines[4]}" = "knob rows 8" ]
+    run --separate-stderr logos-fuse --numerics q8 --no-fuse-quant p.logos
+    [ "${lines[1]}" = "numerics q8" ] && [ "${lines[2]}" = "knob fuse_quant 0" ]
+    ! grep -q 'OQ=[12]' <<<"$output"
+    run --separate-stderr logos-fuse --numerics q4 p.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-fuse: --numerics is q8x2, q8 or precise, not 'q4'" ]
+}
+
+@test "the Llama-3-8B decode step: at most six launches a layer, one graph's worth" {
+    local launches
+    launches=$(grep -c '^launch ' "$GOLD/llama-3-8b.decode_step.plan")
+    [ "$launches" -le $((32 * 6 + 2)) ]
+}
+
+@test "--no-lane-rules: products merge in parts only at whole 128-output tiles" {
+    logos-author decode_step "$TINY/llama.yaml" >s.logos
+    run --separate-stderr logos-fuse -v --no-lane-rules s.logos
+    [ "$status" -eq 0 ]
+    ! grep -q 'PARTS=3' <<<"$output"
+    [[ "$stderr" == *"no part: lane rules held back, and 32 outputs are not whole 128-output tiles"* ]]
+    logos-author decode_step "$EX/llama-3-8b.yaml" | logos-fuse --no-lane-rules >big.plan
+    grep -q 'PARTS=3' big.plan
+}
+
+@test "an f16 cache: the plan stores it in half the bytes, and the reference rounds as the lane stores" {
+    sed 's/^ctx: 64$/ctx: 64\ncache: f16/' "$TINY/llama.yaml" >l16.yaml
+    logos-author decode_step l16.yaml >s16.logos
+    grep -q '^state Kc0 : f16\[64,2,16\]$' s16.logos
+    logos-fuse s16.logos >s16.plan
+    grep -q '^buffer Kc0 state f16 2048$' s16.plan
+    grep -q 'DST1=2 DST2=2' s16.plan
+    grep -q 'KV=2' s16.plan
+    logos-run -q --device cpu --synthetic 2 -p "1 2 3" -n 4 --logits a.f32 s16.logos >/dev/null
+    logos-author decode_step "$TINY/llama.yaml" | logos-run -q --device cpu --synthetic 2 -p "1 2 3" -n 4 --logits b.f32 >/dev/null
+    ! cmp -s a.f32 b.f32   # the rounding shows
+}
+
+@test "logos-run --device cpu runs a plan's program; --device cuda without a GPU exits 3 saying why" {
+    logos-author decode_step "$TINY/llama.yaml" | logos-fuse >s.plan
+    run --separate-stderr logos-run --device cpu --synthetic 1 -p "1 2 3" -n 2 s.plan
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 2 ]
+    [[ "$stderr" =~ ^logos-run:\ cpu\ reference:\ 2\ tokens\ generated\ in\ [0-9.]+\ s$ ]]
+    if logos-run -q --device cuda --synthetic 1 -p 1 -n 1 s.plan >/dev/null 2>&1; then
+        skip "a GPU answers here: tests/gpu/run checks the lane"
+    fi
+    run --separate-stderr logos-run --device cuda --synthetic 1 -p "1 2 3" -n 2 s.plan
+    [ "$status" -eq 3 ]
+    [ -z "$output" ]
+    [[ "$stderr" =~ ^logos-run:\ --device\ cuda:\ no\ CUDA\ (driver|device) ]]
+    run --separate-stderr logos-run --device gpu --synthetic 1 -p 1 s.plan
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: --device is auto, cuda or cpu, not 'gpu'" ]
+}
+
+@test "logos-run --follow feeds the given tokens after the prompt; each sequence its own" {
+    logos-author decode_step "$TINY/llama.yaml" >s.logos
+    logos-run -q --device cpu --synthetic 3 -p "1 2" -n 4 --logits a.f32 s.logos >a.tok
+    logos-run -q --device cpu --synthetic 3 -p "1 2" -n 4 --follow "$(tr '\n' ' ' <a.tok)" --logits b.f32 s.logos >b.tok
+    cmp a.tok b.tok && cmp a.f32 b.f32
+    logos-run -q --device cpu --synthetic 3 -p "1 2" -n 4 --follow "7 7 7" --logits c.f32 s.logos >c.tok
+    ! cmp -s a.f32 c.f32
+    [ "$(head -1 c.tok)" = "$(head -1 a.tok)" ]   # the first comes from the prompt alone
+    run --separate-stderr logos-run --device cpu --synthetic 3 -p 1 --follow 1 --follow 2 s.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: give one --follow for each of the 1 prompts, not 2" ]
+    run --separate-stderr logos-run --device cpu --synthetic 3 -p 1 -n 3 --follow "1 999" s.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: --follow token 2 is 999: token ids run from 0 to 255" ]
+}
+
+@test "logos-run --compile: the plans' kernels into the cache, a line each, no GPU and no weights needed" {
+    logos-author decode_step "$TINY/qwen3.yaml" | logos-fuse >s.plan
+    run --separate-stderr logos-run --compile s.plan
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^(embed|gemv|rope|attend)\ +[0-9]+\ registers\ +0\ bytes\ stack\ +0\ bytes\ spilled\ \ [A-Z] ]]
+    [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]]
+    [ "$(ls "$XDG_CACHE_HOME/logos" | grep -c '\.cubin$')" -eq $((${#lines[@]} - 1)) ]
+    run --separate-stderr logos-run --compile --arch 7 s.plan
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: --arch takes a compute capability (90 for sm_90) from 50 to 200, not '7'" ]
+}
