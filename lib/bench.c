@@ -34,6 +34,20 @@ static double attend_bytes(const Plan *pl, const PLaunch *l, long pos)
     return rows * C(l, "NKV") * (C(l, "HD") + C(l, "VD")) * esize;
 }
 
+/* The bytes launch l reads of weight buffer b, its parameter p needing
+ * count values: an embedding gathers ROWS rows of its V, every other kernel
+ * reads what it needs, the whole weight when it needs all of it. */
+static double weight_read(const Plan *pl, const PLaunch *l, int b, long count)
+{
+    if (l->kernel == KN_EMBED) {
+        double v = C(l, "V"), rows = C(l, "ROWS");
+        return buf_bytes(pl, b) * (rows < v ? rows / v : 1);
+    }
+    if (count >= pl->bufs[b].count)
+        return buf_bytes(pl, b);
+    return (double)etype_bytes(pl->bufs[b].etype, count);
+}
+
 /* Is parameter p one a kernel writes or keeps its own scratch in? */
 static int written(const KParam *p)
 {
@@ -56,8 +70,8 @@ double launch_bytes(const Plan *pl, int i, long pos)
         int kind = pl->bufs[plan_base(pl, b)].kind;
         if (l->kernel == KN_ATTEND && (!strcmp(k->p[p].name, "k") || !strcmp(k->p[p].name, "v")))
             continue;
-        if (kind == B_WEIGHT && need.count[p] >= pl->bufs[b].count)
-            bytes += buf_bytes(pl, b);
+        if (kind == B_WEIGHT)
+            bytes += weight_read(pl, l, b, need.count[p]);
         else if (need.count[p] > 0)
             bytes += (double)etype_bytes(pl->bufs[b].etype, need.count[p]);
     }
@@ -81,18 +95,31 @@ double launch_flops(const Plan *pl, int i, long pos)
     }
 }
 
+/* A step's bytes: each weight once, at the most any launch reads of it (an
+ * embedding's gathered rows, or the whole of a weight a product reads too,
+ * as a tied head does), the cache rows attention reads at pos. seen carries
+ * the weights counted across the plans of a stream: 0 read whole, n > 0 the
+ * n bytes of gathered rows counted so far. */
 double plan_step_bytes(const Plan *pl, long pos, StrMap *seen)
 {
     double bytes = 0;
     for (int i = 0; i < pl->nls; i++) {
         const PLaunch *l = &pl->ls[i];
         const Kernel *k = kernel_info(l->kernel);
+        KNeed need;
+        char why[160];
+        if (kernel_need(l->kernel, l->c, &need, why, sizeof why))
+            continue;
         for (int p = 0; p < k->np; p++) {
             int b = l->arg[p] < 0 ? -1 : plan_base(pl, l->arg[p]);
-            if (b < 0 || pl->bufs[b].kind != B_WEIGHT || strmap_get(seen, pl->bufs[b].name) >= 0)
+            if (b < 0 || pl->bufs[b].kind != B_WEIGHT)
                 continue;
-            strmap_put(seen, pl->bufs[b].name, 1);
-            bytes += buf_bytes(pl, b);
+            double r = weight_read(pl, l, b, need.count[p]);
+            int had = strmap_get(seen, pl->bufs[b].name);
+            if (had == 0 || (had > 0 && r <= had))
+                continue;
+            bytes += r - (had > 0 ? had : 0);
+            strmap_put(seen, pl->bufs[b].name, r >= buf_bytes(pl, b) || r > 2e9 ? 0 : (int)r);
         }
         if (l->kernel == KN_ATTEND)
             bytes += attend_bytes(pl, l, pos);

@@ -25,7 +25,7 @@ hand() { echo $((97024 + 2 * $1 * 2 * (16 + 16) * 4)); }
     [ "$status" -eq 0 ]
     [ -z "$stderr" ]
     [ "${lines[0]}" = "device: none: the CPU reference's time, no GPU figures were taken" ]
-    [ "${lines[1]}" = "step.logos: tiny-llama decode_step, numerics precise" ]
+    [ "${lines[1]}" = "step.logos: tiny-llama decode_step, numerics q8x2, fuse_quant" ]
     [ "$(tr -s ' ' <<<"${lines[2]}")" = " pos bytes ms/step (p10-p90) tok/s GB/s ceiling" ]
     [ "${#lines[@]}" -eq 6 ]
     local i=3 p
@@ -39,6 +39,16 @@ hand() { echo $((97024 + 2 * $1 * 2 * (16 + 16) * 4)); }
     run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --csv step.logos
     [ "$status" -eq 0 ]
     [[ "${lines[1]}" == step,step.logos,tiny-llama,decode_step,64,,,1,*,$(hand 64),*,,1 ]]
+}
+
+@test "logos-bench: an untied head reads its own weight whole, the embedding only the row it gathers" {
+    sed 's/tied: true/tied: false/' "$TINY/llama.yaml" >untied.yaml
+    "$LOGOS_BIN/logos-author" decode_step untied.yaml >untied.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --pos 17 --csv untied.logos
+    [ "$status" -eq 0 ]
+    # the head's 256x64 q8 values whole (17408 bytes, as the tied table was)
+    # and one gathered row of the table: 64 q8 values, 68 bytes
+    [[ "${lines[1]}" == step,untied.logos,tiny-llama,decode_step,17,,,1,*,$(($(hand 17) + 68)),*,,1 ]]
 }
 
 @test "logos-bench: a plan counts what its launches read" {
@@ -67,7 +77,7 @@ import json, sys
 d = json.loads(sys.argv[1])
 assert d["device"] is None and d["ceiling_gb_per_s"] is None, d
 (p,) = d["plans"]
-assert p["plan"] == "step.logos" and p["model"] == "tiny-llama" and p["numerics"] == "precise", p
+assert p["plan"] == "step.logos" and p["model"] == "tiny-llama" and p["numerics"] == "q8x2", p
 (s,) = p["steps"]
 assert s["pos"] == 9 and s["bytes"] == int(sys.argv[2]) and s["launches"] == [], s
 for k in ("ms", "ms_p10", "ms_p90", "tokens_per_s", "gb_per_s"):
@@ -88,7 +98,7 @@ PY
     "$LOGOS_BIN/logos-fuse" --numerics q8 --fuse-quant step.logos >q8.plan
     run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --pos 8 step.logos --compare q8.plan
     [ "$status" -eq 0 ]
-    [ "${lines[1]}" = "step.logos: tiny-llama decode_step, numerics precise" ]
+    [ "${lines[1]}" = "step.logos: tiny-llama decode_step, numerics q8x2, fuse_quant" ]
     [ "${lines[4]}" = "q8.plan: tiny-llama decode_step, numerics q8, fuse_quant" ]
     [[ "${lines[-1]}" =~ ^at\ position\ 8,\ q8.plan\ takes\ [0-9.]+\ times\ the\ time\ of\ step.logos$ ]]
 }
