@@ -27,10 +27,12 @@ logos-spec.5	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1
 logos-author.1	logos-author --tp 3 tp_decode_step examples/tiny/llama.yaml	status 1
 logos-placement.5	logos-check split.logos	status 1
 logos-fuse.1	logos-author decode_step examples/tiny/gptoss.yaml | logos-fuse	status 1
-logos-bench.1	logos-bench --synthetic 1 --ceiling 4500 step.logos	times
-logos-bench.1	logos-bench --synthetic 1 -n 32 --pos 17 --csv step.logos	times
-logos-bench.1	logos-bench --weights lw --json cut.logos	times
-logos-run.1	logos-run --synthetic 1 -p \"1 2 3\" -n 2 -o ids gen.logos	times"
+logos-plan.5	logos-run -q --device cpu --synthetic 1 -p 1 bad.plan	status 1
+logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 8 --pos 64 step.plan	times
+logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 17 --ceiling 4500 --csv step.plan	times
+logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 17 step.plan --compare precise.plan | tail -1	times
+logos-bench.1	logos-bench --device cpu --weights w --pos 4 --json cut.logos	times
+logos-run.1	logos-run --device cpu --synthetic 1 -p \"1 2 3\" -n 2 -o ids gen.logos	times"
 
 # Pages whose EXAMPLES hold no command to run: logos-weights.5 shows numpy
 # code that writes and reads weight files.
@@ -144,6 +146,10 @@ run_examples() {
 
 @test "logos-run.1 examples" {
     run_examples logos-run.1
+}
+
+@test "logos-plan.5 examples" {
+    run_examples logos-plan.5
 }
 
 @test "logos-placement.5 examples" {
