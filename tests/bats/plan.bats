@@ -192,3 +192,17 @@ same() {
     [ "$status" -eq 2 ]
     [ "$stderr" = "logos-run: --arch takes a compute capability (90 for sm_90) from 50 to 200, not '7'" ]
 }
+
+@test "tests/gpu/run without a GPU: every GPU check says it skipped, and the run passes" {
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+        skip "a GPU answers here: tests/gpu/run runs for real"
+    fi
+    [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane shapes startup bench
+    [ "$status" -eq 0 ]
+    local summary
+    summary=$(sed -n '/^== summary$/,$p' <<<"$output")
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 5 ]
+    grep -q '^kernels  skipped: ' <<<"$summary"
+    grep -q '^bench    skipped: no GPU$' <<<"$summary"
+}
