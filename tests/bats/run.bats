@@ -508,7 +508,7 @@ step.logos" ]
     [ "$stderr" = "logos-fuse: unknown option '-x' (try --help)" ]
     run --separate-stderr "$LOGOS_BIN/logos-fuse" -h
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "usage: logos-fuse [--lane cuda] [--numerics N] [--fuse-quant] [--no-lane-rules]" ]
+    [ "${lines[0]}" = "usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]" ]
 }
 
 # The cut forms of a prefill (prefill_embed, each stacked_layer, prefill_head)
