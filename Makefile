@@ -57,7 +57,7 @@ build/san/bin/%: cmd/%/main.c $(SANOBJ) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SANFLAGS) -Ilib $< $(SANOBJ) -o $@ $(LIBS)
 
-build/san/test/%: tests/unit/%.c $(SANOBJ) $(HDRS)
+build/san/test/%: tests/unit/%.c $(SANOBJ) $(HDRS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SANFLAGS) -Ilib $< $(SANOBJ) -o $@ $(LIBS)
 

@@ -7,45 +7,37 @@
 
 #include "logos.h"
 
-static double median(const double *v, int n)
+static int cmp_double(const void *a, const void *b)
 {
-    double *s = malloc(sizeof *s * (size_t)n);
-    if (!s)
-        return 0;
-    memcpy(s, v, sizeof *s * (size_t)n);
-    for (int i = 1; i < n; i++)   /* insertion sort: n is a few hundred */
-        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
-            double t = s[j];
-            s[j] = s[j - 1];
-            s[j - 1] = t;
-        }
-    double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    free(s);
-    return m;
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
-static double pct(const double *v, int n, double q)
+static double sorted_median(const double *s, int n)
 {
-    double *s = malloc(sizeof *s * (size_t)n);
-    if (!s)
-        return 0;
-    memcpy(s, v, sizeof *s * (size_t)n);
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
-            double t = s[j];
-            s[j] = s[j - 1];
-            s[j - 1] = t;
-        }
-    double r = s[(int)floor(q * (n - 1) + 0.5)];
-    free(s);
-    return r;
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return sorted_median(v, n);
+}
+
+/* The median and the 10th and 90th percentiles (nearest rank) of the step
+ * times, from one sorted copy (the times stay in the order taken). */
 void bench_summarize(BenchPos *b)
 {
-    b->med = median(b->ms, b->reps);
-    b->p10 = pct(b->ms, b->reps, 0.1);
-    b->p90 = pct(b->ms, b->reps, 0.9);
+    int n = b->reps;
+    double *s = malloc(sizeof *s * (size_t)n);
+    if (!s)
+        return;
+    memcpy(s, b->ms, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    b->med = sorted_median(s, n);
+    b->p10 = s[(int)floor(0.1 * (n - 1) + 0.5)];
+    b->p90 = s[(int)floor(0.9 * (n - 1) + 0.5)];
+    free(s);
 }
 
 /* ---- the table ---- */

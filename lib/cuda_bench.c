@@ -9,18 +9,6 @@
 
 #include "cuda_lane.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The lane's read kernel and its buffer, made on first use. */
 static int reader(CudaLane *c, long bytes)
 {
@@ -89,7 +77,7 @@ int cuda_ceiling(Lane *l, double *gbs, double *buffer_gb)
         s = timed(c, read_all, NULL, &ms[i]);
     if (s)
         return s;
-    double m = median(ms + 2, 10);   /* the first two warm the clocks */
+    double m = bench_median(ms + 2, 10);   /* the first two warm the clocks */
     *gbs = (double)c->rd_words * 16 / (m * 1e-3) / 1e9;
     *buffer_gb = (double)c->rd_words * 16 / 1e9;
     return 0;
@@ -152,7 +140,7 @@ int cuda_launch_times(Lane *l, Stream *st, int k, int reps, double *ms)
                 s = timed(c, one_work, &a, &t[r]);
         }
         if (!s)
-            ms[i] = median(t, reps);
+            ms[i] = bench_median(t, reps);
     }
     free(t);
     return s;

@@ -817,6 +817,7 @@ typedef struct BenchHead {
     double ceiling, buffer_gb;    /* GB/s; 0 when none */
 } BenchHead;
 void bench_summarize(BenchPos *b);   /* median, 10th and 90th percentiles of ms */
+double bench_median(double *v, int n);   /* sorts v; the middle value, or the mean of the two */
 void bench_table(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
 void bench_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
 void bench_json(FILE *f, const BenchRun *r, int nr, const BenchHead *h);

@@ -22,6 +22,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus      # noqa: E402
 import families    # noqa: E402
+from fixture import kv, kv_arr  # noqa: E402  (the GGUF key writers the bad-input fixtures use)
 
 SHOWN = 3   # mismatches shown per check
 
@@ -108,23 +109,6 @@ def invalid_check(bin_dir, d, name):
 
 GGUF_PRE = {"llama3": "llama-bpe", "qwen2": "qwen2", "gptoss": "gpt-4o", "deepseek": "deepseek-v3"}
 GGUF_SP = ["mistral", "gemma2"]
-
-
-def gstr(s):
-    b = s.encode()
-    return struct.pack("<Q", len(b)) + b
-
-
-def kv(key, typ, val):
-    code = {"str": 8, "u32": 4, "bool": 7}[typ]
-    body = gstr(val) if typ == "str" else struct.pack("<I" if typ == "u32" else "<?", val)
-    return gstr(key) + struct.pack("<I", code) + body
-
-
-def kv_arr(key, typ, vals):
-    code, fmt = {"str": (8, None), "f32": (6, "<f"), "i32": (5, "<i")}[typ]
-    body = b"".join(gstr(v) if fmt is None else struct.pack(fmt, v) for v in vals)
-    return gstr(key) + struct.pack("<IIQ", 9, code, len(vals)) + body
 
 
 def write_gguf(fam, tok, path):

@@ -7,12 +7,12 @@
  * forms chained equal the whole form (decode, prefill, batch, forward).
  * Weights are synthetic (random, nonzero); relative error below 1e-5.
  * Prints TAP lines; run from the repository root. */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "logos.h"
+#include "tiny.h"
 
 enum { SEED = 7, T = 5, B = 3, LONG = 24 };
 static const double TOL = 1e-5;
@@ -372,30 +372,17 @@ static void family(const char *path)
     arena_free(c.a);
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int main(void)
 {
     diag_tool = "test_forms";
     for (int i = 0; i < LONG + 8; i++)
         toks[i] = (int32_t)((i * 97 + 3) % 251);
-    DIR *d = opendir("examples/tiny");
-    if (!d) {
+    char *files[64];
+    int n = tiny_specs(files, 64);
+    if (n < 0) {
         printf("not ok 1 - examples/tiny: run from the repository root\n");
         return 1;
     }
-    char *files[64];
-    int n = 0;
-    for (struct dirent *de; (de = readdir(d)) && n < 64;)
-        if (strstr(de->d_name, ".yaml")) {
-            files[n] = malloc(strlen(de->d_name) + 16);
-            sprintf(files[n++], "examples/tiny/%s", de->d_name);
-        }
-    closedir(d);
-    qsort(files, (size_t)n, sizeof *files, by_name);
     for (int i = 0; i < n; i++) {
         family(files[i]);
         free(files[i]);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "logos.h"
+#include "tiny.h"
 
 enum { SEED = 11, STEPS = 4, B = 3, MAXCHIPS = 8 };
 static const double TOL = 1e-5;
@@ -482,28 +483,15 @@ static void spec_widths(Arena *a, const Spec *s)
     }
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int main(void)
 {
     diag_tool = "test_tp";
-    DIR *d = opendir("examples/tiny");
-    if (!d) {
+    char *files[64];
+    int n = tiny_specs(files, 64);
+    if (n < 0) {
         printf("not ok 1 - examples/tiny: run from the repository root\n");
         return 1;
     }
-    char *files[64];
-    int n = 0;
-    for (struct dirent *de; (de = readdir(d)) && n < 64;)
-        if (strstr(de->d_name, ".yaml")) {
-            files[n] = malloc(strlen(de->d_name) + 16);
-            sprintf(files[n++], "examples/tiny/%s", de->d_name);
-        }
-    closedir(d);
-    qsort(files, (size_t)n, sizeof *files, by_name);
     int families = 0;
     for (int i = 0; i < n; i++) {
         Arena *a = arena_new();
