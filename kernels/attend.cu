@@ -9,7 +9,14 @@
 //
 // Shapes: q (rows, NH, HD) f32 at row stride QS; K (NCTX, NKV, HD) and V
 // (NCTX, NKV, VD) f32, or f16 (KV 2); y (rows, NH, VD) in format OQ. Values
-// are read in place a pair at a time (VD even).
+// are read in place from an even place at an even pitch, a pair at a time
+// or two pairs (VD even). Where HD and VD are whole 32-value blocks (CONT),
+// a lane holds HD/32 consecutive key values and VD/32 consecutive values of
+// a row, read as 16-byte (or 8-, 4-byte) words; otherwise lane i holds
+// values i, i + 32, ... of a key and pairs 2i, 2i + 64, ... of a value row.
+// EARLY (a decode step whose position the host wrote): the first round's key
+// and value rows but the newest are loaded before the wait for the launch
+// before, which appends only that row.
 // Launch: grid (NKV, SPLIT, ROWS), block 128 (4 warps). Block (g, c, t)
 // takes chunk c of the rows [lo, hi) (chunks of the larger of CHUNK rows and
 // (hi - lo) / BUSY, so that a short context keeps BUSY blocks busy and no
@@ -24,10 +31,82 @@
 // sets its count back to 0. Shared memory: 4 G (VD + 2) floats.
 
 constexpr int G = NH / NKV;
-constexpr int QP = (HD + 31) / 32;          // query values a lane holds, per head
-constexpr int VP = (VD + 63) / 64;          // value pairs a lane holds, per head
-constexpr int SLOT = VD + 2;                // m, l, then the values
-constexpr int R = G * (QP + 2 * VP) > 48 ? 2 : 4;   // key rows a warp loads together
+constexpr int CONT = HD % 32 == 0 && VD % 32 == 0;
+constexpr int QP = (HD + 31) / 32;                  // key values a lane holds
+constexpr int VN = CONT ? VD / 32 : 2 * ((VD + 63) / 64);   // values a lane holds
+constexpr int SLOT = VD + 2;                        // m, l, then the values
+// Key rows a warp loads together: as many as the registers left by the
+// heads' queries and sums hold (88 values in all), 2 to 8.
+constexpr int RW = (88 - G * (QP + VN)) / (QP + VN);
+constexpr int R = RW > 8 ? 8 : RW < 2 ? 2 : RW;
+
+// Lane l's key value i and value i: their places in a row.
+DEV int kat(int l, int i)
+{
+    return CONT ? l * QP + i : l + 32 * i;
+}
+
+DEV int vat(int l, int i)
+{
+    return CONT ? l * VN + i : 2 * l + 64 * (i / 2) + (i & 1);
+}
+
+// N consecutive values (f32, or f16 when HALF) from element e, e a
+// multiple of N, into out: in words of 16 bytes where N allows, else 8, 4
+// or a value at a time.
+template <int N, int HALF>
+DEV void loadv(const void *base, long e, float *out)
+{
+    if (HALF) {
+        const u16 *h = (const u16 *)base + e;
+        if (N % 8 == 0) {
+#pragma unroll
+            for (int j = 0; j < N / 8; j++) {
+                uint4 v = *((const uint4 *)h + j);
+                u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    out[8 * j + 2 * k] = h2f((u16)(w[k] & 0xffff)), out[8 * j + 2 * k + 1] = h2f((u16)(w[k] >> 16));
+            }
+        } else if (N % 4 == 0) {
+#pragma unroll
+            for (int j = 0; j < N / 4; j++) {
+                uint2 v = *((const uint2 *)h + j);
+                out[4 * j] = h2f((u16)(v.x & 0xffff)), out[4 * j + 1] = h2f((u16)(v.x >> 16));
+                out[4 * j + 2] = h2f((u16)(v.y & 0xffff)), out[4 * j + 3] = h2f((u16)(v.y >> 16));
+            }
+        } else if (N % 2 == 0) {
+#pragma unroll
+            for (int j = 0; j < N / 2; j++) {
+                u32 v = *((const u32 *)h + j);
+                out[2 * j] = h2f((u16)(v & 0xffff)), out[2 * j + 1] = h2f((u16)(v >> 16));
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                out[j] = h2f(h[j]);
+        }
+        return;
+    }
+    const float *f = (const float *)base + e;
+    if (N % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < N / 4; j++) {
+            float4 v = *((const float4 *)f + j);
+            out[4 * j] = v.x, out[4 * j + 1] = v.y, out[4 * j + 2] = v.z, out[4 * j + 3] = v.w;
+        }
+    } else if (N % 2 == 0) {
+#pragma unroll
+        for (int j = 0; j < N / 2; j++) {
+            float2 v = *((const float2 *)f + j);
+            out[2 * j] = v.x, out[2 * j + 1] = v.y;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            out[j] = f[j];
+    }
+}
 
 DEV float key(const void *K, long i)
 {
@@ -44,6 +123,26 @@ DEV void val2(const void *Vb, long i, float &a, float &b)
         float2 two = *(const float2 *)((const float *)Vb + i);
         a = two.x;
         b = two.y;
+    }
+}
+
+// Key row j (kr) and value row j (vr) of head group g, as lane l holds them.
+DEV void load_row(const Params &p, long j, int g, int l, float *kr, float *vr)
+{
+    long kb = (j * NKV + g) * (long)HD, vb = (j * NKV + g) * (long)VD;
+    if (CONT) {
+        loadv<QP, KV == 2>(p.a[1], kb + (long)l * QP, kr);
+        loadv<VN, KV == 2>(p.a[2], vb + (long)l * VN, vr);
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < QP; i++)
+        kr[i] = kat(l, i) < HD ? key(p.a[1], kb + kat(l, i)) : 0.0f;
+#pragma unroll
+    for (int i = 0; i < VN; i += 2) {
+        vr[i] = vr[i + 1] = 0.0f;
+        if (vat(l, i) < VD)
+            val2(p.a[2], vb + vat(l, i), vr[i], vr[i + 1]);
     }
 }
 
@@ -83,13 +182,17 @@ DEV void write_head(const Params &p, long t, int h, const float *slot)
         warp_quant(slot[2 + b * 32 + lane] * f, p.a[6], (long)ROWS * NH * VD, (at >> 5) + b, OQ);
 }
 
-extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
+extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
 {
     extern __shared__ __align__(16) float sl[];   // [4 warps][G][SLOT]
-    pdl_begin();
     int g = blockIdx.x, c = blockIdx.y, t = blockIdx.z, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    if (t >= rows_of(p.a[4], ROWS))
+    if (!EARLY)
+        pdl_begin();
+    if (t >= rows_of(p.a[4], ROWS)) {
+        if (EARLY)
+            pdl_begin();
         return;
+    }
     const int *pp = (const int *)p.a[3];
     long hi = MODE == 0 ? pp[0] : MODE == 1 ? pp[t] : NCTX;
     hi = hi > NCTX ? NCTX : hi;
@@ -98,37 +201,43 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
     // BUSY blocks of a head group are busy (BUSY 0: chunks of CHUNK rows)
     long len = hi - lo, chunk = BUSY && (len + BUSY - 1) / BUSY > CHUNK ? (len + BUSY - 1) / BUSY : CHUNK;
     long fc = 0, lc = len > 0 ? (len - 1) / chunk : 0, busy = lc + 1;
-    if (c > lc)
+    if (c > lc) {
+        if (EARLY)
+            pdl_begin();
         return;
+    }
     long j0 = lo + (long)c * chunk, j1 = j0 + chunk < hi ? j0 + chunk : hi;
+    float kr[R][QP], vr[R][VN];
+    long j = j0 + (long)w * R;
+    if (EARLY) {   // the first round's rows but the newest, before the wait
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            long jr = j + r < j1 ? j + r : j0;
+            if (jr < hi - 1)
+                load_row(p, jr, g, lane, kr[r], vr[r]);
+        }
+        pdl_begin();
+    }
     const float *q = (const float *)p.a[0] + (long)t * QS;
-    float qr[G][QP], m[G], l[G], o[G][VP][2];
+    float qr[G][QP], m[G], l[G], o[G][VN];
     for (int h = 0; h < G; h++) {
-        for (int i = 0; i < QP; i++) {
-            int e = lane + 32 * i;
-            qr[h][i] = e < HD ? q[(g * G + h) * (long)HD + e] : 0.0f;
+        if (CONT) {
+            loadv<QP, 0>(q, (long)(g * G + h) * HD + (long)lane * QP, qr[h]);
+        } else {
+            for (int i = 0; i < QP; i++)
+                qr[h][i] = kat(lane, i) < HD ? q[(g * G + h) * (long)HD + kat(lane, i)] : 0.0f;
         }
         m[h] = NEG_INF;
         l[h] = 0.0f;
-        for (int i = 0; i < VP; i++)
-            o[h][i][0] = o[h][i][1] = 0.0f;
+        for (int i = 0; i < VN; i++)
+            o[h][i] = 0.0f;
     }
-    for (long j = j0 + (long)w * R; j < j1; j += 4L * R) {   // R rows a warp a round, all loaded first
-        float kr[R][QP], vr[R][VP][2];
+    for (int first = 1; j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            long jr = j + r < j1 ? j + r : j;
-            long kb = (jr * NKV + g) * (long)HD, vb = (jr * NKV + g) * (long)VD;
-#pragma unroll
-            for (int i = 0; i < QP; i++)
-                kr[r][i] = lane + 32 * i < HD ? key(p.a[1], kb + lane + 32 * i) : 0.0f;
-#pragma unroll
-            for (int i = 0; i < VP; i++) {
-                int e = 2 * lane + 64 * i;
-                vr[r][i][0] = vr[r][i][1] = 0.0f;
-                if (e < VD)
-                    val2(p.a[2], vb + e, vr[r][i][0], vr[r][i][1]);
-            }
+            long jr = j + r < j1 ? j + r : j0;
+            if (!EARLY || !first || jr >= hi - 1)
+                load_row(p, jr, g, lane, kr[r], vr[r]);
         }
 #pragma unroll
         for (int r = 0; r < R; r++) {
@@ -146,10 +255,8 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
                 float mn = fmaxf(m[h], s), corr = m[h] == NEG_INF ? 0.0f : expf(m[h] - mn), e = expf(s - mn);
                 l[h] = l[h] * corr + e;
 #pragma unroll
-                for (int i = 0; i < VP; i++) {
-                    o[h][i][0] = o[h][i][0] * corr + e * vr[r][i][0];
-                    o[h][i][1] = o[h][i][1] * corr + e * vr[r][i][1];
-                }
+                for (int i = 0; i < VN; i++)
+                    o[h][i] = o[h][i] * corr + e * vr[r][i];
                 m[h] = mn;
             }
         }
@@ -159,11 +266,9 @@ extern "C" __global__ void __launch_bounds__(128) attend(const Params p)
         float *s = sl + ((long)w * G + h) * SLOT;
         if (lane == 0)
             s[0] = m[h], s[1] = l[h];
-        for (int i = 0; i < VP; i++) {
-            int e = 2 * lane + 64 * i;
-            if (e < VD)
-                s[2 + e] = o[h][i][0], s[3 + e] = o[h][i][1];
-        }
+        for (int i = 0; i < VN; i++)
+            if (vat(lane, i) < VD)
+                s[2 + vat(lane, i)] = o[h][i];
     }
     __syncthreads();
     for (int h = w; h < G; h += 4)

@@ -34,7 +34,7 @@ constexpr int FV = K % 4 == 0 ? 4 : 1;                // f32 weights: values a l
 
 struct Unit {
     int part;
-    long row;
+    int row;   // below 2^31: a weight's rows
 };
 
 DEV Unit unit_of(long u)
@@ -42,13 +42,13 @@ DEV Unit unit_of(long u)
     Unit r;
     long n0 = N0, n1 = GATED ? 0 : N1;
     if (u < n0)
-        r = Unit{0, u};
+        r = Unit{0, (int)u};
     else if (u < n0 + n1)
-        r = Unit{1, u - n0};
+        r = Unit{1, (int)(u - n0)};
     else if (u < n0 + n1 + N2)
-        r = Unit{2, u - n0 - n1};
+        r = Unit{2, (int)(u - n0 - n1)};
     else
-        r = Unit{3, u - n0 - n1 - N2};
+        r = Unit{3, (int)(u - n0 - n1 - N2)};
     return r;
 }
 
@@ -207,17 +207,32 @@ DEV void stage(const void *x, const float *nw, int t0, int nt, char *sm)
 // A warp's units give it SLOTS weight rows (a gated unit two). It walks the
 // rows' chunks of 16 bytes (16 Q8_0 quants, or 4 f32 values) a lane at a
 // time, U chunks a round: every slot's chunks of a round are loaded before
-// any is used, so SLOTS x U loads of 16 bytes a lane are in flight (with
-// four blocks of 8 warps a multiprocessor, 128 KB); the first round's are
-// issued before the wait for the launch before (programmatic dependent
-// launch), since the weights do not depend on it.
+// any is used. Under DB the next round's (the next group's first, at a
+// group's last) are loaded before this round's are used, so that between
+// SLOTS x U and twice that many loads of 16 bytes a lane are always in
+// flight (two blocks of 8 warps a multiprocessor: 64 to 128 KB), not that
+// many and then none; otherwise the next group's first round is loaded
+// before the group's sums and epilogue. The first round's are issued before
+// the wait for the launch before (programmatic dependent launch), since the
+// weights do not depend on it.
 
 constexpr int SLOTS = WR * (GATED ? 2 : 1);
-constexpr int INFLIGHT = XQ == 1 && !ARGMAX ? 8 : 4;          // 16-byte loads a lane keeps in flight
-constexpr int U = SLOTS >= INFLIGHT ? 1 : INFLIGHT / SLOTS;    // chunks a round, per slot
+constexpr int INFLIGHT = XQ == 1 && !ARGMAX ? 8 : 4;          // 16-byte loads a lane loads a round
 constexpr int CV = WQ ? 16 : FV;                       // values a chunk
-constexpr long KC = K / CV;                            // chunks a row
-constexpr long STEP = 32L * U;                         // chunks a warp walks a round
+constexpr int KC = K / CV;                             // chunks a row
+// Two rounds' loads in registers (DB: one activation row a pass, every
+// lane the same chunks of a row, and not a gated pair in a8x2, whose
+// registers would spill), or one.
+constexpr int DB = TR == 1 && KC % 32 == 0 && !(GATED && XQ == 2);
+// Chunks a round, per slot: INFLIGHT / SLOTS, or under DB the most up to
+// that which divides a lane's chunks of a row (no partial round).
+constexpr int pick_u(int u)
+{
+    return u <= 1 || (KC / 32) % u == 0 ? u : pick_u(u - 1);
+}
+constexpr int UW = SLOTS >= INFLIGHT ? 1 : INFLIGHT / SLOTS;
+constexpr int U = DB ? pick_u(UW) : UW;
+constexpr int STEP = 32 * U;                           // chunks a warp walks a round
 
 struct Batch {
     int4 w[SLOTS][U];
@@ -237,47 +252,46 @@ DEV long part_n(int part)
 }
 
 // Slot k of a warp whose units are us (valid below n): its part and row.
-DEV void slot_at(const Unit *us, int k, int &part, long &row)
+DEV void slot_at(const Unit *us, int k, int &part, int &row)
 {
     const Unit u = us[GATED ? k / 2 : k];
     part = GATED && (k & 1) ? 1 : u.part;
     row = u.row;
 }
 
-DEV void load(const Params &p, const Unit *us, int n, long c0, Batch &b)
+DEV void load(const Params &p, const Unit *us, int n, int c0, Batch &b)
 {
 #pragma unroll
     for (int k = 0; k < SLOTS; k++) {
-        int part;
-        long row;
+        int part, row;
         slot_at(us, k, part, row);
         int ok = (GATED ? k / 2 : k) < n && !(GATED && (k & 1) && us[k / 2].part != 0);
         const char *W = part_w(p, part);
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            long c = c0 + 32L * u;
+            int c = c0 + 32 * u;
             b.w[k][u] = make_int4(0, 0, 0, 0);
             b.s[k][u] = 0.0f;
             if (!ok || c >= KC)
                 continue;
             if (WQ) {
-                b.w[k][u] = __ldcs((const int4 *)(W + row * K) + c);
-                b.s[k][u] = h2f(((const u16 *)(W + align16(part_n(part) * K)))[row * (K / 32) + (c >> 1)]);
+                b.w[k][u] = __ldcs((const int4 *)(W + (long)row * K) + c);
+                b.s[k][u] = h2f(((const u16 *)(W + align16(part_n(part) * K)))[(long)row * (K / 32) + (c >> 1)]);
             } else if (CV == 4) {
-                b.w[k][u] = __ldcs((const int4 *)((const float *)W + row * K) + c);
+                b.w[k][u] = __ldcs((const int4 *)((const float *)W + (long)row * K) + c);
             } else {
-                b.w[k][u].x = ((const int *)W)[row * K + c];
+                b.w[k][u].x = ((const int *)W)[(long)row * K + c];
             }
         }
     }
 }
 
 // acc[k][t] += the batch's chunks of slot k . staged activation row t.
-DEV void use(const Batch &b, long c0, const char *sm, int nt, float (*acc)[TR])
+DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
 {
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        long c = c0 + 32L * u;
+        int c = c0 + 32 * u;
         if (c >= KC)
             break;
 #pragma unroll
@@ -363,8 +377,10 @@ DEV void quant_out(const Params &p, long u0, int t0, int nt, const float *res)
 }
 
 // The block's best (value, index) of part 0 for rows t0 .. t0 + nt, kept in
-// part[2 + 2 (t grid + block)]: the value, then the index's bits.
-DEV void argmax_part(const Params &p, long u0, int t0, int nt, const float *res)
+// part[2 + 2 (t grid + block)]: the value, then the index's bits; after the
+// block's first group, the best of it and what the block kept before (the
+// same thread wrote that).
+DEV void argmax_part(const Params &p, long u0, int t0, int nt, int firstg, const float *res)
 {
     float *part = (float *)p.a[20];
     int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -380,6 +396,12 @@ DEV void argmax_part(const Params &p, long u0, int t0, int nt, const float *res)
         arg_reduce(best, bi);
         if (lane == 0) {
             long at = 2 + ((long)(t0 + t) * gridDim.x + blockIdx.x) * 2;
+            if (!firstg) {
+                float kv = part[at];
+                int ki = ((const int *)part)[at + 1];
+                if (kv > best || (kv == best && ki < bi))
+                    best = kv, bi = ki;
+            }
             part[at] = best;
             ((int *)part)[at + 1] = bi;
         }
@@ -421,31 +443,57 @@ DEV void argmax_last(const Params &p, int rows)
 }
 
 // Blocks a multiprocessor is to hold: three, or two where the registers a
-// thread needs (more than four rows a warp, stacked rows, a norm staged
-// while the first weights wait in registers) would spill at three.
-constexpr int MINB = SLOTS > 4 || TR > 1 || NORM ? 2 : 3;
+// thread needs (two rounds, more than four rows a warp, stacked rows, a
+// norm staged while the first weights wait in registers) would spill at
+// three.
+constexpr int MINB = DB || SLOTS > 4 || TR > 1 || NORM ? 2 : 3;
+
+// Warp w's units of the group that starts at unit u0, and how many of them
+// there are.
+DEV int units_at(long u0, Unit *units)
+{
+    long first = u0 + (long)(threadIdx.x >> 5) * WR;
+#pragma unroll
+    for (int k = 0; k < WR; k++)
+        units[k] = unit_of(first + k);
+    return UNITS - first < WR ? (UNITS - first > 0 ? (int)(UNITS - first) : 0) : WR;
+}
 
 // One group of units (8 WR of them, from u0) over activation rows t0 ..
-// t0 + nt, its first chunks already in cur when loaded is set.
-DEV void group(const Params &p, long u0, int t0, int nt, int loaded, Batch &cur, const char *sm, float *res)
+// t0 + nt, its first round already in cur when loaded is set; under DB it
+// is, and at its last round the group loads the first round of the group
+// that starts at unit n0 (none when n0 < 0) into cur for the next call.
+// firstg: the block's first group.
+DEV void group(const Params &p, long u0, int t0, int nt, int firstg, int loaded, long n0, Batch &cur, const char *sm,
+                float *res)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     long first = u0 + (long)w * WR;
     Unit units[WR];
-#pragma unroll
-    for (int k = 0; k < WR; k++)
-        units[k] = unit_of(first + k);
-    int nu = UNITS - first < WR ? (int)(UNITS - first) : WR;
+    int nu = units_at(u0, units);
     float acc[SLOTS][TR];
 #pragma unroll
     for (int k = 0; k < SLOTS; k++)
 #pragma unroll
         for (int t = 0; t < TR; t++)
             acc[k][t] = 0.0f;
-    for (long c0 = lane; c0 < KC; c0 += STEP) {
-        if (c0 != lane || !loaded)
-            load(p, units, nu, c0, cur);
+    for (int c0 = lane; c0 < KC; c0 += STEP) {
+        if (!DB) {
+            if (c0 != lane || !loaded)
+                load(p, units, nu, c0, cur);
+            use(cur, c0, sm, nt, acc);
+            continue;
+        }
+        Batch nxt;
+        if (c0 + STEP < KC) {
+            load(p, units, nu, c0 + STEP, nxt);
+        } else if (n0 >= 0) {
+            Unit next[WR];
+            int nn = units_at(n0, next);
+            load(p, next, nn, lane, nxt);
+        }
         use(cur, c0, sm, nt, acc);
+        cur = nxt;
     }
 #pragma unroll
     for (int k = 0; k < SLOTS; k++)
@@ -470,7 +518,7 @@ DEV void group(const Params &p, long u0, int t0, int nt, int loaded, Batch &cur,
         if (OQ)
             quant_out(p, u0, t0, nt, res);
         if (ARGMAX)
-            argmax_part(p, u0, t0, nt, res);
+            argmax_part(p, u0, t0, nt, firstg, res);
     }
     __syncthreads();
 }
@@ -488,12 +536,9 @@ extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
     float *res = (float *)(sm + RES_OFF);
     Batch cur;
     {
-        long first = (long)blockIdx.x * WARPS * WR + (long)(threadIdx.x >> 5) * WR;
         Unit units[WR];
-#pragma unroll
-        for (int k = 0; k < WR; k++)
-            units[k] = unit_of(first + k);
-        load(p, units, UNITS - first < WR ? (int)(UNITS - first) : WR, lane, cur);   // before the wait: the weights do not depend on the launch before
+        int nu = units_at((long)blockIdx.x * WARPS * WR, units);
+        load(p, units, nu, lane, cur);   // before the wait: the weights do not depend on the launch before
     }
     pdl_begin();
     int rows = rows_of(p.a[6], ROWS), once = rows <= TR;
@@ -502,9 +547,11 @@ extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
     for (long g = blockIdx.x; g < GROUPS; g += gridDim.x)
         for (int t0 = 0; t0 < rows; t0 += TR) {
             int nt = rows - t0 < TR ? rows - t0 : TR;
+            // the next job: this group's next rows, or the block's next group
+            long n0 = t0 + TR < rows ? g * WARPS * WR : g + gridDim.x < GROUPS ? (g + gridDim.x) * WARPS * WR : -1;
             if (!once)
                 stage((const char *)p.a[4], (const float *)p.a[5], t0, nt, sm);
-            group(p, g * WARPS * WR, t0, nt, g == blockIdx.x && t0 == 0, cur, sm, res);
+            group(p, g * WARPS * WR, t0, nt, g == blockIdx.x, DB || (g == blockIdx.x && t0 == 0), n0, cur, sm, res);
         }
     if (ARGMAX)
         argmax_last(p, rows);

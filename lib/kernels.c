@@ -250,11 +250,11 @@ static int need_gemv(Need *n)
     if (C(n, "NW"))
         need(n, "nw", K);
     long g = cdiv(units, 8 * wr), blocks = C(n, "GRID");
-    if (blocks > g || (C(n, "ARGMAX") && blocks != g))
-        return bad(n, "GRID is at most the groups of units, and all of them under ARGMAX");
+    if (blocks > g)
+        return bad(n, "GRID is at most the groups of units");
     if (C(n, "ARGMAX")) {
         need(n, "next", rows);
-        need(n, "part", 2 + 2 * rows * g);
+        need(n, "part", 2 + 2 * rows * blocks);
     }
     grid(n, blocks, 1, 1);
     long xrow = xq == 0 ? 4 * K : xq * K, red = tr * xrow + (xq ? tr * (K / 32) * 4 : 0);
@@ -327,6 +327,8 @@ static int need_attend(Need *n)
         return bad(n, "a quantized output needs values of whole 32-value blocks");
     if (mode == 2 && ctx > 65536)
         return bad(n, "constant rows are at most 65536");
+    if (C(n, "EARLY") && (mode != 0 || R != 1))
+        return bad(n, "EARLY loads are for one row at one position (MODE 0, ROWS 1)");
     need(n, "q", (R - 1) * C(n, "QS") + nh * hd);
     need(n, "k", ctx * nkv * hd);
     need(n, "v", ctx * nkv * vd);

@@ -284,7 +284,7 @@ static void emit_gemv(Fz *f, const Group *gr)
     long groups = (units + 8 * wr - 1) / (8 * wr), holds = (long)f->o->sms *
         gemv_blocks_per_sm((long)wr * (gr->gate ? 2 : 1), tr, gr->norm >= 0);
     long rounds = (groups + holds - 1) / holds;
-    C(L, "GRID", (double)(gr->argmax >= 0 ? groups : (groups + rounds - 1) / rounds));
+    C(L, "GRID", (double)((groups + rounds - 1) / rounds));
     finish(L);
     if (gr->argmax >= 0) {
         long g = L.l->grid[0];
@@ -361,7 +361,7 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, lo
         return 1;
     *chunk = (ctx + 1023) / 1024 > 16 ? (ctx + 1023) / 1024 : 16;
     long split = (ctx + *chunk - 1) / *chunk;
-    *busy = (2L * f->o->sms + blocks - 1) / blocks;
+    *busy = (4L * f->o->sms + blocks - 1) / blocks;   /* four blocks a multiprocessor */
     *busy = *busy < split ? *busy : split;
     return split;
 }
@@ -410,6 +410,9 @@ static void emit_attend(Fz *f, const Group *gr)
     C(L, "MODE", mode);
     C(L, "QS", (double)(nh * last(&q->ty)));
     C(L, "OQ", gr->oq);
+    /* a decode step whose position the host writes: the rows but the
+     * newest are loaded before the wait for the launch before */
+    C(L, "EARLY", mode == 0 && rows == 1 && !st && f->pl->bufs[buf_of(f, k->args[1])].kind == B_IN);
     A(L, "q", buf_of(f, a->args[0]));
     A(L, "k", kb);
     A(L, "v", vb);
