@@ -17,7 +17,7 @@
 // EARLY (a decode step whose position the host wrote): the first round's key
 // and value rows but the newest are loaded before the wait for the launch
 // before, which appends only that row.
-// Launch: grid (NKV, SPLIT, ROWS), block 128 (4 warps). Block (g, c, t)
+// Launch: grid (NKV, BUSY or else SPLIT, ROWS), block 128 (4 warps). Block (g, c, t)
 // takes chunk c of the rows [lo, hi) (chunks of the larger of CHUNK rows and
 // (hi - lo) / BUSY, so that a short context keeps BUSY blocks busy and no
 // more) for the G = NH / NKV
@@ -36,8 +36,9 @@ constexpr int QP = (HD + 31) / 32;                  // key values a lane holds
 constexpr int VN = CONT ? VD / 32 : 2 * ((VD + 63) / 64);   // values a lane holds
 constexpr int SLOT = VD + 2;                        // m, l, then the values
 // Key rows a warp loads together: as many as the registers left by the
-// heads' queries and sums hold (88 values in all), 2 to 8.
-constexpr int RW = (88 - G * (QP + VN)) / (QP + VN);
+// heads' queries and sums hold with a score a head each (88 values in
+// all), 2 to 8.
+constexpr int RW = (88 - G * (QP + VN)) / (QP + VN + G);
 constexpr int R = RW > 8 ? 8 : RW < 2 ? 2 : RW;
 
 // Lane l's key value i and value i: their places in a row.
@@ -239,10 +240,11 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
             if (!EARLY || !first || jr >= hi - 1)
                 load_row(p, jr, g, lane, kr[r], vr[r]);
         }
+        // the round's scores first, then each head's maximum, one
+        // rescaling of its sums a round, and the rows' weights
+        float sc[R][G];
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-            if (j + r >= j1)
-                break;
+        for (int r = 0; r < R; r++)
 #pragma unroll
             for (int h = 0; h < G; h++) {
                 float s = 0.0f;
@@ -252,13 +254,28 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
                 s = warp_sum(s) * SCALE;
                 if (CAP > 0.0f)
                     s = CAP * tanhf(s / CAP);
-                float mn = fmaxf(m[h], s), corr = m[h] == NEG_INF ? 0.0f : expf(m[h] - mn), e = expf(s - mn);
-                l[h] = l[h] * corr + e;
+                sc[r][h] = j + r < j1 ? s : NEG_INF;
+            }
+#pragma unroll
+        for (int h = 0; h < G; h++) {
+            float mn = m[h];
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                mn = fmaxf(mn, sc[r][h]);   // row 0 is in every round: finite
+            float corr = m[h] == NEG_INF ? 0.0f : expf(m[h] - mn);
+            l[h] *= corr;
+#pragma unroll
+            for (int i = 0; i < VN; i++)
+                o[h][i] *= corr;
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                float e = sc[r][h] == NEG_INF ? 0.0f : expf(sc[r][h] - mn);
+                l[h] += e;
 #pragma unroll
                 for (int i = 0; i < VN; i++)
-                    o[h][i] = o[h][i] * corr + e * vr[r][i];
-                m[h] = mn;
+                    o[h][i] += e * vr[r][i];
             }
+            m[h] = mn;
         }
     }
     // the block's warps into slot 0
@@ -297,7 +314,9 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     __threadfence();
     // every busy chunk's slot, read past the L1 (other blocks wrote them):
     // the largest maximum M first, then each chunk weighted by e^(m - M), its
-    // loads independent of each other
+    // loads independent of each other, eight chunks' in flight (a warp a head:
+    // with many heads, warps that split a head's chunks would wait on each
+    // other a head at a time)
     const float *all = (const float *)p.a[7] + ((long)t * NKV + g) * SPLIT * G * SLOT;
     for (int h = w; h < G; h += 4) {
         float M = NEG_INF, L = 0.0f, acc[(VD + 31) / 32];
@@ -316,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
                 L += ck * ldcg(all + (k * G + h) * SLOT + 1);
             }
             int nk = lc - kb + 1 < 32 ? (int)(lc - kb + 1) : 32;
-#pragma unroll 4
+#pragma unroll 8
             for (int kk = 0; kk < nk; kk++) {
                 float c = __shfl_sync(0xffffffffu, ck, kk);
                 const float *ob = all + ((kb + kk) * G + h) * SLOT + 2;

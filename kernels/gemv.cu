@@ -236,7 +236,8 @@ constexpr int STEP = 32 * U;                           // chunks a warp walks a 
 
 struct Batch {
     int4 w[SLOTS][U];
-    float s[SLOTS][U];
+    u16 s[SLOTS][U];   // f16 scales, converted where used: a conversion
+                       // at the load would wait for it before the next loads
 };
 
 // Part p's weights, by selection (a run-time index into the parameters
@@ -271,12 +272,12 @@ DEV void load(const Params &p, const Unit *us, int n, int c0, Batch &b)
         for (int u = 0; u < U; u++) {
             int c = c0 + 32 * u;
             b.w[k][u] = make_int4(0, 0, 0, 0);
-            b.s[k][u] = 0.0f;
+            b.s[k][u] = 0;
             if (!ok || c >= KC)
                 continue;
             if (WQ) {
                 b.w[k][u] = __ldcs((const int4 *)(W + (long)row * K) + c);
-                b.s[k][u] = h2f(((const u16 *)(W + align16(part_n(part) * K)))[(long)row * (K / 32) + (c >> 1)]);
+                b.s[k][u] = ((const u16 *)(W + align16(part_n(part) * K)))[(long)row * (K / 32) + (c >> 1)];
             } else if (CV == 4) {
                 b.w[k][u] = __ldcs((const int4 *)((const float *)W + (long)row * K) + c);
             } else {
@@ -312,7 +313,7 @@ DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
                     if (XQ == 2)
                         f += (float)dp4a(w.x, xl.x, dp4a(w.y, xl.y, dp4a(w.z, xl.z, dp4a(w.w, xl.w, 0)))) *
                              (1.0f / 254.0f);
-                    acc[k][t] += f * b.s[k][u] * xs;
+                    acc[k][t] += f * h2f(b.s[k][u]) * xs;
                 }
                 continue;
             }
@@ -325,7 +326,7 @@ DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
 #pragma unroll
                     for (int j = 0; j < 16; j++)
                         sum += (float)q[j] * xv[j];
-                    acc[k][t] += sum * b.s[k][u];
+                    acc[k][t] += sum * h2f(b.s[k][u]);
                 } else {
                     const float *f = (const float *)&b.w[k][u];
 #pragma unroll

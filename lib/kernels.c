@@ -342,7 +342,7 @@ static int need_attend(Need *n)
         need(n, "cnt", R * nkv);
     }
     (void)CF;
-    grid(n, nkv, split, R);
+    grid(n, nkv, C(n, "BUSY") ? C(n, "BUSY") : split, R);   /* at most BUSY chunks are busy */
     n->out->smem = 4 * (nh / nkv) * (vd + 2) * 4;
     return 0;
 }

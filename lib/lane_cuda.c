@@ -351,8 +351,9 @@ static void emit_rope(Fz *f, const Group *gr)
 
 /* chunks_apart: an attention whose rows' head blocks alone leave the chip
  * idle runs a block a chunk of its key rows: at run time the rows are cut
- * into as many chunks as make two blocks a multiprocessor busy (*busy), each
- * at least 16 rows (more when the context passes 1024 of them). */
+ * into as many chunks as make four blocks a multiprocessor busy (*busy), at
+ * most 64 (the last block merges them), each at least 16 rows (more when
+ * the context passes 1024 of them). */
 static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, long *busy)
 {
     *chunk = ctx;
@@ -362,6 +363,7 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, lo
     *chunk = (ctx + 1023) / 1024 > 16 ? (ctx + 1023) / 1024 : 16;
     long split = (ctx + *chunk - 1) / *chunk;
     *busy = (4L * f->o->sms + blocks - 1) / blocks;   /* four blocks a multiprocessor */
+    *busy = *busy < 64 ? *busy : 64;                   /* and at most 64 chunks for the last block to merge */
     *busy = *busy < split ? *busy : split;
     return split;
 }
