@@ -23,8 +23,8 @@
 // more) for the G = NH / NKV
 // heads of group g, and returns at once when they are none of them (so a
 // short context keeps few blocks busy, and those few finish soon); its
-// warps take R rows in turn (their keys and values loaded before any is
-// used), each keeping a running maximum, sum and weighted values per head,
+// warps take the rows in turn, R a round each (their keys and values loaded
+// before any is used), each keeping a running maximum, sum and weighted values per head,
 // then merge in shared memory. When a row's keys span
 // several chunks, each busy block leaves (m, l, o[VD]) per head in part,
 // and the last of them to finish (cnt counts them) merges them into y and
@@ -209,11 +209,11 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     }
     long j0 = lo + (long)c * chunk, j1 = j0 + chunk < hi ? j0 + chunk : hi;
     float kr[R][QP], vr[R][VN];
-    long j = j0 + (long)w * R;
+    long j = j0 + w;   // a round's rows: j, j + 4, ..., j + 4 (R - 1): the warps take turns
     if (EARLY) {   // the first round's rows but the newest, before the wait
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            long jr = j + r < j1 ? j + r : j0;
+            long jr = j + 4L * r < j1 ? j + 4L * r : j0;
             if (jr < hi - 1)
                 load_row(p, jr, g, lane, kr[r], vr[r]);
         }
@@ -236,7 +236,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     for (int first = 1; j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            long jr = j + r < j1 ? j + r : j0;
+            long jr = j + 4L * r < j1 ? j + 4L * r : j0;
             if (!EARLY || !first || jr >= hi - 1)
                 load_row(p, jr, g, lane, kr[r], vr[r]);
         }
@@ -254,7 +254,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
                 s = warp_sum(s) * SCALE;
                 if (CAP > 0.0f)
                     s = CAP * tanhf(s / CAP);
-                sc[r][h] = j + r < j1 ? s : NEG_INF;
+                sc[r][h] = j + 4L * r < j1 ? s : NEG_INF;
             }
 #pragma unroll
         for (int h = 0; h < G; h++) {
