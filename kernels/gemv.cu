@@ -220,10 +220,9 @@ constexpr int SLOTS = WR * (GATED ? 2 : 1);
 constexpr int INFLIGHT = XQ == 1 && !ARGMAX ? 8 : 4;          // 16-byte loads a lane loads a round
 constexpr int CV = WQ ? 16 : FV;                       // values a chunk
 constexpr int KC = K / CV;                             // chunks a row
-// Two rounds' loads in registers (DB: one activation row a pass, every
-// lane the same chunks of a row, and not a gated pair in a8x2, whose
-// registers would spill), or one.
-constexpr int DB = TR == 1 && KC % 32 == 0 && !(GATED && XQ == 2);
+// Two rounds' loads in registers (DB: one activation row a pass, and
+// every lane the same chunks of a row), or one.
+constexpr int DB = TR == 1 && KC % 32 == 0;
 // Chunks a round, per slot: INFLIGHT / SLOTS, or under DB the most up to
 // that which divides a lane's chunks of a row (no partial round).
 constexpr int pick_u(int u)
