@@ -245,11 +245,15 @@ static void emit_gemv(Fz *f, const Group *gr)
             A(L, R[p], buf_of(f, gr->res[p]));
         }
     }
-    int wr = gemv_wr(gr->oq);
-    if (!xq && rows > 1 && wr > 2)   /* f32 math for stacked rows: fewer rows a warp, or the registers spill */
+    /* f32 math for stacked rows: fewer rows a warp, or the registers spill;
+     * under a quantizing epilogue (4 rows a warp) one activation row a pass */
+    int wr = gemv_wr(gr->oq), narrow = !xq && rows > 1 && wr > 2;
+    if (narrow && !gr->oq)
         wr = 2;
     long tr = rows < 8 ? rows : 8;
     tr = wr >= 4 && tr > 2 ? 2 : wr == 2 && tr > 4 ? 4 : tr;   /* the registers of many rows and many slots */
+    if (narrow && gr->oq)
+        tr = 1;
     while (tr > 1 && tr * (xq ? xq * K + K / 8 : 4 * K) > 96 * 1024)
         tr--;
     C(L, "K", (double)K);
