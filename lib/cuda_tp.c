@@ -46,6 +46,7 @@ enum Do { DO_OPEN, DO_JOIN, DO_BIND, DO_PUT, DO_RUN, DO_FETCH, DO_CLOSE };
 typedef struct Job {
     int what;            /* enum Do */
     int only;            /* the one chip that does it, or -1: every chip */
+    int skip;            /* a chip that does not, or -1 */
     Stream *st;
     const WeightsArg *w;
     int k, d;
@@ -115,7 +116,7 @@ static void *chip_main(void *arg)
         seen = t->gen;
         Job j = t->job;
         pthread_mutex_unlock(&t->mu);
-        int s = j.only < 0 || j.only == me->rank ? do_job(me, &j) : 0;
+        int s = (j.only < 0 || j.only == me->rank) && j.skip != me->rank ? do_job(me, &j) : 0;
         pthread_mutex_lock(&t->mu);
         me->status = s;
         if (--t->pending == 0)
@@ -148,31 +149,39 @@ static int all(TpLane *t, Job j)
 
 /* ---- the seam ---- */
 
+/* Chip 0 first, which compiles the kernels into the cache, then the others
+ * at once, which read them there; the prompt chunk's rows set here, where
+ * the chips would each set them. */
 static int chips_bind(Lane *l, Stream *st, const WeightsArg *w)
 {
-    return all((TpLane *)l, (Job){.what = DO_BIND, .only = -1, .st = st, .w = w});
+    TpLane *t = (TpLane *)l;
+    for (int k = 0; k < st->nprogs; k++)
+        if (prog_has_size(st->progs[k]) && (!st->chunk_rows || st->plans[k]->rows < st->chunk_rows))
+            st->chunk_rows = st->plans[k]->rows;
+    int first = t->ch[0].rank, s = all(t, (Job){.what = DO_BIND, .only = first, .skip = -1, .st = st, .w = w});
+    return s ? s : all(t, (Job){.what = DO_BIND, .only = -1, .skip = first, .st = st, .w = w});
 }
 
 static int chips_put(Lane *l, int k, int d, const void *v, long n)
 {
-    return all((TpLane *)l, (Job){.what = DO_PUT, .only = -1, .k = k, .d = d, .v = v, .n = n});
+    return all((TpLane *)l, (Job){.what = DO_PUT, .only = -1, .skip = -1, .k = k, .d = d, .v = v, .n = n});
 }
 
 static int chips_run(Lane *l, int k)
 {
-    return all((TpLane *)l, (Job){.what = DO_RUN, .only = -1, .k = k});
+    return all((TpLane *)l, (Job){.what = DO_RUN, .only = -1, .skip = -1, .k = k});
 }
 
 static int chips_fetch(Lane *l, int k, int d, Buf *out)
 {
     TpLane *t = (TpLane *)l;
-    return all(t, (Job){.what = DO_FETCH, .only = t->ch[0].rank, .k = k, .d = d, .out = out});
+    return all(t, (Job){.what = DO_FETCH, .only = t->ch[0].rank, .skip = -1, .k = k, .d = d, .out = out});
 }
 
 static void chips_close(Lane *l)
 {
     TpLane *t = (TpLane *)l;
-    all(t, (Job){.what = DO_CLOSE, .only = -1});
+    all(t, (Job){.what = DO_CLOSE, .only = -1, .skip = -1});
     for (int r = 0; r < t->n; r++)
         if (t->ch[r].started)
             pthread_join(t->ch[r].th, NULL);
@@ -222,7 +231,7 @@ static int start(TpLane *t)
 static int join_chips(TpLane *t)
 {
     if (t->arg && t->arg->rank >= 0)
-        return all(t, (Job){.what = DO_JOIN, .only = -1});
+        return all(t, (Job){.what = DO_JOIN, .only = -1, .skip = -1});
     int *devs = calloc((size_t)t->n, sizeof *devs);
     void **comms = calloc((size_t)t->n, sizeof *comms);
     if (!devs || !comms)
@@ -266,7 +275,7 @@ Lane *lane_tp(Stream *st, int *status)
     if (!s)
         s = start(t);
     if (!s)
-        s = all(t, (Job){.what = DO_OPEN, .only = -1});
+        s = all(t, (Job){.what = DO_OPEN, .only = -1, .skip = -1});
     if (!s)
         s = join_chips(t);
     if (s) {

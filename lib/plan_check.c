@@ -231,8 +231,8 @@ static void check_coll(Pc *c, const PColl *cl)
     }
     const GNode *nd = &g->n[cl->covers[0]], *x = &g->n[nd->args[0]];
     if (nd->op != cl->op) {
-        bad(c, cl->line, 1, "node %d.%d is %s, not an %s", nd->stmt + 1, nd->sub,
-            nd->op < OP_COUNT ? op_info[nd->op].name : "a row write", op);
+        bad(c, cl->line, 1, "node %d.%d is not an %s (it computes %s)", nd->stmt + 1, nd->sub, op,
+            nd->op < OP_COUNT ? op_info[nd->op].name : "a row write");
         return;
     }
     long want = 1;
@@ -240,8 +240,9 @@ static void check_coll(Pc *c, const PColl *cl)
         want *= x->ty.d[i].sym ? pl->rows : x->ty.d[i].n;
     long cols = x->ty.rank ? x->ty.d[x->ty.rank - 1].n : 1;
     if (cl->cols != cols || n != want)
-        bad(c, cl->line, 1, "%s joins rows of %ld values: node %d.%d joins %ld rows of %ld", op, cl->cols,
-            nd->stmt + 1, nd->sub, want / cols, cols);
+        bad(c, cl->line, 1, "%s joins %ld row%s of %ld values; node %d.%d's operand is %ld row%s of %ld", op,
+            cl->rows, cl->rows == 1 ? "" : "s", cl->cols, nd->stmt + 1, nd->sub, want / cols,
+            want / cols == 1 ? "" : "s", cols);
 }
 
 /* Every compute node covered by exactly one launch or collective; a
