@@ -286,11 +286,7 @@ static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
     for (int k = 0; k < st->nprogs; k++) {
         Plan *pl = st->plans[k];
         ASSERT(pl);   /* logos-run fuses programs before the lane opens */
-        if (pl->ncs && !c->comm) {
-            diag_file(st->src, "plan %d joins chips (line %d): a split plan runs over NCCL (logos-run), not on one GPU "
-                      "alone", k + 1, pl->cs[0].line);
-            return EXIT_INPUT;
-        }
+        ASSERT(!pl->ncs || c->comm);   /* lane_choose gives a stream that joins chips to lane_tp */
         c->rt[k].pl = pl;
         pool = pl->pool > pool ? pl->pool : pool;
         for (int i = 0; i < pl->nbufs; i++)

@@ -37,11 +37,22 @@ static int plans_for(Stream *st, const FuseOpts *fo)
     return 0;
 }
 
+/* Does a program of st join chips (a split program, or a collective on
+ * one chip)? Such a stream runs over NCCL. */
+static int joins(const Stream *st)
+{
+    for (int k = 0; k < st->nprogs; k++)
+        for (int i = 0; i < st->graphs[k]->nn; i++)
+            if (st->progs[k]->chips || st->graphs[k]->n[i].op == OP_ALLREDUCE || st->graphs[k]->n[i].op == OP_ALLGATHER)
+                return 1;
+    return 0;
+}
+
 /* Why a lane on GPUs cannot run st: a split stream needs NCCL, then every
  * stream the driver and a device; NULL when both answer. */
 static const char *gpu_why(Arena *a, const Stream *st)
 {
-    const char *why = st->chips ? nccl_why() : NULL;
+    const char *why = joins(st) ? nccl_why() : NULL;
     if (why)
         return arena_printf(a, "a split stream needs NCCL: %s", why);
     return cuda_why();
@@ -74,7 +85,7 @@ Lane *lane_choose(Stream *st, int device, const FuseOpts *fo, int quiet, int *st
             diag("notice: the CUDA lane cannot run this stream: running the CPU reference");
         return lane_cpu();
     }
-    if (st->chips)
+    if (joins(st))
         return lane_tp(st, status);
     return lane_cuda_on(st->tp && st->tp->devices ? st->tp->devices[0] : 0, status);
 }
