@@ -200,11 +200,12 @@ same() {
         skip "a GPU answers here: tests/gpu/run runs for real"
     fi
     [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
-    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane shapes startup bench
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane shapes startup bench tp
     [ "$status" -eq 0 ]
     local summary
     summary=$(sed -n '/^== summary$/,$p' <<<"$output")
-    [ "$(grep -c 'skipped' <<<"$summary")" -eq 5 ]
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 6 ]
+    grep -q '^tp       skipped: logos-run: --device cuda: ' <<<"$summary"
     grep -q '^kernels  skipped: ' <<<"$summary"
     grep -q '^bench    skipped: no GPU$' <<<"$summary"
 }

@@ -159,3 +159,16 @@ run1() {
     [ "$status" -eq 3 ] && [ -z "$output" ]
     [[ "$stderr" =~ needs\ NCCL ]] || [ "$stderr" = "$why" ]
 }
+
+@test "tests/gpu/tp checks itself on the CPU reference (TP_DEVICE=cpu), and skips with exit 3 where no GPU answers" {
+    python3 -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    run env LOGOS_BIN="$LOGOS_BIN" TP_DEVICE=cpu TP_STEPS=4 sh "$TOP/tests/gpu/tp" llama
+    [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+    [ "${lines[-1]}" = "tp: 2 passed, 0 failed" ]
+    [[ "${lines[0]}" =~ ^llama\ width\ 1\ \(NCCL\)\ vs\ not\ split\ x4\ .*\ ok$ ]]
+    [[ "${lines[1]}" =~ ^llama\ width\ 2\ vs\ width\ 1\ x4\ .*\ ok$ ]]
+    logos-run -q --device cuda --synthetic 1 -p 1 -n 1 "$TOP/tests/gpu/one.logos" >/dev/null 2>&1 && return 0
+    run env LOGOS_BIN="$LOGOS_BIN" sh "$TOP/tests/gpu/tp" llama
+    [ "$status" -eq 3 ]
+    [[ "$output" =~ ^tp:\ skipped:\ logos-run:\ --device\ cuda:\  ]]
+}
