@@ -495,6 +495,7 @@ static int cpu_bind(Lane *l, Stream *st, const WeightsArg *w)
     for (int k = 0; k < st->nprogs; k++)
         for (int r = 0; r < c->chips; r++) {
             const Prog *p = st->progs[k];
+            ASSERT(p->chips <= c->chips);   /* stream_phases found the stream's chips */
             Weights **wk = &c->weights[k * c->chips + r];
             int s = p->chips ? weights_bind_chip(wk, p, c->envs[r], w->dir, w->seed, r)
                              : weights_bind(wk, p, c->envs[r], w->dir, w->seed);
