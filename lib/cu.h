@@ -126,4 +126,18 @@ const char *cache_dir(void);
  * NVRTC's version and the tools' version, as 32 hex digits in out[33]. */
 void cache_key(const char *src, int arch, char *out);
 
+/* ---- nccl.c: NCCL opened with dlopen (nccl_why in logos.h opens it) ---- */
+/* Every call is checked: 0, or EXIT_SYSTEM after a message with NCCL's words. */
+int nccl_version(void);   /* 10000 major + 100 minor + patch, or 0 */
+/* Communicators for n GPUs of this process, comms[i] on devices[i]. */
+int nccl_init_all(void **comms, int n, const int *devices);
+/* This process's one communicator, rank `rank` of n, on the current GPU:
+ * the unique id from rank 0 through idfile (rank 0 writes it, the others
+ * wait for it), or with idfile NULL from NCCL_COMM_ID on every rank. */
+int nccl_init_rank(void **comm, int n, int rank, const char *idfile);
+int nccl_allreduce(void *comm, CUdeviceptr x, CUdeviceptr y, long n, CUstream s);   /* f32 sum */
+/* y's rows (cols × ranks each) from x's rows (cols each), rank-major in a row. */
+int nccl_allgather(void *comm, CUdeviceptr x, CUdeviceptr y, long rows, long cols, int ranks, CUstream s);
+void nccl_close(void *comm);
+
 #endif

@@ -130,9 +130,13 @@ static int synth_kernels(CudaLane *c)
 
 static int synth_weight(CudaLane *c, const Decl *d, CUdeviceptr p, uint64_t seed)
 {
-    long dims[LOGOS_MAXRANK];
-    for (int i = 0; i < d->rank; i++)
-        dims[i] = d->ty.d[i].n;
+    long dims[LOGOS_MAXRANK], whole = d->count, at = 0, width = d->count, from, to;
+    place_whole(d, dims);   /* a split weight's part is the whole's values (synth.cu) */
+    int axis = c->chips ? place_part(d, c->chips, c->rank, &from, &to) : -1;
+    if (axis == 0)
+        at = from * (d->count / (to - from));
+    else if (axis > 0)
+        whole = dims[d->rank - 1], at = from, width = to - from;
     uint64_t state;
     double add, mul;
     weights_synth_params(d->name, d->rank, dims, seed, &state, &add, &mul);
@@ -140,7 +144,8 @@ static int synth_weight(CudaLane *c, const Decl *d, CUdeviceptr p, uint64_t seed
     memcpy(&addb, &add, 8);
     memcpy(&mulb, &mul, 8);
     LParams pr = {{(void *)(uintptr_t)p, (void *)(uintptr_t)state, (void *)(uintptr_t)addb,
-                         (void *)(uintptr_t)mulb, (void *)(uintptr_t)d->count}};
+                         (void *)(uintptr_t)mulb, (void *)(uintptr_t)d->count, (void *)(uintptr_t)whole,
+                         (void *)(uintptr_t)at, (void *)(uintptr_t)width}};
     void *args[] = {&pr};
     const CuKernel *k = &c->kerns[c->synth[d->base == T_Q8]];
     long blocks = (d->count + 255) / 256;
@@ -281,6 +286,7 @@ static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
     for (int k = 0; k < st->nprogs; k++) {
         Plan *pl = st->plans[k];
         ASSERT(pl);   /* logos-run fuses programs before the lane opens */
+        ASSERT(!pl->ncs || c->comm);   /* lane_choose gives a stream that joins chips to lane_tp */
         c->rt[k].pl = pl;
         pool = pl->pool > pool ? pl->pool : pool;
         for (int i = 0; i < pl->nbufs; i++)
@@ -298,7 +304,8 @@ static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
         f.env = env_new();
         f.maps = arena_alloc(c->a, sizeof *f.maps * (size_t)st->nprogs);
         for (int k = 0; k < st->nprogs && !s; k++)
-            s = weights_bind(&f.maps[k], st->progs[k], f.env, w->dir, 0);
+            s = st->progs[k]->chips ? weights_bind_chip(&f.maps[k], st->progs[k], f.env, w->dir, 0, c->rank)
+                                    : weights_bind(&f.maps[k], st->progs[k], f.env, w->dir, 0);
     }
     for (int k = 0; k < st->nprogs && !s; k++)
         if (!(s = plan_buffers(c, k, &f)))
@@ -366,8 +373,8 @@ static int capture(CudaLane *c, Rt *rt)
     if (cu.StreamBeginCapture(c->stream, 1))
         return -1;
     int bad = 0;
-    for (int i = 0; i < rt->pl->nls && !bad; i++)
-        bad = lane_launch(c, rt, i, c->pdl);
+    for (int i = 0; i <= rt->pl->nls && !bad; i++)
+        bad = lane_step(c, rt, i, c->pdl);
     CUresult r = cu.StreamEndCapture(c->stream, &g);
     if (bad || r || !g || cu.GraphInstantiate(&rt->graph, g, 0)) {
         if (g)
@@ -406,8 +413,8 @@ static int cuda_run(Lane *l, int k)
         CK(cu.GraphLaunch(rt->graph, c->stream));
         return 0;
     }
-    for (int i = 0; i < rt->pl->nls; i++) {
-        int s = lane_launch(c, rt, i, 0);
+    for (int i = 0; i <= rt->pl->nls; i++) {
+        int s = lane_step(c, rt, i, 0);
         if (s)
             return s;
     }
@@ -462,6 +469,17 @@ static void cuda_close(Lane *l)
 
 Lane *lane_cuda(int *status)
 {
+    return lane_cuda_on(0, status);
+}
+
+Lane *lane_cuda_on(int ordinal, int *status)
+{
+    CudaLane *c = cuda_lane_new(ordinal, status);
+    return c ? &c->lane : NULL;
+}
+
+CudaLane *cuda_lane_new(int ordinal, int *status)
+{
     CudaLane *c = calloc(1, sizeof *c);
     if (!c) {
         diag("out of memory");
@@ -474,14 +492,14 @@ Lane *lane_cuda(int *status)
     c->synth[0] = c->synth[1] = c->rd_kern = -1;
     c->pdl = !getenv("LOGOS_NO_PDL");
     c->poison = getenv("LOGOS_POISON") != NULL;
-    *status = cu_device(&c->dev, 0);
+    *status = cu_device(&c->dev, ordinal);
     if (!*status && cu.StreamCreate(&c->stream, 0))
         *status = cu_fail("cuStreamCreate", 1, __FILE__, __LINE__);
     if (*status) {
         cuda_close(&c->lane);
         return NULL;
     }
-    return &c->lane;
+    return c;
 }
 
 const char *lane_cuda_device(const Lane *l, int *sms)

@@ -49,6 +49,8 @@ typedef struct CudaLane {
     CUdeviceptr rd_buf, rd_sink;
     long rd_words;
     int compiled;        /* instantiations compiled now (not from the cache) */
+    int rank, chips;     /* a chip of a split stream (cuda_tp.c): its rank of chips; chips 0: not split */
+    void *comm;          /* its NCCL communicator, or NULL */
 } CudaLane;
 
 
@@ -56,5 +58,14 @@ int lane_launch(CudaLane *c, Rt *rt, int i, int pdl);   /* launch i of a plan on
 double lane_now(void);                                  /* seconds, monotonic */
 int lane_kernel(CudaLane *c, char *src, const char *name, const char *file);   /* queue an instantiation */
 int lane_load(CudaLane *c);                             /* compile or read the queued ones */
+/* The lane on GPU `ordinal`, its context current on the calling thread;
+ * NULL with *status set after a message. */
+CudaLane *cuda_lane_new(int ordinal, int *status);
+
+/* ---- cuda_tp.c: the chips of a split stream, one GPU each ---- */
+/* Launch i of a plan (i == nls: none), after the plan's collectives that
+ * run before it: NCCL calls on the lane's stream (captured into its graph
+ * with the launches). The launch after a collective waits for it whole. */
+int lane_step(CudaLane *c, Rt *rt, int i, int pdl);
 
 #endif

@@ -505,6 +505,7 @@ static int other_group(Fz *f, int k)
     case OP_ATTEND: single(f, GK_ATTEND, k); return 0;
     case OP_ARGMAX: single(f, GK_ARGMAX, k); return 0;
     case OP_RANGE: single(f, GK_RANGE, k); return 0;
+    case OP_ALLREDUCE: case OP_ALLGATHER: single(f, GK_COLL, k); return 0;
     case G_WRITE: case OP_LAST: case OP_SLICE: single(f, GK_COPY, k); return 0;
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG: case OP_SILU: case OP_GELU: case OP_SIGMOID:
     case OP_SOFTPLUS: case OP_EXP: case OP_TANH: case OP_SOFTCAP: case OP_CLAMP:

@@ -5,7 +5,8 @@
 
 #include "logos.h"
 
-enum GKind { GK_EMBED, GK_GEMV, GK_NORM, GK_ROPE, GK_ATTEND, GK_ARGMAX, GK_ELEM, GK_COPY, GK_RANGE };
+enum GKind { GK_EMBED, GK_GEMV, GK_NORM, GK_ROPE, GK_ATTEND, GK_ARGMAX, GK_ELEM, GK_COPY, GK_RANGE,
+             GK_COLL };   /* GK_COLL: a collective of a split program, not a launch */
 
 /* The nodes one launch covers, and what its kernel needs to know of them. */
 typedef struct Group {

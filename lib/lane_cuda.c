@@ -680,6 +680,18 @@ static void emit_range(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* A split program's collective (allreduce, allgather) between the launches
+ * before and after it: the chips join the operand's rows. */
+static void emit_coll(Fz *f, const Group *gr)
+{
+    Plan *pl = f->pl;
+    const GNode *c = N(f, gr->node);
+    const Type *t = &N(f, c->args[0])->ty;
+    long cols = t->rank ? last(t) : 1;
+    *VEC_PUSH(f->a, pl->cs, pl->ncs, pl->ccs) = (PColl){.op = c->op, .rows = type_values(f, t) / cols, .cols = cols,
+        .x = buf_of(f, c->args[0]), .y = buf_of(f, gr->node), .at = pl->nls, .covers = gr->nodes, .ncovers = gr->nn};
+}
+
 /* ---- the pool: temporaries share memory where their lives allow ---- */
 
 static void pool(Fz *f)
@@ -698,6 +710,13 @@ static void pool(Fz *f)
             if (first[b] < 0)
                 first[b] = i;
             lastl[b] = i;
+        }
+    for (int j = 0; j < pl->ncs; j++)   /* a collective's buffers live over the launches either side of it */
+        for (int p = 0; p < 2; p++) {
+            int b = plan_base(pl, p ? pl->cs[j].y : pl->cs[j].x), at = pl->cs[j].at;
+            int lo = at > 0 ? at - 1 : 0, hi = at < pl->nls ? at : pl->nls - 1;
+            first[b] = first[b] < 0 || lo < first[b] ? lo : first[b];
+            lastl[b] = hi > lastl[b] ? hi : lastl[b];
         }
     long top = 0;
     for (int b = 0; b < nb; b++) {
@@ -746,6 +765,7 @@ int lane_emit(Fz *f)
             break;
         case GK_COPY: emit_copy(f, gr); break;
         case GK_RANGE: emit_range(f, gr); break;
+        case GK_COLL: emit_coll(f, gr); break;
         default: BUG("a group of no kind");
         }
     }

@@ -678,6 +678,17 @@ typedef struct PLaunch {
     int *covers, ncovers;   /* graph nodes */
     int line;
 } PLaunch;
+/* A collective step of a split program's plan (man5/logos-plan.5): the
+ * chips join x (rows of cols f32 values) into y, an NCCL call on the GPU;
+ * it runs before launch `at` (nls: after the last). */
+typedef struct PColl {
+    int op;              /* OP_ALLREDUCE or OP_ALLGATHER */
+    long rows, cols;
+    int x, y;            /* buffers */
+    int at;
+    int *covers, ncovers;   /* graph nodes: its collective */
+    int line;
+} PColl;
 typedef struct Plan Plan;
 struct Plan {
     const Src *src;
@@ -688,6 +699,7 @@ struct Plan {
     Graph *g;
     PBuf *bufs; int nbufs, cbufs;
     PLaunch *ls; int nls, cls;
+    PColl *cs; int ncs, ccs;   /* the collectives, in order */
     long pool;           /* bytes of the temporaries' pool */
 };
 const char *numerics_name(int n);
@@ -703,6 +715,7 @@ int plan_check(Plan *pl);
 void plan_print(FILE *f, const Plan *pl);
 int plan_buf(const Plan *pl, const char *name);   /* index or -1 */
 int plan_base(const Plan *pl, int b);             /* a view's base, through views */
+int plan_chips(const Plan *pl);                   /* the chips its program runs on: 1 when it declares none */
 long plan_buf_bytes(const Plan *pl, int b);
 
 /* ---- fuse.c, lane_cuda.c: programs to plans ----------------------------- */
@@ -726,6 +739,15 @@ typedef struct Prompt {
     int n;
 } Prompt;
 typedef struct Stream Stream;
+/* How a split stream runs (logos-run --tp, --devices, --rank, --nccl-id:
+ * logos-run(1)). */
+typedef struct TpArg {
+    long chips;          /* --tp N: the chips the stream must be split over; 0: as it is */
+    int *devices;        /* --devices: this process's GPUs, one a chip it drives; NULL: 0, 1 ... */
+    int ndevices;
+    long rank;           /* --rank R: this process is chip R alone (one process per GPU); -1: it drives all */
+    const char *id;      /* --nccl-id FILE: where rank 0 puts NCCL's unique id for the others */
+} TpArg;
 /* The seam every executor implements (the CPU reference: lane_cpu; CUDA:
  * lane_cuda). k is a program of the stream, d one of its declarations. */
 typedef struct Lane Lane;
@@ -752,12 +774,15 @@ struct Stream {
     const char *outname;      /* where the tokens go, for messages (NULL: standard output) */
     const Prompt *follow;     /* tokens each sequence is fed after its prompt instead of */
     int nfollow;              /* its greedy ones (--follow), one list a sequence */
+    int chips;                /* the chips its split programs run on (0: none is split); stream_phases */
+    const TpArg *tp;          /* how they run (NULL: one process, GPUs 0, 1 ...) */
     Lane *lane;               /* from stream_open */
     long generated;           /* tokens generated so far */
 };
 /* Reads a stream of programs or plans (each program checked); 0 or EXIT_INPUT. */
 int stream_load(Arena *a, const char *path, Stream *st);
-/* Sorts the stream's programs into phases; 0 or EXIT_INPUT. */
+/* Sorts the stream's programs into phases and finds the chips its split
+ * programs run on (all alike); 0 or EXIT_INPUT. */
 int stream_phases(Stream *st);
 /* Binds the stream's weights and states in lane; 0 or an exit status.
  * stream_close closes the lane. */
@@ -781,11 +806,21 @@ int prog_has_size(const Prog *p);   /* a chunk's program: it declares a size */
 /* ---- cuda_lane.c: the CUDA lane (the driver opened by cuda.c) ----------- */
 /* NULL with *status set after a message (no device, a driver failure). */
 Lane *lane_cuda(int *status);
+Lane *lane_cuda_on(int ordinal, int *status);   /* the same on GPU `ordinal` */
 const char *lane_cuda_device(const Lane *l, int *sms);   /* the GPU's name and multiprocessors */
 /* What starting took: seconds compiling or loading kernels, how many were
  * compiled rather than read from the cache, of how many. */
 void lane_cuda_startup(const Lane *l, double *compile_s, int *compiled, int *kernels);
 const char *cuda_why(void);   /* NULL when a CUDA device answers, else why not */
+
+/* ---- cuda_tp.c, nccl.c: a split stream on GPUs over NCCL --------------- */
+/* The chips of st (st->chips, one when 0) on GPUs, as st->tp says: every
+ * chip from this process, or with a rank one; NULL with *status set after
+ * a message. */
+Lane *lane_tp(Stream *st, int *status);
+/* Its GPUs, "0: NAME, 1: NAME"; the stream's chips and this process's. */
+const char *lane_tp_devices(const Lane *l, int *chips, int *here);
+const char *nccl_why(void);   /* NULL when NCCL opens, else why not */
 
 /* ---- bench.c: what a plan's launches read and compute ------------------ */
 double launch_bytes(const Plan *pl, int i, long pos);   /* launch i of a query at position pos */
@@ -846,6 +881,9 @@ void fuse_defaults(FuseOpts *o, long ctx);
 /* The lane for --device (fusing programs without plans under fo); NULL
  * with *status after a message. */
 Lane *lane_choose(Stream *st, int device, const FuseOpts *fo, int quiet, int *status);
+/* Do st->tp's --tp, --rank and --devices fit the stream's chips? 0, or
+ * EXIT_INPUT after a message. */
+int tp_fits(const Stream *st);
 
 /* ---- import*.c: checkpoints to a spec and weight files (import.h inside) -- */
 typedef struct ImportOpts {

@@ -38,6 +38,11 @@ int plan_buf(const Plan *pl, const char *name)
     return -1;
 }
 
+int plan_chips(const Plan *pl)
+{
+    return pl->prog->chips ? pl->prog->chips : 1;
+}
+
 int plan_base(const Plan *pl, int b)
 {
     for (int guard = 0; pl->bufs[b].kind == B_VIEW && guard < pl->nbufs; guard++)
@@ -62,21 +67,21 @@ static int stmt_nodes(const Graph *g, int s, int *out, int cap)
     return n;
 }
 
-static int covers_node(const PLaunch *l, int node)
+static int covers_node(const int *covers, int ncovers, int node)
 {
-    for (int i = 0; i < l->ncovers; i++)
-        if (l->covers[i] == node)
+    for (int i = 0; i < ncovers; i++)
+        if (covers[i] == node)
             return 1;
     return 0;
 }
 
-static void print_covers(FILE *f, const Graph *g, const PLaunch *l)
+static void print_covers(FILE *f, const Graph *g, const int *covers, int ncovers)
 {
     int nodes[256], lo = 1 << 30, hi = 0;
     for (int s = 0; s < g->p->nstmts; s++) {
         int n = stmt_nodes(g, s, nodes, 256), have = 0;
         for (int i = 0; i < n; i++)
-            have += covers_node(l, nodes[i]);
+            have += covers_node(covers, ncovers, nodes[i]);
         if (!have)
             continue;
         int line = g->p->stmts[s].line;
@@ -87,7 +92,7 @@ static void print_covers(FILE *f, const Graph *g, const PLaunch *l)
             continue;
         }
         for (int i = 0; i < n; i++)
-            if (covers_node(l, nodes[i]))
+            if (covers_node(covers, ncovers, nodes[i]))
                 fprintf(f, " %d.%d", s + 1, g->n[nodes[i]].sub);
     }
     if (hi)
@@ -123,7 +128,15 @@ static void print_launch(FILE *f, const Plan *pl, const PLaunch *l)
     for (int i = 0; i < k->np; i++)
         fprintf(f, " %s=%s", k->p[i].name, l->arg[i] < 0 ? "-" : pl->bufs[l->arg[i]].name);
     fputs(" covers", f);
-    print_covers(f, pl->g, l);
+    print_covers(f, pl->g, l->covers, l->ncovers);
+    fputc('\n', f);
+}
+
+static void print_coll(FILE *f, const Plan *pl, const PColl *c)
+{
+    fprintf(f, "collective %s ROWS=%ld COLS=%ld args x=%s y=%s covers", op_info[c->op].name, c->rows, c->cols,
+            pl->bufs[c->x].name, pl->bufs[c->y].name);
+    print_covers(f, pl->g, c->covers, c->ncovers);
     fputc('\n', f);
 }
 
@@ -136,8 +149,13 @@ void plan_print(FILE *f, const Plan *pl)
     print_prog(f, pl->prog);
     for (int i = 0; i < pl->nbufs; i++)
         print_buf(f, pl, &pl->bufs[i]);
-    for (int i = 0; i < pl->nls; i++)
-        print_launch(f, pl, &pl->ls[i]);
+    int j = 0;
+    for (int i = 0; i <= pl->nls; i++) {
+        for (; j < pl->ncs && pl->cs[j].at == i; j++)
+            print_coll(f, pl, &pl->cs[j]);
+        if (i < pl->nls)
+            print_launch(f, pl, &pl->ls[i]);
+    }
     fputs("done\n", f);
 }
 
@@ -410,16 +428,32 @@ static void launch_arg(Rd *r, Plan *pl, PLaunch *l, const Word *w, char *given)
 static int word_number(Rd *r, int *i, long lo, long hi, const char *what)
 {
     if (*i >= r->nw)
-        fail_at(r, r->w[r->nw - 1].col, "the launch ends before its %s%s", what, "");
+        fail_at(r, r->w[r->nw - 1].col, "the line ends before its %s%s", what, "");
     return (int)word_long(r, &r->w[(*i)++], lo, hi, what);
 }
 
 static void expect_word(Rd *r, int i, const char *want)
 {
     if (i >= r->nw)
-        fail_at(r, r->w[r->nw - 1].col, "the launch ends before '%s'%s", want, "");
+        fail_at(r, r->w[r->nw - 1].col, "the line ends before '%s'%s", want, "");
     if (!word_is(&r->w[i], want))
         fail_w(r, &r->w[i], "expected '%s', found '%s'", want);
+}
+
+/* The statements (S) and nodes (S.N) from word i on. */
+static void read_covers(Rd *r, const Plan *pl, int i, int **covers, int *ncovers)
+{
+    int cap = 0;
+    for (; i < r->nw; i++) {
+        int stmt, node = node_of(r, pl, &r->w[i], 1, &stmt);
+        if (node >= 0) {
+            *VEC_PUSH(r->a, *covers, *ncovers, cap) = node;
+            continue;
+        }
+        int nodes[256], n = stmt_nodes(pl->g, stmt, nodes, 256);
+        for (int j = 0; j < n; j++)
+            *VEC_PUSH(r->a, *covers, *ncovers, cap) = nodes[j];
+    }
 }
 
 static void launch_line(Rd *r, Plan *pl)
@@ -453,18 +487,67 @@ static void launch_line(Rd *r, Plan *pl)
         if (!pgiven[p])
             fail_at(r, r->w[1].col, "%s is missing its argument %s", k->name, k->p[p].name);
     expect_word(r, i++, "covers");
-    int cap = 0;
-    for (; i < r->nw; i++) {
-        int stmt, node = node_of(r, pl, &r->w[i], 1, &stmt);
-        if (node >= 0) {
-            *VEC_PUSH(r->a, l.covers, l.ncovers, cap) = node;
-            continue;
-        }
-        int nodes[256], n = stmt_nodes(pl->g, stmt, nodes, 256);
-        for (int j = 0; j < n; j++)
-            *VEC_PUSH(r->a, l.covers, l.ncovers, cap) = nodes[j];
-    }
+    read_covers(r, pl, i, &l.covers, &l.ncovers);
     *VEC_PUSH(r->a, pl->ls, pl->nls, pl->cls) = l;
+}
+
+/* ---- collectives ---- */
+
+/* NAME=VALUE of a collective: NAME's index in names, its value in *v. */
+static int coll_word(Rd *r, const Word *w, const char *const *names, const char *what, char *given, Word *v)
+{
+    const char *eq = memchr(w->p, '=', (size_t)w->len);
+    int i = 0;
+    for (; eq && names[i]; i++)
+        if ((size_t)(eq - w->p) == strlen(names[i]) && memcmp(names[i], w->p, strlen(names[i])) == 0)
+            break;
+    if (!eq || !names[i])
+        fail_w(r, w, "'%s' is not %s", what);
+    if (given[i])
+        fail_w(r, w, "'%s' is given twice", "");
+    given[i] = 1;
+    int at = (int)(eq + 1 - w->p);
+    *v = (Word){eq + 1, w->len - at, w->col + at};
+    return i;
+}
+
+static void coll_line(Rd *r, Plan *pl)
+{
+    PColl c = {.line = r->at, .at = pl->nls, .x = -1, .y = -1};
+    if (r->nw < 2)
+        fail_at(r, r->w[0].col, "%s%s", "collective OP ROWS=N COLS=N args x=BUF y=BUF covers ...", "");
+    if (word_is(&r->w[1], "allreduce"))
+        c.op = OP_ALLREDUCE;
+    else if (word_is(&r->w[1], "allgather"))
+        c.op = OP_ALLGATHER;
+    else
+        fail_w(r, &r->w[1], "unknown collective '%s' (allreduce, allgather)", "");
+    static const char *const consts[] = {"ROWS", "COLS", NULL}, *const params[] = {"x", "y", NULL};
+    const char *op = op_info[c.op].name;
+    char cg[2] = {0}, ag[2] = {0};
+    int i = 2;
+    Word v;
+    for (; i < r->nw && !word_is(&r->w[i], "args"); i++) {
+        int k = coll_word(r, &r->w[i], consts, "a constant of a collective (ROWS, COLS)", cg, &v);
+        *(k ? &c.cols : &c.rows) = word_long(r, &v, 1, 1L << 30, "a whole number from 1 to 2^30");
+    }
+    for (int k = 0; k < 2; k++)
+        if (!cg[k])
+            fail_at(r, r->w[1].col, "%s is missing its constant %s", op, consts[k]);
+    expect_word(r, i++, "args");
+    for (; i < r->nw && !word_is(&r->w[i], "covers"); i++) {
+        int k = coll_word(r, &r->w[i], params, "a parameter of a collective (x, y)", ag, &v);
+        int b = plan_buf(pl, word_str(r, &v));
+        if (b < 0)
+            fail_w(r, &v, "'%s': no such buffer", "");
+        *(k ? &c.y : &c.x) = b;
+    }
+    for (int k = 0; k < 2; k++)
+        if (!ag[k])
+            fail_at(r, r->w[1].col, "%s is missing its argument %s", op, params[k]);
+    expect_word(r, i++, "covers");
+    read_covers(r, pl, i, &c.covers, &c.ncovers);
+    *VEC_PUSH(r->a, pl->cs, pl->ncs, pl->ccs) = c;
 }
 
 static Plan *parse_one(Rd *r)
@@ -494,8 +577,10 @@ static Plan *parse_one(Rd *r)
             buffer_line(r, pl);
         else if (word_is(&r->w[0], "launch"))
             launch_line(r, pl);
+        else if (word_is(&r->w[0], "collective"))
+            coll_line(r, pl);
         else
-            fail_w(r, &r->w[0], "expected buffer, launch or done, found '%s'", "");
+            fail_w(r, &r->w[0], "expected buffer, launch, collective or done, found '%s'", "");
     }
     return pl;
 }

@@ -4,8 +4,10 @@
  * of the table with all its constants in range, an argument of an accepted
  * kind and element type for each parameter, buffers large enough for what
  * its constants make it read and write, the grid, block and shared memory
- * its constants ask for; and every compute node of the program covered by
- * exactly one launch. Each problem is reported at its line of the plan. */
+ * its constants ask for; every collective joining f32 buffers large
+ * enough, not overlapping unless in place, covering its collective node;
+ * and every compute node of the program covered by exactly one launch or
+ * collective. Each problem is reported at its line of the plan. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,7 +176,93 @@ static void check_launch(Pc *c, const PLaunch *l)
         check_arg(c, l, p, &need);
 }
 
-/* Every compute node covered by exactly one launch. */
+/* ---- collectives ---- */
+
+static int is_coll(const GNode *n)
+{
+    return n->op == OP_ALLREDUCE || n->op == OP_ALLGATHER;
+}
+
+/* Buffer b's bytes as [*from, *to) of its base's memory (a temporary's in
+ * the pool); the base, or -2 for the pool. */
+static int extent(const Plan *pl, int b, long *from, long *to)
+{
+    long at = 0;
+    for (; pl->bufs[b].kind == B_VIEW; b = pl->bufs[b].base)
+        at += etype_bytes(pl->bufs[b].etype, pl->bufs[b].at);
+    *from = at + (pl->bufs[b].kind == B_TEMP ? pl->bufs[b].at : 0);
+    *to = *from + plan_buf_bytes(pl, b);
+    return pl->bufs[b].kind == B_TEMP ? -2 : b;
+}
+
+static void coll_buf(Pc *c, const PColl *cl, int b, const char *param, const char *kinds, long need)
+{
+    const Plan *pl = c->pl;
+    const PBuf *buf = &pl->bufs[b];
+    const char *op = op_info[cl->op].name;
+    int kind = pl->bufs[plan_base(pl, b)].kind;
+    if (!strchr(kinds, bufkind_letter(kind)))
+        bad(c, cl->line, 1, "%s's %s takes a %s buffer, not '%s' (%s)", op, param,
+            kinds[1] == 'o' && !kinds[2] ? "temp or out" : "temp, in, state or out", buf->name, bufkind_word(kind));
+    else if (buf->etype != ET_F32)
+        bad(c, cl->line, 1, "%s's %s does not take %s values ('%s'): the chips join f32", op, param,
+            etype_name(buf->etype), buf->name);
+    else if (need > buf->count)
+        bad(c, cl->line, 1, "buffer '%s' holds %ld values; %s's %s needs %ld", buf->name, buf->count, op, param, need);
+}
+
+static void check_coll(Pc *c, const PColl *cl)
+{
+    const Plan *pl = c->pl;
+    const Graph *g = pl->g;
+    const char *op = op_info[cl->op].name;
+    long n = cl->rows * cl->cols, out = cl->op == OP_ALLGATHER ? n * plan_chips(pl) : n;
+    coll_buf(c, cl, cl->x, "x", "tiso", n);
+    coll_buf(c, cl, cl->y, "y", "to", out);
+    long xf, xt, yf, yt;
+    if (cl->x != cl->y && extent(pl, cl->x, &xf, &xt) == extent(pl, cl->y, &yf, &yt) && xf < yt && yf < xt)
+        bad(c, cl->line, 1, "%s's x '%s' and y '%s' overlap: a collective runs in place only with x and y one buffer",
+            op, pl->bufs[cl->x].name, pl->bufs[cl->y].name);
+    if (cl->x == cl->y && cl->op == OP_ALLGATHER)
+        bad(c, cl->line, 1, "allgather cannot run in place: its y is wider than its x");
+    if (cl->ncovers != 1) {
+        bad(c, cl->line, 1, "a collective covers one node, its %s, not %d", op, cl->ncovers);
+        return;
+    }
+    const GNode *nd = &g->n[cl->covers[0]], *x = &g->n[nd->args[0]];
+    if (nd->op != cl->op) {
+        bad(c, cl->line, 1, "node %d.%d is not an %s (it computes %s)", nd->stmt + 1, nd->sub, op,
+            nd->op < OP_COUNT ? op_info[nd->op].name : "a row write");
+        return;
+    }
+    long want = 1;
+    for (int i = 0; i < x->ty.rank; i++)
+        want *= x->ty.d[i].sym ? pl->rows : x->ty.d[i].n;
+    long cols = x->ty.rank ? x->ty.d[x->ty.rank - 1].n : 1;
+    if (cl->cols != cols || n != want)
+        bad(c, cl->line, 1, "%s joins %ld row%s of %ld values; node %d.%d's operand is %ld row%s of %ld", op,
+            cl->rows, cl->rows == 1 ? "" : "s", cl->cols, nd->stmt + 1, nd->sub, want / cols,
+            want / cols == 1 ? "" : "s", cols);
+}
+
+/* Every compute node covered by exactly one launch or collective; a
+ * collective's node by a collective. */
+static void cover(Pc *c, int *by, int n, int line, int coll)
+{
+    const Graph *g = c->pl->g;
+    if (!graph_computes(g, n))
+        bad(c, line, 1, "node %d.%d computes nothing (a view or a leaf): it is not covered", g->n[n].stmt + 1,
+            g->n[n].sub);
+    else if (by[n])
+        bad(c, line, 1, "statement %d (line %d) node %d is covered twice: at lines %d and %d", g->n[n].stmt + 1,
+            g->p->stmts[g->n[n].stmt].line, g->n[n].sub, by[n], line);
+    else if (!coll && is_coll(&g->n[n]))
+        bad(c, line, 1, "node %d.%d is an %s: a collective line computes it, not a kernel", g->n[n].stmt + 1,
+            g->n[n].sub, op_info[g->n[n].op].name);
+    else
+        by[n] = line;
+}
+
 static void check_covers(Pc *c)
 {
     const Plan *pl = c->pl;
@@ -185,17 +273,11 @@ static void check_covers(Pc *c)
         exit(EXIT_SYSTEM);
     }
     for (int i = 0; i < pl->nls; i++)
-        for (int j = 0; j < pl->ls[i].ncovers; j++) {
-            int n = pl->ls[i].covers[j];
-            if (!graph_computes(g, n))
-                bad(c, pl->ls[i].line, 1, "node %d.%d computes nothing (a view or a leaf): it is not covered",
-                    g->n[n].stmt + 1, g->n[n].sub);
-            else if (by[n])
-                bad(c, pl->ls[i].line, 1, "statement %d (line %d) node %d is covered twice: at lines %d and %d",
-                    g->n[n].stmt + 1, g->p->stmts[g->n[n].stmt].line, g->n[n].sub, by[n], pl->ls[i].line);
-            else
-                by[n] = pl->ls[i].line;
-        }
+        for (int j = 0; j < pl->ls[i].ncovers; j++)
+            cover(c, by, pl->ls[i].covers[j], pl->ls[i].line, 0);
+    for (int i = 0; i < pl->ncs; i++)
+        for (int j = 0; j < pl->cs[i].ncovers; j++)
+            cover(c, by, pl->cs[i].covers[j], pl->cs[i].line, 1);
     for (int n = 0; n < g->nn; n++)
         if (graph_computes(g, n) && !by[n]) {
             const Stmt *s = &g->p->stmts[g->n[n].stmt];
@@ -213,6 +295,8 @@ int plan_check(Plan *pl)
         check_buf(&c, i);
     for (int i = 0; i < pl->nls; i++)
         check_launch(&c, &pl->ls[i]);
+    for (int i = 0; i < pl->ncs; i++)
+        check_coll(&c, &pl->cs[i]);
     check_covers(&c);
     return c.errors;
 }

@@ -170,8 +170,30 @@ static int states_agree(const Stream *st)
     return 0;
 }
 
+/* The chips of the split programs, one number for all of them. */
+static int stream_chips(Stream *st)
+{
+    int first = -1;
+    st->chips = 0;
+    for (int k = 0; k < st->nprogs; k++) {
+        const Prog *p = st->progs[k];
+        if (!p->chips)
+            continue;
+        if (first >= 0 && p->chips != st->chips) {
+            diag_at(p->src, p->chips_line, 1, "the program is split over %d chips; the stream's program %d over %d",
+                    p->chips, first + 1, st->chips);
+            return EXIT_INPUT;
+        }
+        first = first < 0 ? k : first;
+        st->chips = p->chips;
+    }
+    return 0;
+}
+
 int stream_phases(Stream *st)
 {
+    if (stream_chips(st))
+        return EXIT_INPUT;
     st->vocab = -1;
     st->ctx = -1;
     st->batch = 0;
@@ -449,23 +471,37 @@ int run_generate(Stream *st, const Prompt *prompts, int nprompts, int ngen, FILE
 
 /* ---- the CPU reference as a lane ---- */
 
+/* A split stream runs as its chips, each with an env of its own (its part
+ * of the weights, its states): a split program through tp.c, a program not
+ * split (a cut form's embedding or head, the replicated spine) on every
+ * chip in turn; outputs are read from chip 0, whose are every chip's. */
 typedef struct CpuLane {
     Lane lane;
     Stream *st;
-    Env *env;
-    Weights **weights;   /* one binding per program */
+    int chips;
+    Env **envs;          /* each chip's */
+    Weights **weights;   /* one binding per program and chip */
 } CpuLane;
 
 static int cpu_bind(Lane *l, Stream *st, const WeightsArg *w)
 {
     CpuLane *c = (CpuLane *)l;
     c->st = st;
-    c->weights = arena_alloc(st->a, sizeof *c->weights * (size_t)st->nprogs);
-    for (int k = 0; k < st->nprogs; k++) {
-        int s = weights_bind(&c->weights[k], st->progs[k], c->env, w->dir, w->seed);
-        if (s)
-            return s;
-    }
+    c->chips = st->chips ? st->chips : 1;
+    c->envs = arena_alloc(st->a, sizeof *c->envs * (size_t)c->chips);
+    for (int r = 0; r < c->chips; r++)
+        c->envs[r] = env_new();
+    c->weights = arena_alloc(st->a, sizeof *c->weights * (size_t)st->nprogs * (size_t)c->chips);
+    for (int k = 0; k < st->nprogs; k++)
+        for (int r = 0; r < c->chips; r++) {
+            const Prog *p = st->progs[k];
+            ASSERT(p->chips <= c->chips);   /* stream_phases found the stream's chips */
+            Weights **wk = &c->weights[k * c->chips + r];
+            int s = p->chips ? weights_bind_chip(wk, p, c->envs[r], w->dir, w->seed, r)
+                             : weights_bind(wk, p, c->envs[r], w->dir, w->seed);
+            if (s)
+                return s;
+        }
     return 0;
 }
 
@@ -481,21 +517,31 @@ static int cpu_put(Lane *l, int k, int d, const void *v, long n)
         per *= dims[i];
     if (decl->rank)
         dims[0] = n / per;
-    Buf *b = env_alloc(c->env, decl->name, decl->base == T_I32 ? T_I32 : T_F32, decl->rank, dims);
-    memcpy(decl->base == T_I32 ? (void *)b->i : (void *)b->f, v, 4 * (size_t)n);
+    for (int r = 0; r < c->chips; r++) {
+        Buf *b = env_alloc(c->envs[r], decl->name, decl->base == T_I32 ? T_I32 : T_F32, decl->rank, dims);
+        memcpy(decl->base == T_I32 ? (void *)b->i : (void *)b->f, v, 4 * (size_t)n);
+    }
     return 0;
 }
 
 static int cpu_run(Lane *l, int k)
 {
     CpuLane *c = (CpuLane *)l;
-    return ref_run(c->st->progs[k], c->env);
+    const Prog *p = c->st->progs[k];
+    if (p->chips > 1)
+        return tp_run(p, c->envs);
+    for (int r = 0; r < c->chips; r++) {
+        int s = ref_run(p, c->envs[r]);
+        if (s)
+            return s;
+    }
+    return 0;
 }
 
 static int cpu_fetch(Lane *l, int k, int d, Buf *out)
 {
     CpuLane *c = (CpuLane *)l;
-    const Buf *b = env_get(c->env, c->st->progs[k]->decls[d].name);
+    const Buf *b = env_get(c->envs[0], c->st->progs[k]->decls[d].name);
     ASSERT(b);   /* ref_run leaves every output in env */
     *out = *b;
     return 0;
@@ -504,9 +550,10 @@ static int cpu_fetch(Lane *l, int k, int d, Buf *out)
 static void cpu_close(Lane *l)
 {
     CpuLane *c = (CpuLane *)l;
-    for (int k = 0; c->weights && k < c->st->nprogs; k++)
+    for (int k = 0; c->weights && k < c->st->nprogs * c->chips; k++)
         weights_close(c->weights[k]);
-    env_free(c->env);
+    for (int r = 0; c->envs && r < c->chips; r++)
+        env_free(c->envs[r]);
     free(c);
 }
 
@@ -518,6 +565,5 @@ Lane *lane_cpu(void)
         exit(EXIT_SYSTEM);
     }
     c->lane = (Lane){"cpu reference", cpu_bind, cpu_put, cpu_run, cpu_fetch, cpu_close};
-    c->env = env_new();
     return &c->lane;
 }

@@ -1,7 +1,7 @@
 /* logos-run — runs a stream of LOGOS programs or plans over a prompt and
  * prints the generated token ids, each as it comes: on the GPU through the
- * CUDA lane (plans, or programs it fuses with logos-fuse's defaults), or on
- * the CPU reference. */
+ * CUDA lane (plans, or programs it fuses with logos-fuse's defaults), a
+ * split stream on its chips' GPUs over NCCL, or on the CPU reference. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,8 @@
 typedef struct Opts {
     const char *write_weights, *logits, *out, *input;
     WeightsArg w;
+    TpArg tp;
+    int devices[LOGOS_MAXCHIPS];
     long ngen;
     int quiet, device, compile;
     long arch;
@@ -93,6 +95,32 @@ static int follow_opt(void *field, const char *flag, const char *value)
     return parse_ids(o->a, value, flag, &o->follow[o->nfollow++]) ? EXIT_USAGE : 0;
 }
 
+/* --devices 0,1: the GPUs of this process's chips, each once. */
+static int devices_opt(void *field, const char *flag, const char *value)
+{
+    Opts *o = field;
+    o->tp.devices = o->devices;
+    o->tp.ndevices = 0;
+    for (const char *p = value;; p++) {
+        long d;
+        size_t n = strcspn(p, ",");
+        char *one = arena_strndup(o->a, p, n);
+        if (o->tp.ndevices == LOGOS_MAXCHIPS || parse_long(one, 0, 1023, &d)) {
+            diag("%s takes GPU numbers from 0 to 1023 separated by commas (0,1), not '%s'", flag, value);
+            return EXIT_USAGE;
+        }
+        for (int i = 0; i < o->tp.ndevices; i++)
+            if (o->devices[i] == d) {
+                diag("%s names GPU %ld twice", flag, d);
+                return EXIT_USAGE;
+            }
+        o->devices[o->tp.ndevices++] = (int)d;
+        p += n;
+        if (!*p)
+            return 0;
+    }
+}
+
 static const Opt opts[] = {
     {.arg = "FILE", .help = "the program stream (stdin when absent or -)"},
     WEIGHTS_OPTS(Opts, w),
@@ -112,6 +140,14 @@ static const Opt opts[] = {
      .help = "write the token ids to FILE instead of stdout"},
     {.l = "device", .kind = OPT_WORD, .at = offsetof(Opts, device), .arg = "D", .what = "auto cuda cpu",
      .help = "auto (the GPU when a driver answers, the default), cuda or cpu"},
+    {.l = "tp", .kind = OPT_LONG, .at = offsetof(Opts, tp.chips), .arg = "N", .lo = 1, .hi = LOGOS_MAXCHIPS,
+     .what = "a number of chips", .help = "the chips a split stream runs on (its `chips N`; default: as it says)"},
+    {.l = "devices", .kind = OPT_CALL, .fn = devices_opt, .arg = "LIST",
+     .help = "the GPUs of this process's chips, one a chip (default 0,1 ...)"},
+    {.l = "rank", .kind = OPT_LONG, .at = offsetof(Opts, tp.rank), .arg = "R", .lo = 0, .hi = LOGOS_MAXCHIPS - 1,
+     .what = "a chip's rank", .help = "run chip R alone, the other chips other processes (NCCL)"},
+    {.l = "nccl-id", .kind = OPT_STR, .at = offsetof(Opts, tp.id), .arg = "FILE",
+     .help = "with --rank: where rank 0 writes NCCL's unique id, the others read it"},
     {.l = "compile", .kind = OPT_FLAG, .at = offsetof(Opts, compile),
      .help = "compile every kernel the plans ask for into the cache, print\n"
              "each one's registers, stack and spills, and stop (no GPU needed)"},
@@ -121,9 +157,31 @@ static const Opt opts[] = {
     {0},
 };
 static const Cli cli = {"usage: logos-run (--weights DIR | --synthetic SEED) [-p IDS]... [-P FILE] [-n N]\n"
-                        "                 [--device D] [--logits FILE] [-o FILE] [FILE]\n"
+                        "                 [--device D] [--tp N] [--devices LIST] [--logits FILE] [-o FILE] [FILE]\n"
+                        "       logos-run ... --tp N --rank R [--nccl-id FILE] [--devices GPU] [FILE]\n"
                         "       logos-run --synthetic SEED --write-weights DIR [FILE]\n",
                         opts};
+
+/* One process per GPU: --rank on a GPU, with a rendezvous. */
+static int coherent_tp(const Opts *o)
+{
+    if (o->tp.id && o->tp.rank < 0) {
+        diag("--nccl-id is for one process per GPU: give each its --rank");
+        return EXIT_USAGE;
+    }
+    if (o->tp.rank < 0)
+        return 0;
+    if (o->device == DEV_CPU) {
+        diag("--rank runs one chip on a GPU; the CPU reference runs every chip in one process");
+        return EXIT_USAGE;
+    }
+    const char *env = getenv("NCCL_COMM_ID");
+    if (!o->tp.id && !(env && *env)) {
+        diag("--rank needs a rendezvous: --nccl-id FILE, or NCCL_COMM_ID=HOST:PORT in the environment");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
 
 /* What the options ask for fits together; 0 or EXIT_USAGE. */
 static int coherent(const Opts *o)
@@ -144,13 +202,14 @@ static int coherent(const Opts *o)
         diag("give one --follow for each of the %d prompts, not %d", o->nprompts, o->nfollow);
         return EXIT_USAGE;
     }
-    return 0;
+    return coherent_tp(o);
 }
 
 static int options(Arena *a, int argc, char **argv, Opts *o)
 {
     o->ngen = 16;
     o->a = a;
+    o->tp.rank = -1;
     int n, st = opt_parse(&cli, o, argc, argv, &n);
     if (st)
         return st;
@@ -166,8 +225,16 @@ static int options(Arena *a, int argc, char **argv, Opts *o)
  * the GPU what starting took. */
 static void figures(const Stream *st, double secs, double start)
 {
+    if (!strcmp(st->lane->name, "cuda-nccl")) {
+        int chips, here;
+        const char *gpus = lane_tp_devices(st->lane, &chips, &here);
+        diag("cuda over NCCL (%d of %d chips: %s): %ld tokens generated in %.3f s; start-up %.3f s", here, chips,
+             gpus, st->generated, secs, start);
+        return;
+    }
     if (strcmp(st->lane->name, "cuda")) {
-        diag("cpu reference: %ld tokens generated in %.3f s", st->generated, secs);
+        diag("cpu reference%s: %ld tokens generated in %.3f s", st->chips > 1 ? arena_printf(st->a, " (%d chips)",
+             st->chips) : "", st->generated, secs);
         return;
     }
     int sms, compiled, kernels;
@@ -181,9 +248,10 @@ static void figures(const Stream *st, double secs, double start)
 static int generate(Stream *st, Opts *o, double start)
 {
     OutFile tokens = {0}, logits = {0};
-    int s = outfile_open(&tokens, o->out, stdout);
+    int quiet = o->tp.rank > 0;   /* every chip computes the tokens; rank 0 writes them */
+    int s = outfile_open(&tokens, quiet ? "/dev/null" : o->out, stdout);
     if (!s)
-        s = outfile_open(&logits, o->logits, NULL);
+        s = outfile_open(&logits, quiet ? NULL : o->logits, NULL);
     st->logits = logits.f;
     st->outname = o->out;
     st->follow = o->follow;
@@ -240,6 +308,9 @@ int main(int argc, char **argv)
     }
     if (!s)
         s = stream_phases(&st);
+    st.tp = &o.tp;
+    if (!s)
+        s = tp_fits(&st);
     FuseOpts fo;
     fuse_defaults(&fo, st.ctx);
     Lane *lane = s ? NULL : lane_choose(&st, o.device, &fo, o.quiet, &s);

@@ -32,7 +32,8 @@ logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 8 --pos 64 step.plan	
 logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 17 --ceiling 4500 --csv step.plan	times
 logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 17 step.plan --compare precise.plan | tail -1	times
 logos-bench.1	logos-bench --device cpu --weights w --pos 4 --json cut.logos	times
-logos-run.1	logos-run --device cpu --synthetic 1 -p \"1 2 3\" -n 2 -o ids gen.logos	times"
+logos-run.1	logos-run --device cpu --synthetic 1 -p \"1 2 3\" -n 2 -o ids gen.logos	times
+logos-run.1	logos-run --device cpu --tp 4 --synthetic 1 -p \"1 2 3\" tp.plan	status 1"
 
 # Pages whose EXAMPLES hold no command to run: logos-weights.5 shows numpy
 # code that writes and reads weight files.

@@ -23,11 +23,13 @@ setup() {
 layers() { sed -n 's/^layers: *//p' "$1"; }
 
 @test "the golden plans: every dense example spec and form, the same bytes" {
-    local spec form layer out fails=""
-    while read -r spec form layer; do
-        out="$GOLD/$(echo "$spec" | tr / -).$form${layer:+.$layer}.plan"
-        logos-author "$form" $layer "$EX/$spec.yaml" | logos-fuse >got.plan
-        cmp -s got.plan "$out" || fails="$fails $spec:$form$layer"
+    local spec form rest tp layer out fails=""
+    while read -r spec form rest; do
+        tp=$(sed -n 's/.*--tp \([0-9]*\).*/\1/p' <<<"$rest")
+        layer=$(sed 's/ *--tp [0-9]*//' <<<"$rest")
+        out="$GOLD/$(echo "$spec" | tr / -).$form${layer:+.$layer}${tp:+.tp$tp}.plan"
+        logos-author ${tp:+--tp $tp} "$form" $layer "$EX/$spec.yaml" | logos-fuse >got.plan
+        cmp -s got.plan "$out" || fails="$fails $spec:$form$layer${tp:+@$tp}"
     done < <(grep -v '^#' "$GOLD/list")
     [ -z "$fails" ] || { echo "plans differ from the golden ones:$fails"; return 1; }
 }
@@ -198,11 +200,12 @@ same() {
         skip "a GPU answers here: tests/gpu/run runs for real"
     fi
     [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
-    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane shapes startup bench
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane shapes startup bench tp
     [ "$status" -eq 0 ]
     local summary
     summary=$(sed -n '/^== summary$/,$p' <<<"$output")
-    [ "$(grep -c 'skipped' <<<"$summary")" -eq 5 ]
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 6 ]
+    grep -q '^tp       skipped: logos-run: --device cuda: ' <<<"$summary"
     grep -q '^kernels  skipped: ' <<<"$summary"
     grep -q '^bench    skipped: no GPU$' <<<"$summary"
 }
