@@ -394,6 +394,33 @@ static int need_range(Need *n)
     return 0;
 }
 
+/* A row read in place: rows of `stride` values, `width` of them from `at`. */
+static int row_read(Need *n, const char *param, long rows, long stride, long at, long width)
+{
+    if (at + width > stride)
+        return bad(n, "a row read lies outside its row");
+    need(n, param, (rows - 1) * stride + at + width);
+    return 0;
+}
+
+static int need_conv(Need *n)
+{
+    long ch = C(n, "C"), kw = C(n, "KW"), R = C(n, "ROWS");
+    if (row_read(n, "x", R, C(n, "XS"), C(n, "XA"), ch) ||
+        (C(n, "GIN") && row_read(n, "x2", R, C(n, "X2S"), C(n, "X2A"), ch)) ||
+        (C(n, "GOUT") && row_read(n, "g", R, C(n, "GS"), C(n, "GA"), ch)))
+        return -1;
+    if (C(n, "OQ") && ch % 32)
+        return bad(n, "a quantized output needs rows of whole 32-value blocks");
+    need(n, "R", (kw - 1) * ch);
+    need(n, "w", ch * kw);
+    if (C(n, "BIAS"))
+        need(n, "b", ch);
+    need(n, "y", R * ch);
+    grid(n, cdiv(ch, 128), 1, 1);
+    return 0;
+}
+
 int gemv_blocks_per_sm(long slots, long tr, int norm)
 {
     return slots > 4 || tr > 1 || norm ? 2 : 3;   /* gemv.cu's MINB */
@@ -404,7 +431,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
     static int (*const fns[KN_COUNT])(Need *) = {
         [KN_EMBED] = need_embed, [KN_GEMV] = need_gemv, [KN_NORM] = need_norm, [KN_ROPE] = need_rope,
         [KN_ATTEND] = need_attend, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
-        [KN_RANGE] = need_range,
+        [KN_RANGE] = need_range, [KN_CONV] = need_conv,
     };
     memset(out, 0, sizeof *out);
     for (int i = 0; i < KMAXP; i++)

@@ -75,3 +75,8 @@ K(COPY, "copy", "copy.cu",
 K(RANGE, "range", "range.cu",
   "ROWS:i:1:16777216",
   "start:tiz:i32 n:z?:i32 y:to:i32", 256)
+
+K(CONV, "sconv", "conv.cu",
+  "C:i:1:1048576 KW:i:2:8 ROWS:i:1:65536 XS:i:1:1048576 XA:i:0:1048576 GIN:i:0:1 X2S:i:1:1048576 "
+  "X2A:i:0:1048576 BIAS:i:0:1 ACT:i:0:1 GOUT:i:0:1 GS:i:1:1048576 GA:i:0:1048576 OQ:i:0:2",
+  "x:tio:f32 x2:tio?:f32 R:s:f32 w:w:f32 b:wtio?:f32 g:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2", 128)

@@ -674,6 +674,54 @@ static void emit_range(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* ---- the short convolution ---- */
+
+/* Where the convolution reads value k: a slice it took in its base's rows
+ * at the slice's place, any other value in its own rows of `ch`. */
+static int conv_read(Fz *f, const Group *gr, int k, long ch, long *stride, long *at)
+{
+    const GNode *n = N(f, k);
+    *stride = ch;
+    *at = 0;
+    if (n->op != OP_SLICE || f->group[k] != (int)(gr - f->gs))
+        return buf_of(f, k);
+    *stride = last(&N(f, n->args[0])->ty);
+    *at = (long)attr_num(n->e, "at", 0);
+    return buf_of(f, n->args[0]);
+}
+
+static void emit_conv(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_CONV, gr);
+    const GNode *cv = N(f, gr->node);
+    int n;
+    long rows = lead_rows(f, &cv->ty, 1, &n), ch = last(&cv->ty), s, at;
+    C(L, "C", (double)ch);
+    C(L, "KW", (double)N(f, cv->args[2])->ty.d[1].n);
+    C(L, "ROWS", (double)rows);
+    A(L, "x", conv_read(f, gr, gr->cx[0], ch, &s, &at));
+    C(L, "XS", (double)s);
+    C(L, "XA", (double)at);
+    C(L, "GIN", gr->cx[1] >= 0);
+    A(L, "x2", gr->cx[1] >= 0 ? conv_read(f, gr, gr->cx[1], ch, &s, &at) : -1);
+    C(L, "X2S", (double)(gr->cx[1] >= 0 ? s : ch));
+    C(L, "X2A", (double)(gr->cx[1] >= 0 ? at : 0));
+    C(L, "GOUT", gr->cx[2] >= 0);
+    A(L, "g", gr->cx[2] >= 0 ? conv_read(f, gr, gr->cx[2], ch, &s, &at) : -1);
+    C(L, "GS", (double)(gr->cx[2] >= 0 ? s : ch));
+    C(L, "GA", (double)(gr->cx[2] >= 0 ? at : 0));
+    C(L, "BIAS", cv->nargs == 4);
+    C(L, "ACT", gr->act);
+    C(L, "OQ", gr->oq);
+    A(L, "R", buf_of(f, cv->args[1]));
+    A(L, "w", buf_of(f, cv->args[2]));
+    if (cv->nargs == 4)
+        A(L, "b", buf_of(f, cv->args[3]));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->out[0]));
+    finish(L);
+}
+
 /* ---- the pool: temporaries share memory where their lives allow ---- */
 
 static void pool(Fz *f)
@@ -740,6 +788,7 @@ int lane_emit(Fz *f)
             break;
         case GK_COPY: emit_copy(f, gr); break;
         case GK_RANGE: emit_range(f, gr); break;
+        case GK_CONV: emit_conv(f, gr); break;
         default: BUG("a group of no kind");
         }
     }

@@ -4,7 +4,8 @@
  * quantizing epilogues; norms, rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
  * heads, split chunks, causal rows; embeddings, elementwise ops with
- * broadcasting, row copies, ranges), at several shapes, on random inputs
+ * broadcasting, row copies, ranges; the short convolution with its gates,
+ * bias and activation over its ring), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
  * the reference running the same program; under q8 and q8x2 it quantizes
@@ -85,6 +86,17 @@ static const Case cases[] = {
      "size T\nin x : f32[T,48]\nin ix : i32[4]\nin pos : i32\nin w : f32[48]\nstate S : f32[16,48]\n"
      "out a : f32[48]\nout s : f32[T,16]\nout g : f32[4,48]\nout r : f32[48]\n"
      "S[pos] = w\na = last(x)\ns = slice(x, at=8, n=16)\ng = x[ix]\nr = S[pos]\n", 3},
+    {"sconv: gates in and out in place, a decode step",
+     "in p : f32[192]\nweight w : f32[64,3]\nstate R : f32[2,64]\nout y : f32[64]\n"
+     "y = slice(p, at=64, n=64) * conv(slice(p, at=0, n=64) * slice(p, at=128, n=64), R, w)\n", 6},
+    {"sconv: a chunk's rows, bias, silu, width 4",
+     "size T\nin x : f32[T,96]\nweight w : f32[96,4]\nweight b : f32[96]\nstate R : f32[3,96]\nout y : f32[T,96]\n"
+     "y = silu(conv(x, R, w, b))\n", 3},
+    {"sconv: a chunk's gates, quantizing epilogue, product",
+     "size T\nin p : f32[T,384]\nin r : f32[T,64]\nweight w : f32[128,3]\nweight wo : q8[64,128]\n"
+     "state R : f32[2,128]\nout y : f32[T,64]\n"
+     "c = slice(p, at=0, n=128) * slice(p, at=256, n=128)\nz = slice(p, at=128, n=128) * conv(c, R, w)\n"
+     "y = r + wo @ z\n", 3},
 };
 
 static double rel_err(const float *a, const float *b, long n, int *finite)
