@@ -34,7 +34,7 @@ void fuse_note(Fz *f, int node, const char *fmt, ...)
 
 static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
-                                           "conv_gates"};
+                                           "conv_gates", "moe_kept"};
 
 void took(Fz *f, int rule)
 {
@@ -567,6 +567,27 @@ static int unsupported(Fz *f, int k)
     return EXIT_INPUT;
 }
 
+/* moe(x, rt, wg, wu, wd[, bg, bu, bd]) with rt a route's weights (its k
+ * bounds the experts kept), the three expert weights of one format and
+ * the biases weights: two launches reading only the kept experts' rows. */
+static int moe_group(Fz *f, int k)
+{
+    const GNode *m = N(f, k);
+    int rt = m->args[1], fmt = N(f, m->args[2])->ty.base, ok = N(f, rt)->op == OP_ROUTE;
+    for (int i = 2; i < m->nargs; i++)
+        ok &= is_decl_of(f, m->args[i], D_WEIGHT) && (i > 4 || N(f, m->args[i])->ty.base == fmt);
+    if (!ok) {
+        fuse_note(f, k, "no kernel: the routing weights are not a route's, or the experts' weights differ in format "
+                  "or are not weights");
+        return unsupported(f, k);
+    }
+    single(f, GK_MOE, k);
+    fuse_note(f, k, "rule moe_kept: the experts' gate and up, then their down product, each one launch reading "
+              "only the %ld kept experts' rows", (long)attr_num(N(f, rt)->e, "k", 1));
+    took(f, RU_MOE_KEPT);
+    return 0;
+}
+
 static int other_group(Fz *f, int k)
 {
     const GNode *n = N(f, k);
@@ -582,6 +603,8 @@ static int other_group(Fz *f, int k)
     case OP_ATTEND: single(f, GK_ATTEND, k); return 0;
     case OP_ARGMAX: single(f, GK_ARGMAX, k); return 0;
     case OP_RANGE: single(f, GK_RANGE, k); return 0;
+    case OP_ROUTE: single(f, GK_ROUTE, k); return 0;
+    case OP_MOE: return moe_group(f, k);
     case G_WRITE: case OP_LAST: case OP_SLICE: single(f, GK_COPY, k); return 0;
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG: case OP_SILU: case OP_GELU: case OP_SIGMOID:
     case OP_SOFTPLUS: case OP_EXP: case OP_TANH: case OP_SOFTCAP: case OP_CLAMP:
