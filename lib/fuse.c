@@ -3,8 +3,9 @@
  * product in parts, with the norm that feeds them as its prologue and the
  * elementwise ops that read them (bias, gate and activation, soft-cap,
  * residual, arg-max) as its epilogue; rope takes its per-head norm and its
- * cache append, and the value append joins it; an embedding takes its
- * scale; a norm takes the residual it feeds; a producer whose readers are
+ * cache append, and the value append joins it; a short convolution takes
+ * the gate before it, its activation and the gate after it; an embedding
+ * takes its scale; a norm takes the residual it feeds; a producer whose readers are
  * all products quantizes in its epilogue (fuse_quant). Each rule asks the
  * lane's facts (the kernels' conditions) before it fuses, and says why not
  * under -v. Nodes no rule takes run alone. The groups are then ordered by
@@ -32,7 +33,8 @@ void fuse_note(Fz *f, int node, const char *fmt, ...)
 }
 
 static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
-                                           "lm_argmax", "rope_append", "chunks_apart", "fuse_quant"};
+                                           "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
+                                           "conv_gates", "moe_kept"};
 
 void took(Fz *f, int rule)
 {
@@ -433,6 +435,81 @@ static void rope_group(Fz *f, int first)
     }
 }
 
+static int unsupported(Fz *f, int k);
+
+/* ---- the short convolution with its gates ---- */
+
+/* Is node k the value of an output of the program (its statement's)? */
+static int is_output(const Fz *f, int k)
+{
+    int s = N(f, k)->stmt;
+    return s >= 0 && f->p->stmts[s].decl >= 0 && f->g->stmt_node[s] == k;
+}
+
+/* Operand k of gate u: a slice read by u alone is taken, the launch
+ * reading its base in place. */
+static int gate_operand(Fz *f, Group *gr, int u, int k)
+{
+    if (N(f, k)->op == OP_SLICE && only_use(f, k) == u && free_node(f, k))
+        take(f, gr, k);
+    return k;
+}
+
+/* Is u a mul of two distinct operands of the convolved rows' type t? Its
+ * operands in *a and *b. */
+static int gate_mul(const Fz *f, int u, const Type *t, int *a, int *b)
+{
+    if (u < 0 || N(f, u)->op != OP_MUL || !free_node(f, u) || !same_type(&N(f, u)->ty, t))
+        return 0;
+    *a = N(f, u)->args[0];
+    *b = N(f, u)->args[1];
+    return *a != *b && same_type(&N(f, *a)->ty, t) && same_type(&N(f, *b)->ty, t);
+}
+
+/* conv(x, R, w[, b]): the gate in (x a mul of two values or slices read
+ * by it alone), silu after it, and the gate out (a mul of its result by a
+ * value or a slice), one launch with the ring. */
+static int conv_group(Fz *f, int k)
+{
+    const GNode *cv = N(f, k);
+    if (!is_decl_of(f, cv->args[2], D_WEIGHT) || N(f, cv->args[2])->ty.base != T_F32)
+        return unsupported(f, k);   /* the kernel reads f32 taps */
+    Group *gr = new_group(f, GK_CONV, k);
+    take(f, gr, k);
+    const Type *t = &cv->ty;
+    int x = cv->args[0], a, b;
+    gr->cx[0] = x;
+    gr->cx[1] = gr->cx[2] = -1;
+    if (only_use(f, x) == k && !is_output(f, x) && gate_mul(f, x, t, &a, &b)) {
+        take(f, gr, x);
+        gr->cx[0] = gate_operand(f, gr, x, a);
+        gr->cx[1] = gate_operand(f, gr, x, b);
+        fuse_note(f, x, "rule conv_gates: the gate in, %s, folds into the convolution's launch", stmt_name(f, x));
+        took(f, RU_CONV_GATES);
+    } else {
+        fuse_note(f, k, "no conv_gates: the convolved rows are not a mul of two values read by the convolution alone "
+                  "(a batch's sequences each convolve a row over a ring of their own: a launch each)");
+    }
+    int y = k, u = only_use(f, k);
+    if (u >= 0 && N(f, u)->op == OP_SILU && free_node(f, u) && !is_output(f, k)) {
+        take(f, gr, u);
+        gr->act = 1;
+        y = u;
+        u = only_use(f, u);
+        fuse_note(f, y, "rule conv_gates: silu folds into the convolution's epilogue");
+        took(f, RU_CONV_GATES);
+    }
+    if (!is_output(f, y) && gate_mul(f, u, t, &a, &b)) {
+        take(f, gr, u);
+        gr->cx[2] = gate_operand(f, gr, u, a == y ? b : a);
+        y = u;
+        fuse_note(f, u, "rule conv_gates: the gate out, in %s, folds into the convolution's epilogue", stmt_name(f, u));
+        took(f, RU_CONV_GATES);
+    }
+    gr->out[0] = y;
+    return 0;
+}
+
 /* ---- attention, embeddings, norms and the rest ---- */
 
 static void embed_group(Fz *f, int k)
@@ -490,6 +567,27 @@ static int unsupported(Fz *f, int k)
     return EXIT_INPUT;
 }
 
+/* moe(x, rt, wg, wu, wd[, bg, bu, bd]) with rt a route's weights (its k
+ * bounds the experts kept), the three expert weights of one format and
+ * the biases weights: two launches reading only the kept experts' rows. */
+static int moe_group(Fz *f, int k)
+{
+    const GNode *m = N(f, k);
+    int rt = m->args[1], fmt = N(f, m->args[2])->ty.base, ok = N(f, rt)->op == OP_ROUTE;
+    for (int i = 2; i < m->nargs; i++)
+        ok &= is_decl_of(f, m->args[i], D_WEIGHT) && (i > 4 || N(f, m->args[i])->ty.base == fmt);
+    if (!ok) {
+        fuse_note(f, k, "no kernel: the routing weights are not a route's, or the experts' weights differ in format "
+                  "or are not weights");
+        return unsupported(f, k);
+    }
+    single(f, GK_MOE, k);
+    fuse_note(f, k, "rule moe_kept: the experts' gate and up, then their down product, each one launch reading "
+              "only the %ld kept experts' rows", (long)attr_num(N(f, rt)->e, "k", 1));
+    took(f, RU_MOE_KEPT);
+    return 0;
+}
+
 static int other_group(Fz *f, int k)
 {
     const GNode *n = N(f, k);
@@ -506,6 +604,8 @@ static int other_group(Fz *f, int k)
     case OP_ARGMAX: single(f, GK_ARGMAX, k); return 0;
     case OP_RANGE: single(f, GK_RANGE, k); return 0;
     case OP_ALLREDUCE: case OP_ALLGATHER: single(f, GK_COLL, k); return 0;
+    case OP_ROUTE: single(f, GK_ROUTE, k); return 0;
+    case OP_MOE: return moe_group(f, k);
     case G_WRITE: case OP_LAST: case OP_SLICE: single(f, GK_COPY, k); return 0;
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG: case OP_SILU: case OP_GELU: case OP_SIGMOID:
     case OP_SOFTPLUS: case OP_EXP: case OP_TANH: case OP_SOFTCAP: case OP_CLAMP:
@@ -552,7 +652,7 @@ static void quantizing(Fz *f)
         case GK_GEMV:
             width = gr->parts == 1 + (gr->gate != 0) && gr->argmax < 0 && !(last_dim(&N(f, k)->ty) % 32);
             break;
-        case GK_ATTEND: case GK_NORM: case GK_EMBED:
+        case GK_ATTEND: case GK_NORM: case GK_EMBED: case GK_CONV:
             width = !(last_dim(&N(f, k)->ty) % 32);
             break;
         default:
@@ -632,6 +732,9 @@ int fuse_groups(Fz *f)
     for (int k = 0; k < g->nn; k++)   /* before norms: a rope takes its per-head norm */
         if (g->n[k].op == OP_ROPE && free_node(f, k))
             rope_group(f, k);
+    for (int k = 0; k < g->nn; k++)   /* before elementwise ops: a convolution takes its gates */
+        if (g->n[k].op == OP_CONV && free_node(f, k) && conv_group(f, k))
+            return EXIT_INPUT;
     for (int k = 0; k < g->nn; k++)
         if (graph_computes(g, k) && free_node(f, k) && other_group(f, k))
             return EXIT_INPUT;

@@ -5,8 +5,8 @@
 
 #include "logos.h"
 
-enum GKind { GK_EMBED, GK_GEMV, GK_NORM, GK_ROPE, GK_ATTEND, GK_ARGMAX, GK_ELEM, GK_COPY, GK_RANGE,
-             GK_COLL };   /* GK_COLL: a collective of a split program, not a launch */
+enum GKind { GK_EMBED, GK_GEMV, GK_NORM, GK_ROPE, GK_ATTEND, GK_ARGMAX, GK_ELEM, GK_COPY, GK_RANGE, GK_CONV, GK_ROUTE,
+             GK_MOE, GK_COLL };   /* GK_COLL: a collective of a split program, not a launch */
 
 /* The nodes one launch covers, and what its kernel needs to know of them. */
 typedef struct Group {
@@ -31,6 +31,10 @@ typedef struct Group {
     int add, resid;
     double scale;            /* GK_EMBED: the literal it is multiplied by */
     int oq;                  /* the output quantized in the epilogue: 0, or words a value */
+    /* GK_CONV: the input (the gate in's first operand), the gate in's
+     * second and the gate out's other operand (-1 when none), each a value
+     * or a slice the launch reads in place; the activation (1 silu) */
+    int cx[3], act;
 } Group;
 
 typedef struct Fz {
@@ -48,7 +52,8 @@ typedef struct Fz {
 } Fz;
 
 enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,
-            RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT, RU_COUNT };
+            RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT,
+            RU_CONV_GATES, RU_MOE_KEPT, RU_COUNT };
 
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */

@@ -394,6 +394,79 @@ static int need_range(Need *n)
     return 0;
 }
 
+/* A row read in place: rows of `stride` values, `width` of them from `at`. */
+static int row_read(Need *n, const char *param, long rows, long stride, long at, long width)
+{
+    if (at + width > stride)
+        return bad(n, "a row read lies outside its row");
+    need(n, param, (rows - 1) * stride + at + width);
+    return 0;
+}
+
+static int need_conv(Need *n)
+{
+    long ch = C(n, "C"), kw = C(n, "KW"), R = C(n, "ROWS");
+    if (row_read(n, "x", R, C(n, "XS"), C(n, "XA"), ch) ||
+        (C(n, "GIN") && row_read(n, "x2", R, C(n, "X2S"), C(n, "X2A"), ch)) ||
+        (C(n, "GOUT") && row_read(n, "g", R, C(n, "GS"), C(n, "GA"), ch)))
+        return -1;
+    if (C(n, "OQ") && ch % 32)
+        return bad(n, "a quantized output needs rows of whole 32-value blocks");
+    need(n, "R", (kw - 1) * ch);
+    need(n, "w", ch * kw);
+    if (C(n, "BIAS"))
+        need(n, "b", ch);
+    need(n, "y", R * ch);
+    grid(n, cdiv(ch, 128), 1, 1);
+    return 0;
+}
+
+static int need_route(Need *n)
+{
+    long e = C(n, "E"), R = C(n, "ROWS"), g = C(n, "GROUPS");
+    if (e % g || C(n, "TG") > g)
+        return bad(n, "the experts do not fall in whole groups, or more groups are kept than there are");
+    if (C(n, "K") > e / g * C(n, "TG"))
+        return bad(n, "more experts kept than the kept groups hold");
+    need(n, "x", R * e);
+    if (C(n, "BIAS"))
+        need(n, "b", e);
+    need(n, "y", R * e);
+    grid(n, R, 1, 1);
+    return 0;
+}
+
+static int need_moe(Need *n)
+{
+    long d = C(n, "D"), ff = C(n, "FF"), e = C(n, "E"), k = C(n, "K"), R = C(n, "ROWS");
+    if (k > e)
+        return bad(n, "more experts kept than there are");
+    if (C(n, "WQ") && (d % 32 || ff % 32))
+        return bad(n, "quantized weights need whole 32-value blocks");
+    if ((C(n, "XQ") && d % 32) || (C(n, "HQ") && ff % 32))
+        return bad(n, "rounded activations need whole 32-value blocks");
+    need(n, "rt", R * e);
+    need(n, "h", R * k * ff);
+    if (C(n, "PHASE") == 0) {
+        need(n, "Wg", e * ff * d);
+        need(n, "Wu", e * ff * d);
+        need(n, "x", R * d);
+        if (C(n, "GB")) {
+            need(n, "bg", e * ff);
+            need(n, "bu", e * ff);
+        }
+        grid(n, cdiv(ff, 32), k, R);
+        n->out->smem = 4 * d;
+        return 0;
+    }
+    need(n, "Wd", e * d * ff);
+    if (C(n, "DB"))
+        need(n, "bd", e * d);
+    need(n, "y", R * d);
+    grid(n, cdiv(d, 32), R, 1);
+    return 0;
+}
+
 int gemv_blocks_per_sm(long slots, long tr, int norm)
 {
     return slots > 4 || tr > 1 || norm ? 2 : 3;   /* gemv.cu's MINB */
@@ -404,7 +477,8 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
     static int (*const fns[KN_COUNT])(Need *) = {
         [KN_EMBED] = need_embed, [KN_GEMV] = need_gemv, [KN_NORM] = need_norm, [KN_ROPE] = need_rope,
         [KN_ATTEND] = need_attend, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
-        [KN_RANGE] = need_range,
+        [KN_RANGE] = need_range, [KN_CONV] = need_conv,
+        [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
     };
     memset(out, 0, sizeof *out);
     for (int i = 0; i < KMAXP; i++)

@@ -75,3 +75,19 @@ K(COPY, "copy", "copy.cu",
 K(RANGE, "range", "range.cu",
   "ROWS:i:1:16777216",
   "start:tiz:i32 n:z?:i32 y:to:i32", 256)
+
+K(CONV, "sconv", "conv.cu",
+  "C:i:1:1048576 KW:i:2:8 ROWS:i:1:65536 XS:i:1:1048576 XA:i:0:1048576 GIN:i:0:1 X2S:i:1:1048576 "
+  "X2A:i:0:1048576 BIAS:i:0:1 ACT:i:0:1 GOUT:i:0:1 GS:i:1:1048576 GA:i:0:1048576 OQ:i:0:2",
+  "x:tio:f32 x2:tio?:f32 R:s:f32 w:w:f32 b:wtio?:f32 g:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2", 128)
+
+K(ROUTE, "route", "route.cu",
+  "E:i:1:1024 K:i:1:32 ROWS:i:1:65536 SCORE:i:0:2 BIAS:i:0:1 GROUPS:i:1:64 TG:i:1:64 NORM:i:0:1 "
+  "SCALE:f:-1e30:1e30",
+  "x:tio:f32 b:wtio?:f32 n:z?:i32 y:tio:f32", 32)
+
+K(MOE, "moe", "moe.cu",
+  "PHASE:i:0:1 D:i:1:1048576 FF:i:1:1048576 E:i:1:1024 K:i:1:32 ROWS:i:1:65536 WQ:i:0:1 XQ:i:0:2 HQ:i:0:2 "
+  "ACT:i:0:2 ALPHA:f:0:1e30 LIMIT:f:0:1e30 GB:i:0:1 DB:i:0:1",
+  "Wg:w?:f32,q8 Wu:w?:f32,q8 Wd:w?:f32,q8 x:tio?:f32 rt:tio:f32 bg:w?:f32 bu:w?:f32 bd:w?:f32 n:z?:i32 "
+  "h:x:f32 y:tio?:f32", 256)

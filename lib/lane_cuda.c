@@ -692,6 +692,135 @@ static void emit_coll(Fz *f, const Group *gr)
         .x = buf_of(f, c->args[0]), .y = buf_of(f, gr->node), .at = pl->nls, .covers = gr->nodes, .ncovers = gr->nn};
 }
 
+/* ---- the short convolution ---- */
+
+/* Where the convolution reads value k: a slice it took in its base's rows
+ * at the slice's place, any other value in its own rows of `ch`. */
+static int conv_read(Fz *f, const Group *gr, int k, long ch, long *stride, long *at)
+{
+    const GNode *n = N(f, k);
+    *stride = ch;
+    *at = 0;
+    if (n->op != OP_SLICE || f->group[k] != (int)(gr - f->gs))
+        return buf_of(f, k);
+    *stride = last(&N(f, n->args[0])->ty);
+    *at = (long)attr_num(n->e, "at", 0);
+    return buf_of(f, n->args[0]);
+}
+
+static void emit_conv(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_CONV, gr);
+    const GNode *cv = N(f, gr->node);
+    int n;
+    long rows = lead_rows(f, &cv->ty, 1, &n), ch = last(&cv->ty), s, at;
+    C(L, "C", (double)ch);
+    C(L, "KW", (double)N(f, cv->args[2])->ty.d[1].n);
+    C(L, "ROWS", (double)rows);
+    A(L, "x", conv_read(f, gr, gr->cx[0], ch, &s, &at));
+    C(L, "XS", (double)s);
+    C(L, "XA", (double)at);
+    C(L, "GIN", gr->cx[1] >= 0);
+    A(L, "x2", gr->cx[1] >= 0 ? conv_read(f, gr, gr->cx[1], ch, &s, &at) : -1);
+    C(L, "X2S", (double)(gr->cx[1] >= 0 ? s : ch));
+    C(L, "X2A", (double)(gr->cx[1] >= 0 ? at : 0));
+    C(L, "GOUT", gr->cx[2] >= 0);
+    A(L, "g", gr->cx[2] >= 0 ? conv_read(f, gr, gr->cx[2], ch, &s, &at) : -1);
+    C(L, "GS", (double)(gr->cx[2] >= 0 ? s : ch));
+    C(L, "GA", (double)(gr->cx[2] >= 0 ? at : 0));
+    C(L, "BIAS", cv->nargs == 4);
+    C(L, "ACT", gr->act);
+    C(L, "OQ", gr->oq);
+    A(L, "R", buf_of(f, cv->args[1]));
+    A(L, "w", buf_of(f, cv->args[2]));
+    if (cv->nargs == 4)
+        A(L, "b", buf_of(f, cv->args[3]));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->out[0]));
+    finish(L);
+}
+
+/* ---- the mixture of experts ---- */
+
+static void emit_route(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_ROUTE, gr);
+    const GNode *r = N(f, gr->node);
+    static const char *scores[] = {"softmax", "sigmoid", "topk_softmax"};
+    const char *sc = attr_word(r->e, "score", "softmax");
+    int n, code = 0;
+    long rows = lead_rows(f, &r->ty, 1, &n), groups = (long)attr_num(r->e, "groups", 1);
+    for (int i = 0; i < 3; i++)
+        code = strcmp(sc, scores[i]) == 0 ? i : code;
+    C(L, "E", (double)last(&r->ty));
+    C(L, "K", attr_num(r->e, "k", 1));
+    C(L, "ROWS", (double)rows);
+    C(L, "SCORE", code);
+    C(L, "BIAS", r->nargs == 2);
+    C(L, "GROUPS", (double)groups);
+    C(L, "TG", attr_num(r->e, "topk_groups", (double)groups));
+    C(L, "NORM", attr_num(r->e, "norm", 0) != 0);
+    C(L, "SCALE", attr_num(r->e, "scale", 1));
+    A(L, "x", buf_of(f, r->args[0]));
+    if (r->nargs == 2)
+        A(L, "b", buf_of(f, r->args[1]));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->node));
+    finish(L);
+}
+
+/* The experts' gate and up (PHASE 0, into the scratch h: it covers no
+ * node) and their down product (PHASE 1, the mixture's value). */
+static void emit_moe(Fz *f, const Group *gr)
+{
+    static const char *acts[] = {"silu", "gelu_tanh", "oai"};
+    const GNode *m = N(f, gr->node), *wg = N(f, m->args[2]), *wd = N(f, m->args[4]);
+    const char *act = attr_word(m->e, "act", "silu");
+    int n, code = 2, words = f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2, q = wg->ty.base == T_Q8;
+    long rows = lead_rows(f, &m->ty, 1, &n), d = last(&m->ty), ff = wg->ty.d[1].n, e = wg->ty.d[0].n;
+    long k = (long)attr_num(N(f, m->args[1])->e, "k", 1);
+    for (int i = 0; i < 3; i++)
+        code = strcmp(act, acts[i]) == 0 ? i : code;
+    int h = scratch(f, arena_printf(f->a, "%s.hidden", node_name(f, gr->node)), ET_F32, rows * k * ff);
+    for (int phase = 0; phase < 2; phase++) {
+        L L = launch(f, KN_MOE, gr);
+        if (phase == 0)
+            L.l->ncovers = 0;
+        C(L, "PHASE", phase);
+        C(L, "D", (double)d);
+        C(L, "FF", (double)ff);
+        C(L, "E", (double)e);
+        C(L, "K", (double)k);
+        C(L, "ROWS", (double)rows);
+        C(L, "WQ", q);
+        C(L, "XQ", q && d % 32 == 0 ? words : 0);   /* as the reference's products round them */
+        C(L, "HQ", wd->ty.base == T_Q8 && ff % 32 == 0 ? words : 0);
+        C(L, "ACT", code);
+        C(L, "ALPHA", attr_num(m->e, "alpha", 1.702));
+        C(L, "LIMIT", attr_num(m->e, "limit", 7));
+        C(L, "GB", m->nargs == 8);
+        C(L, "DB", m->nargs == 8);
+        A(L, "rt", buf_of(f, m->args[1]));
+        A(L, "n", n);
+        A(L, "h", h);
+        if (phase == 0) {
+            A(L, "Wg", buf_of(f, m->args[2]));
+            A(L, "Wu", buf_of(f, m->args[3]));
+            A(L, "x", buf_of(f, m->args[0]));
+            if (m->nargs == 8) {
+                A(L, "bg", buf_of(f, m->args[5]));
+                A(L, "bu", buf_of(f, m->args[6]));
+            }
+        } else {
+            A(L, "Wd", buf_of(f, m->args[4]));
+            if (m->nargs == 8)
+                A(L, "bd", buf_of(f, m->args[7]));
+            A(L, "y", buf_of(f, gr->node));
+        }
+        finish(L);
+    }
+}
+
 /* ---- the pool: temporaries share memory where their lives allow ---- */
 
 static void pool(Fz *f)
@@ -766,6 +895,9 @@ int lane_emit(Fz *f)
         case GK_COPY: emit_copy(f, gr); break;
         case GK_RANGE: emit_range(f, gr); break;
         case GK_COLL: emit_coll(f, gr); break;
+        case GK_CONV: emit_conv(f, gr); break;
+        case GK_ROUTE: emit_route(f, gr); break;
+        case GK_MOE: emit_moe(f, gr); break;
         default: BUG("a group of no kind");
         }
     }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # plan.bats — the CUDA lane's plans where no GPU answers: the golden plan of
-# every dense example spec and form, diffed; the CPU reference running a
-# plan gives the very tokens and logits of running its program, for every
-# tiny spec and form; every bad plan rejected with its exact message before
-# anything runs; every kernel instantiation the lane can ask for compiled by
-# NVRTC for sm_90 with no spill and no stack frame; the knobs; logos-run's
+# every example spec the lane takes (dense, LFM2, gpt-oss) and every form,
+# diffed; the CPU reference running a plan gives the very tokens and logits
+# of running its program, for every tiny spec and form; every bad plan
+# rejected with its exact message before anything runs; every kernel
+# instantiation the lane can ask for compiled by NVRTC for sm_90 with no spill and no stack frame; the knobs; logos-run's
 # --device, --follow and --compile.
 
 load common
@@ -13,7 +13,7 @@ bats_require_minimum_version 1.5.0
 TINY="$EX/tiny"
 GOLD="$TOP/tests/golden/plans"
 BADP="$TOP/tests/golden/badplans"
-LANE="llama mistral qwen2 qwen3 gemma2"
+LANE="llama mistral qwen2 qwen3 gemma2 lfm2 gptoss"
 
 setup() {
     mkdir -p "$BATS_TEST_TMPDIR/d"
@@ -22,7 +22,7 @@ setup() {
 
 layers() { sed -n 's/^layers: *//p' "$1"; }
 
-@test "the golden plans: every dense example spec and form, the same bytes" {
+@test "the golden plans: every example spec the lane takes and every form, and split forms, the same bytes" {
     local spec form rest tp layer out fails=""
     while read -r spec form rest; do
         tp=$(sed -n 's/.*--tp \([0-9]*\).*/\1/p' <<<"$rest")
@@ -92,7 +92,8 @@ same() {
     local s f n
     cat "$GOLD"/*.plan >all.plans
     for n in precise q8; do
-        for s in llama-3.2-1b llama-3-8b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b tiny/llama tiny/gemma2 tiny/qwen3; do
+        for s in llama-3.2-1b llama-3-8b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b lfm2-1.2b gpt-oss-20b \
+                 tiny/llama tiny/gemma2 tiny/qwen3 tiny/lfm2 tiny/gptoss; do
             for f in decode_step prefill decode_batch; do
                 logos-author "$f" "$EX/$s.yaml" | logos-fuse --numerics "$n" >>all.plans
             done

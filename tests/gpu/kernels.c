@@ -4,7 +4,11 @@
  * quantizing epilogues; norms, rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
  * heads, split chunks, causal rows; embeddings, elementwise ops with
- * broadcasting, row copies, ranges), at several shapes, on random inputs
+ * broadcasting, row copies, ranges; the short convolution with its gates,
+ * bias and activation over its ring; routing (softmax, sigmoid, top-k
+ * softmax, groups, a selection bias, norm and scale) and the experts' two
+ * products over the kept experts, q8 and f32, with gpt-oss's biases and
+ * clamped activation), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
  * the reference running the same program; under q8 and q8x2 it quantizes
@@ -85,6 +89,35 @@ static const Case cases[] = {
      "size T\nin x : f32[T,48]\nin ix : i32[4]\nin pos : i32\nin w : f32[48]\nstate S : f32[16,48]\n"
      "out a : f32[48]\nout s : f32[T,16]\nout g : f32[4,48]\nout r : f32[48]\n"
      "S[pos] = w\na = last(x)\ns = slice(x, at=8, n=16)\ng = x[ix]\nr = S[pos]\n", 3},
+    {"sconv: gates in and out in place, a decode step",
+     "in p : f32[192]\nweight w : f32[64,3]\nstate R : f32[2,64]\nout y : f32[64]\n"
+     "y = slice(p, at=64, n=64) * conv(slice(p, at=0, n=64) * slice(p, at=128, n=64), R, w)\n", 6},
+    {"sconv: a chunk's rows, bias, silu, width 4",
+     "size T\nin x : f32[T,96]\nweight w : f32[96,4]\nweight b : f32[96]\nstate R : f32[3,96]\nout y : f32[T,96]\n"
+     "y = silu(conv(x, R, w, b))\n", 3},
+    {"sconv: a chunk's gates, quantizing epilogue, product",
+     "size T\nin p : f32[T,384]\nin r : f32[T,64]\nweight w : f32[128,3]\nweight wo : q8[64,128]\n"
+     "state R : f32[2,128]\nout y : f32[T,64]\n"
+     "c = slice(p, at=0, n=128) * slice(p, at=256, n=128)\nz = slice(p, at=128, n=128) * conv(c, R, w)\n"
+     "y = r + wo @ z\n", 3},
+    {"route softmax, norm; moe silu, 5 rows",
+     "size T\nin x : f32[T,64]\nweight wr : f32[8,64]\nweight eg : q8[8,32,64]\nweight eu : q8[8,32,64]\n"
+     "weight ed : q8[8,64,32]\nout rt : f32[T,8]\nout y : f32[T,64]\n"
+     "rt = route(wr @ x, k=2, score=softmax, norm=1)\ny = moe(x, rt, eg, eu, ed, act=silu)\n", 2},
+    {"route sigmoid, groups, selection bias, scale; moe gelu_tanh",
+     "in x : f32[128]\nin lg : f32[16]\nweight sb : f32[16]\nweight eg : q8[16,64,128]\nweight eu : q8[16,64,128]\n"
+     "weight ed : q8[16,128,64]\nout rt : f32[16]\nout y : f32[128]\n"
+     "rt = route(lg, sb, k=4, score=sigmoid, groups=4, topk_groups=2, norm=1, scale=2.5)\n"
+     "y = moe(x, rt, eg, eu, ed, act=gelu_tanh)\n", 3},
+    {"route topk_softmax; moe gpt-oss, biases, f32 experts, 5 rows",
+     "size T\nin x : f32[T,96]\nin lg : f32[T,4]\nweight eg : f32[4,48,96]\nweight eu : f32[4,48,96]\n"
+     "weight ed : f32[4,96,48]\nweight egb : f32[4,48]\nweight eub : f32[4,48]\nweight edb : f32[4,96]\n"
+     "out y : f32[T,96]\n"
+     "y = moe(x, route(lg, k=2, score=topk_softmax), eg, eu, ed, egb, eub, edb, act=oai, alpha=1.702, limit=7)\n", 2},
+    {"route softmax of 512, top 10; moe q8 256x64",
+     "in x : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
+     "weight ed : q8[512,256,64]\nout y : f32[256]\n"
+     "y = moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2},
 };
 
 static double rel_err(const float *a, const float *b, long n, int *finite)

@@ -1,0 +1,176 @@
+// moe.cu — moe: a mixture's experts, reading only the kept experts' rows,
+// in two launches (PHASE 0 then 1; CPU twin: lib/ref_ops.c eval_moe):
+//
+//   PHASE 0:  h[t, j, i] = act(Wg[e] row i . x[t] + bg[e, i], Wu[e] row i . x[t] + bu[e, i])
+//   PHASE 1:  y[t, o] = sum over j: rt[t, e] * (Wd[e] row o . h[t, j] + bd[e, o])
+//
+// where e is the j-th expert (in expert order) whose routing weight
+// rt[t, e] is not 0, j < K; act (ACT) 0 silu(g) * u, 1 gelu_tanh(g) * u,
+// 2 gpt-oss's (min(g, LIMIT) * sigmoid(ALPHA * min(g, LIMIT)) *
+// (clamp(u, -LIMIT, LIMIT) + 1)); a bias 0 when absent (GB, DB).
+// Under the quantized numerics a product's activations are rounded as the
+// lane's q8 or q8x2 formats hold them (XQ, HQ: 0 f32, 1 or 2 words), each
+// block of 32 values at its own scale, and multiplied in f32.
+//
+// Shapes: Wg, Wu (E, FF, D), Wd (E, D, FF) Q8_0 (WQ 1, rows of whole 32-value
+// blocks) or f32; bg, bu (E, FF), bd (E, D) f32; x (rows, D) f32; rt (rows,
+// E) f32; h (rows, K, FF) f32 scratch; y (rows, D) f32; rows = n or ROWS.
+// Launch: PHASE 0 grid (ceil(FF / 32), K, ROWS), block 256, smem 4 D:
+// block (u, j, t) computes units 32u .. 32u + 31 of row t's j-th expert, 4
+// a warp, x staged once in shared memory; PHASE 1 grid (ceil(D / 32),
+// ROWS, 1), block 256: 4 outputs a warp over every kept expert.
+//
+// Parameters: Wg Wu Wd x rt bg bu bd n h y (PHASE 0 reads Wg, Wu, x, bg,
+// bu and writes h; PHASE 1 reads Wd, h, bd and writes y).
+
+// x rounded as `words` int8 words a value at the scale of its warp's 32
+// values hold it (lib/quant.c act_quantize).
+DEV float act_round(float x, int words)
+{
+    float amax = warp_max(fabsf(x));
+    float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    float u = __fmul_rn(x, id), hi = rintf(u), v = hi;
+    if (words == 2)
+        v = __fadd_rn(v, __fmul_rn(fminf(fmaxf(rintf(__fmul_rn(__fsub_rn(u, hi), 254.0f)), -127.0f), 127.0f),
+                                   1.0f / 254.0f));
+    return __fmul_rn(v, d);
+}
+
+// The j-th expert whose weight in rt (E values) is not 0, or -1: the warp's
+// lanes each get it.
+DEV int kept_expert(const float *rt, int j)
+{
+    int lane = threadIdx.x & 31;
+    for (int c = 0; c < E; c += 32) {
+        unsigned m = __ballot_sync(0xffffffffu, c + lane < E && rt[c + lane] != 0.0f);
+        int k = __popc(m);
+        if (j < k) {
+            for (; j > 0; j--)
+                m &= m - 1;
+            return c + __ffs(m) - 1;
+        }
+        j -= k;
+    }
+    return -1;
+}
+
+// Row r of a weight of `rows` rows of `cols` values (Q8_0 or f32) . v, summed
+// over the warp; every lane gets it.
+DEV float row_dot(const void *W, long rows, long cols, long r, const float *v)
+{
+    int lane = threadIdx.x & 31;
+    float acc = 0.0f;
+    if (WQ) {
+        const i8 *q = (const i8 *)W + r * cols;
+        const u16 *s = (const u16 *)((const char *)W + align16(rows * cols)) + r * (cols / 32);
+        for (long c = lane * 4; c < cols; c += 128) {
+            int w4 = *(const int *)(q + c);
+            float sc = h2f(s[c >> 5]);
+            for (int k = 0; k < 4; k++)
+                acc = fmaf((float)(signed char)(w4 >> 8 * k) * sc, v[c + k], acc);
+        }
+    } else {
+        const float *f = (const float *)W + r * cols;
+        for (long c = lane; c < cols; c += 32)
+            acc = fmaf(f[c], v[c], acc);
+    }
+    return warp_sum(acc);
+}
+
+DEV float gated(float g, float u)
+{
+    if (ACT == 0)
+        return silu(g) * u;
+    if (ACT == 1)
+        return gelu_tanh(g) * u;
+    float gc = fminf(g, LIMIT), uc = fminf(fmaxf(u, -LIMIT), LIMIT);
+    return (uc + 1.0f) * gc * (1.0f / (1.0f + expf(-ALPHA * gc)));
+}
+
+DEV void up(const Params &p)
+{
+    extern __shared__ float xs[];
+    __shared__ float hs[32];
+    __shared__ int ex;
+        long t = blockIdx.z;
+    int j = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (t >= rows_of(p.a[8], ROWS))
+        return;
+    if (w == 0) {
+        int e = kept_expert((const float *)p.a[4] + t * E, j);
+        if (lane == 0)
+            ex = e;
+    }
+    const float *x = (const float *)p.a[3] + t * D;
+    for (long c = w * 32; c < D; c += 256) {   // whole warps: D whole 32-value blocks when XQ
+        float v = c + lane < D ? x[c + lane] : 0.0f;
+        if (XQ)
+            v = act_round(v, XQ);
+        if (c + lane < D)
+            xs[c + lane] = v;
+    }
+    __syncthreads();
+    if (ex < 0)
+        return;   // this row kept fewer experts
+    const float *bg = (const float *)p.a[5], *bu = (const float *)p.a[6];
+    for (int k = 0; k < 4; k++) {
+        long i = (long)blockIdx.x * 32 + w * 4 + k, r = (long)ex * FF + i;
+        if (i >= FF)
+            break;
+        float g = row_dot(p.a[0], (long)E * FF, D, r, xs), u = row_dot(p.a[1], (long)E * FF, D, r, xs);
+        if (lane == 0)
+            hs[w * 4 + k] = gated(g + (GB ? bg[r] : 0.0f), u + (GB ? bu[r] : 0.0f));
+    }
+    __syncthreads();
+    if (w == 0) {
+        long i = (long)blockIdx.x * 32 + lane;
+        float v = i < FF ? hs[lane] : 0.0f;
+        if (HQ)
+            v = act_round(v, HQ);   // FF whole 32-value blocks
+        if (i < FF)
+            ((float *)p.a[9])[(t * K + j) * FF + i] = v;
+    }
+}
+
+DEV void down(const Params &p)
+{
+    __shared__ int ids[K];
+    __shared__ float wts[K];
+        long t = blockIdx.y;
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (t >= rows_of(p.a[8], ROWS))
+        return;
+    const float *rt = (const float *)p.a[4] + t * E;
+    if (w == 0)
+        for (int j = 0; j < K; j++) {
+            int e = kept_expert(rt, j);
+            if (lane == 0) {
+                ids[j] = e;
+                wts[j] = e >= 0 ? rt[e] : 0.0f;
+            }
+        }
+    __syncthreads();
+    const float *h = (const float *)p.a[9] + t * K * FF, *bd = (const float *)p.a[7];
+    for (int k = 0; k < 4; k++) {
+        long o = (long)blockIdx.x * 32 + w * 4 + k;
+        if (o >= D)
+            break;
+        float acc = 0.0f;
+        for (int j = 0; j < K && ids[j] >= 0; j++) {
+            long r = (long)ids[j] * D + o;
+            float v = row_dot(p.a[2], (long)E * D, FF, r, h + j * FF);
+            acc = fmaf(wts[j], v + (DB ? bd[r] : 0.0f), acc);
+        }
+        if (lane == 0)
+            ((float *)p.a[10])[t * D + o] = acc;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256) moe(const Params p)
+{
+    pdl_begin();
+    if (PHASE == 0)
+        up(p);
+    else
+        down(p);
+}
