@@ -17,6 +17,14 @@
 // EARLY (a decode step whose position the host wrote): the first round's key
 // and value rows but the newest are loaded before the wait for the launch
 // before, which appends only that row.
+// ROPE (rule rope_attend, a decode step): q, kx and vx are the rows as the
+// products made them, and the attention does the rope's work (rope.cu's
+// math): each warp turns its block's G query heads (NQ: each first divided
+// by its root mean square and times qnw + ROFF), the first ROT values as
+// NEOX pairs (i, i + ROT/2) by the angle (pos - 1) freq[i] taken in f64
+// down to [-pi, pi], times AF; and the block of the newest row turns key
+// head g of kx (NK: under knw) and appends it with value head g of vx at
+// row pos - 1 of K and V before any row is read.
 // Launch: grid (NKV, BUSY or else SPLIT, ROWS), block 128 (4 warps). Block (g, c, t)
 // takes chunk c of the rows [lo, hi) (chunks of the larger of CHUNK rows and
 // (hi - lo) / BUSY, so that a short context keeps BUSY blocks busy and no
@@ -37,8 +45,9 @@ constexpr int VN = CONT ? VD / 32 : 2 * ((VD + 63) / 64);   // values a lane hol
 constexpr int SLOT = VD + 2;                        // m, l, then the values
 // Key rows a warp loads together: as many as the registers left by the
 // heads' queries and sums hold with a score a head each (88 values in
-// all), 2 to 8.
-constexpr int RW = (88 - G * (QP + VN)) / (QP + VN + G);
+// all; 80 with the heads' running maxima and sums counted when the rope's
+// turning needs registers of its own), 2 to 8.
+constexpr int RW = (ROPE ? 80 - G * (QP + VN + 2) : 88 - G * (QP + VN)) / (QP + VN + G);
 constexpr int R = RW > 8 ? 8 : RW < 2 ? 2 : RW;
 
 // Lane l's key value i and value i: their places in a row.
@@ -124,6 +133,76 @@ DEV void val2(const void *Vb, long i, float &a, float &b)
         float2 two = *(const float2 *)((const float *)Vb + i);
         a = two.x;
         b = two.y;
+    }
+}
+
+// A head of HD values at x, as lane `lane` holds them (kat): under NORM
+// divided by its root mean square and times nw + ROFF, then its first ROT
+// values turned at position pos (rope.cu's math; scr: HD floats of the
+// warp's shared memory).
+DEV void turn_head(const Params &p, const float *x, const float *nw, int norm, long pos, float *out, float *scr)
+{
+    int lane = threadIdx.x & 31;
+    float ss = 0.0f;
+#pragma unroll
+    for (int i = 0; i < QP; i++) {
+        out[i] = kat(lane, i) < HD ? x[kat(lane, i)] : 0.0f;
+        ss += out[i] * out[i];
+    }
+    if (norm) {
+        float inv = 1.0f / sqrtf(warp_sum(ss) / (float)HD + REPS);
+#pragma unroll
+        for (int i = 0; i < QP; i++)
+            if (kat(lane, i) < HD)
+                out[i] = out[i] * inv * (nw[kat(lane, i)] + ROFF);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < QP; i++)
+        if (kat(lane, i) < HD)
+            scr[kat(lane, i)] = out[i];
+    __syncwarp();
+    const double *freq = (const double *)p.a[13];
+#pragma unroll
+    for (int i = 0; i < QP; i++) {
+        int d = kat(lane, i);
+        if (d >= ROT || d >= HD)
+            continue;
+        int half = ROT / 2, k = d < half ? d : d - half;
+        double a = (double)(pos - 1) * freq[k];
+        float r = (float)(a - 6.283185307179586 * rint(a * 0.15915494309189535)), sf, cf;
+        __sincosf(r, &sf, &cf);
+        double c = (double)cf * (double)AF, sn = (double)sf * (double)AF;
+        out[i] = d < half ? (float)((double)scr[d] * c - (double)scr[d + half] * sn)
+                          : (float)((double)scr[d] * c + (double)scr[d - half] * sn);
+    }
+    __syncwarp();
+}
+
+// The newest row (pos - 1) of key head g, turned, and of value head g,
+// appended to K and V by warp 0 (rope_attend).
+DEV void append_row(const Params &p, int g, long pos, float *scr)
+{
+    int lane = threadIdx.x & 31;
+    if (pos < 1 || pos > NCTX)
+        return;
+    float kv[QP];
+    turn_head(p, (const float *)p.a[9] + (long)g * HD, (const float *)p.a[12], NK, pos, kv, scr);
+    long kb = ((pos - 1) * NKV + g) * (long)HD, vb = ((pos - 1) * NKV + g) * (long)VD;
+#pragma unroll
+    for (int i = 0; i < QP; i++)
+        if (kat(lane, i) < HD) {
+            if (KV == 2)
+                ((u16 *)p.a[1])[kb + kat(lane, i)] = f2h(kv[i]);
+            else
+                ((float *)p.a[1])[kb + kat(lane, i)] = kv[i];
+        }
+    const float *vx = (const float *)p.a[10] + (long)g * VD;
+    for (int e = lane; e < VD; e += 32) {
+        if (KV == 2)
+            ((u16 *)p.a[2])[vb + e] = f2h(vx[e]);
+        else
+            ((float *)p.a[2])[vb + e] = vx[e];
     }
 }
 
@@ -221,8 +300,16 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     }
     const float *q = (const float *)p.a[0] + (long)t * QS;
     float qr[G][QP], m[G], l[G], o[G][VN];
+    if (ROPE && c == lc) {   // the newest row, before any warp reads it
+        if (w == 0)
+            append_row(p, g, pp[0], sl);
+        __syncthreads();
+    }
+#pragma unroll
     for (int h = 0; h < G; h++) {
-        if (CONT) {
+        if (ROPE) {
+            turn_head(p, q + (long)(g * G + h) * HD, (const float *)p.a[11], NQ, pp[0], qr[h], sl + (long)w * HD);
+        } else if (CONT) {
             loadv<QP, 0>(q, (long)(g * G + h) * HD + (long)lane * QP, qr[h]);
         } else {
             for (int i = 0; i < QP; i++)

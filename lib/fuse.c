@@ -34,7 +34,7 @@ void fuse_note(Fz *f, int node, const char *fmt, ...)
 
 static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
-                                           "conv_gates", "moe_kept"};
+                                           "conv_gates", "moe_kept", "rope_attend"};
 
 void took(Fz *f, int rule)
 {
@@ -719,6 +719,57 @@ static void order(Fz *f)
     }
 }
 
+/* ---- rope_attend: a decode step's rope in its attention's launch ---- */
+
+/* Does attention group a read what rope group r makes: the queries r turns
+ * into a value only a reads, the keys r turns and the values r appends to
+ * the states a reads up to one position (a decode step's one row), both
+ * states of one format? */
+static int rope_feeds(const Fz *f, const Group *a, const Group *r)
+{
+    const GNode *at = N(f, a->node);
+    int q = at->args[0];
+    if (r->kind != GK_ROPE || r->rparts != 3 || r->rope[0] != q || r->rwrite[0] >= 0 || only_use(f, q) != a->node ||
+        r->rope[1] < 0 || r->rwrite[1] < 0 || r->rope[2] >= 0 || r->rnorm[2] >= 0 || r->rwrite[2] < 0 ||
+        N(f, r->pos)->ty.rank != 0 || N(f, q)->ty.rank != 2)
+        return 0;
+    const GNode *k = N(f, at->args[1]), *v = N(f, at->args[2]);
+    if (k->op != OP_UPTO || v->op != OP_UPTO || k->args[1] != r->pos || v->args[1] != r->pos)
+        return 0;
+    const GNode *ks = N(f, N(f, r->rwrite[1])->args[0]), *vs = N(f, N(f, r->rwrite[2])->args[0]);
+    return k->args[0] == N(f, r->rwrite[1])->args[0] && v->args[0] == N(f, r->rwrite[2])->args[0] &&
+           ks->ty.base == vs->ty.base;
+}
+
+/* The attention turns its block's queries; the block of the newest row
+ * turns and appends that row: one launch fewer a layer. */
+static void rope_into_attend(Fz *f)
+{
+    if (!f->o->lane_rules)
+        return;
+    for (int i = 0; i < f->ng; i++) {
+        Group *a = &f->gs[i];
+        int rg = a->kind == GK_ATTEND ? f->group[N(f, a->node)->args[0]] : -1;
+        if (rg < 0 || !rope_feeds(f, a, &f->gs[rg]))
+            continue;
+        Group *r = &f->gs[rg];
+        for (int j = 0; j < r->nn; j++) {
+            f->group[r->nodes[j]] = i;
+            *VEC_PUSH(f->a, a->nodes, a->nn, a->cn) = r->nodes[j];
+        }
+        r->nn = 0;   /* a group of no nodes makes no launch */
+        a->rparts = r->rparts;
+        a->pos = r->pos;
+        memcpy(a->rope, r->rope, sizeof a->rope);
+        memcpy(a->rx, r->rx, sizeof a->rx);
+        memcpy(a->rnorm, r->rnorm, sizeof a->rnorm);
+        memcpy(a->rwrite, r->rwrite, sizeof a->rwrite);
+        fuse_note(f, a->node, "rule rope_attend: %s turns its queries and appends the newest key and value row",
+                  stmt_name(f, a->node));
+        took(f, RU_ROPE_ATTEND);
+    }
+}
+
 int fuse_groups(Fz *f)
 {
     const Graph *g = f->g;
@@ -738,6 +789,7 @@ int fuse_groups(Fz *f)
     for (int k = 0; k < g->nn; k++)
         if (graph_computes(g, k) && free_node(f, k) && other_group(f, k))
             return EXIT_INPUT;
+    rope_into_attend(f);
     quantizing(f);
     order(f);
     return 0;

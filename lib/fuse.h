@@ -22,7 +22,8 @@ typedef struct Group {
     int argmax;              /* the arg-max of part 0, or -1 */
     int norm;                /* the rmsnorm taken as the prologue, or -1 */
     int x;                   /* the activation read (under the norm when there is one) */
-    /* GK_ROPE: the rotated queries and keys, the appended values */
+    /* GK_ROPE, and GK_ATTEND under rope_attend: the rotated queries and
+     * keys, the appended values */
     int rparts, rope[3];     /* each part's rope node (-1: a value row written as it is) */
     int rx[3], rnorm[3];     /* its input (under its norm) and its per-head norm, or -1 */
     int rwrite[3];           /* the state row write it ends in, or -1 */
@@ -53,7 +54,7 @@ typedef struct Fz {
 
 enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,
             RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT,
-            RU_CONV_GATES, RU_MOE_KEPT, RU_COUNT };
+            RU_CONV_GATES, RU_MOE_KEPT, RU_ROPE_ATTEND, RU_COUNT };
 
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */

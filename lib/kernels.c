@@ -329,6 +329,24 @@ static int need_attend(Need *n)
         return bad(n, "constant rows are at most 65536");
     if (C(n, "EARLY") && (mode != 0 || R != 1))
         return bad(n, "EARLY loads are for one row at one position (MODE 0, ROWS 1)");
+    if (C(n, "ROPE")) {   /* rope_attend: the queries turned, the newest key and value row appended */
+        long rot = C(n, "ROT");
+        if (mode != 0 || R != 1)
+            return bad(n, "a rope in the attention is for one row at one position (MODE 0, ROWS 1)");
+        if (rot < 2 || rot % 2 || rot > hd || hd > 1024)
+            return bad(n, "the rope turns an even number of a head's values, at most the head (of at most 1024)");
+        if ((nh / nkv) * (vd + 2) < hd)
+            return bad(n, "a rope in the attention turns a head in a warp's shared slots: HD at most G (VD + 2)");
+        need(n, "kx", nkv * hd);
+        need(n, "vx", nkv * vd);
+        need(n, "freq", rot / 2);
+        if (C(n, "NQ"))
+            need(n, "qnw", hd);
+        if (C(n, "NK"))
+            need(n, "knw", hd);
+    } else if (C(n, "ROT") || C(n, "NQ") || C(n, "NK")) {
+        return bad(n, "ROT, NQ and NK are the rope's: 0 without ROPE");
+    }
     need(n, "q", (R - 1) * C(n, "QS") + nh * hd);
     need(n, "k", ctx * nkv * hd);
     need(n, "v", ctx * nkv * vd);

@@ -419,7 +419,26 @@ static void emit_attend(Fz *f, const Group *gr)
     /* a decode step whose position the host writes: the rows but the
      * newest are loaded before the wait for the launch before */
     C(L, "EARLY", mode == 0 && rows == 1 && !st && f->pl->bufs[buf_of(f, k->args[1])].kind == B_IN);
-    A(L, "q", buf_of(f, a->args[0]));
+    if (gr->rparts) {   /* rope_attend: the rope's queries, keys and values as they come */
+        const GNode *r0 = N(f, gr->rope[0]);
+        C(L, "ROPE", 1);
+        C(L, "ROT", attr_num(r0->e, "rot", (double)last(&r0->ty)));
+        C(L, "AF", attr_num(r0->e, "attn_factor", 1));
+        for (int p = 0; p < 2; p++)
+            if (gr->rnorm[p] >= 0) {
+                const GNode *nm = N(f, gr->rnorm[p]);
+                C(L, p ? "NK" : "NQ", 1);
+                C(L, "REPS", attr_num(nm->e, "eps", 0));
+                C(L, "ROFF", attr_num(nm->e, "offset", 0));
+                A(L, p ? "knw" : "qnw", buf_of(f, nm->args[1]));
+            }
+        A(L, "q", buf_of(f, gr->rx[0]));
+        A(L, "kx", buf_of(f, gr->rx[1]));
+        A(L, "vx", buf_of(f, gr->rx[2]));
+        A(L, "freq", freq_buf(f, gr->rope[0]));
+    } else {
+        A(L, "q", buf_of(f, a->args[0]));
+    }
     A(L, "k", kb);
     A(L, "v", vb);
     A(L, "n", n);
@@ -881,6 +900,8 @@ int lane_emit(Fz *f)
     stack_rows(f);
     for (int i = 0; i < f->ng; i++) {
         const Group *gr = &f->gs[f->order[i]];
+        if (!gr->nn)
+            continue;   /* folded into another group's launch */
         switch (gr->kind) {
         case GK_GEMV: emit_gemv(f, gr); break;
         case GK_ROPE: emit_rope(f, gr); break;
