@@ -138,9 +138,27 @@ DEV void val2(const void *Vb, long i, float &a, float &b)
 
 // A head of HD values at x, as lane `lane` holds them (kat): under NORM
 // divided by its root mean square and times nw + ROFF, then its first ROT
-// values turned at position pos (rope.cu's math; scr: HD floats of the
+// values turned by the angles' sines and cosines (scr: HD floats of the
 // warp's shared memory).
-DEV void turn_head(const Params &p, const float *x, const float *nw, int norm, long pos, float *out, float *scr)
+// The sine and cosine of the angle of each value lane `lane` holds at
+// position pos (rope.cu's math): known before the wait, since the position
+// and the frequencies do not depend on the launch before.
+DEV void angles(const Params &p, long pos, float *sn, float *cs)
+{
+    int lane = threadIdx.x & 31;
+    const double *freq = (const double *)p.a[13];
+#pragma unroll
+    for (int i = 0; i < QP; i++) {
+        int d = kat(lane, i), half = ROT / 2, k = d < half ? d : d - half;
+        sn[i] = 0.0f, cs[i] = 1.0f;
+        if (d >= ROT || d >= HD)
+            continue;
+        double a = (double)(pos - 1) * freq[k];
+        __sincosf((float)(a - 6.283185307179586 * rint(a * 0.15915494309189535)), &sn[i], &cs[i]);
+    }
+}
+
+DEV void turn_head(const float *x, const float *nw, int norm, const float *sn, const float *cs, float *out, float *scr)
 {
     int lane = threadIdx.x & 31;
     float ss = 0.0f;
@@ -162,32 +180,27 @@ DEV void turn_head(const Params &p, const float *x, const float *nw, int norm, l
         if (kat(lane, i) < HD)
             scr[kat(lane, i)] = out[i];
     __syncwarp();
-    const double *freq = (const double *)p.a[13];
 #pragma unroll
     for (int i = 0; i < QP; i++) {
-        int d = kat(lane, i);
+        int d = kat(lane, i), half = ROT / 2;
         if (d >= ROT || d >= HD)
             continue;
-        int half = ROT / 2, k = d < half ? d : d - half;
-        double a = (double)(pos - 1) * freq[k];
-        float r = (float)(a - 6.283185307179586 * rint(a * 0.15915494309189535)), sf, cf;
-        __sincosf(r, &sf, &cf);
-        double c = (double)cf * (double)AF, sn = (double)sf * (double)AF;
-        out[i] = d < half ? (float)((double)scr[d] * c - (double)scr[d + half] * sn)
-                          : (float)((double)scr[d] * c + (double)scr[d - half] * sn);
+        double c = (double)cs[i] * (double)AF, s = (double)sn[i] * (double)AF;
+        out[i] = d < half ? (float)((double)scr[d] * c - (double)scr[d + half] * s)
+                          : (float)((double)scr[d] * c + (double)scr[d - half] * s);
     }
     __syncwarp();
 }
 
 // The newest row (pos - 1) of key head g, turned, and of value head g,
 // appended to K and V by warp 0 (rope_attend).
-DEV void append_row(const Params &p, int g, long pos, float *scr)
+DEV void append_row(const Params &p, int g, long pos, const float *sn, const float *cs, float *scr)
 {
     int lane = threadIdx.x & 31;
     if (pos < 1 || pos > NCTX)
         return;
     float kv[QP];
-    turn_head(p, (const float *)p.a[9] + (long)g * HD, (const float *)p.a[12], NK, pos, kv, scr);
+    turn_head((const float *)p.a[9] + (long)g * HD, (const float *)p.a[12], NK, sn, cs, kv, scr);
     long kb = ((pos - 1) * NKV + g) * (long)HD, vb = ((pos - 1) * NKV + g) * (long)VD;
 #pragma unroll
     for (int i = 0; i < QP; i++)
@@ -289,6 +302,9 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     long j0 = lo + (long)c * chunk, j1 = j0 + chunk < hi ? j0 + chunk : hi;
     float kr[R][QP], vr[R][VN];
     long j = j0 + w;   // a round's rows: j, j + 4, ..., j + 4 (R - 1): the warps take turns
+    float asn[QP], acs[QP];
+    if (ROPE)
+        angles(p, pp[0], asn, acs);
     if (EARLY) {   // the first round's rows but the newest, before the wait
 #pragma unroll
         for (int r = 0; r < R; r++) {
@@ -302,13 +318,13 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     float qr[G][QP], m[G], l[G], o[G][VN];
     if (ROPE && c == lc) {   // the newest row, before any warp reads it
         if (w == 0)
-            append_row(p, g, pp[0], sl);
+            append_row(p, g, pp[0], asn, acs, sl);
         __syncthreads();
     }
 #pragma unroll
     for (int h = 0; h < G; h++) {
         if (ROPE) {
-            turn_head(p, q + (long)(g * G + h) * HD, (const float *)p.a[11], NQ, pp[0], qr[h], sl + (long)w * HD);
+            turn_head(q + (long)(g * G + h) * HD, (const float *)p.a[11], NQ, asn, acs, qr[h], sl + (long)w * HD);
         } else if (CONT) {
             loadv<QP, 0>(q, (long)(g * G + h) * HD + (long)lane * QP, qr[h]);
         } else {
