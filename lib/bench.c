@@ -84,7 +84,7 @@ double launch_flops(const Plan *pl, int i, long pos)
 {
     const PLaunch *l = &pl->ls[i];
     switch (l->kernel) {
-    case KN_GEMV: {
+    case KN_GEMV: case KN_MMA: {
         double n = C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3");
         return 2 * C(l, "K") * n * C(l, "ROWS");
     }
@@ -133,6 +133,11 @@ void launch_brief(const Plan *pl, int i, char *buf, size_t n)
     const char *name = kernel_info(l->kernel)->name;
     static const char *fmt[] = {"f32", "a8", "a8x2"};
     switch (l->kernel) {
+    case KN_MMA:
+        snprintf(buf, n, "%s %.0fx%.0f%s%s rows q8 %s", name, C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3"),
+                 C(l, "K"), C(l, "PARTS") > 1 ? "/" : "", C(l, "PARTS") > 1 ? (C(l, "GATE") ? "gated" : "parts") : "",
+                 fmt[(int)C(l, "XQ")]);
+        break;
     case KN_GEMV:
         snprintf(buf, n, "%s %.0fx%.0f%s%s%s %s%s", name, C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3"),
                  C(l, "K"), C(l, "PARTS") > 1 ? "/" : "", C(l, "PARTS") > 1 ? (C(l, "GATE") ? "gated" : "parts") : "",

@@ -485,6 +485,51 @@ static int need_moe(Need *n)
     return 0;
 }
 
+/* mma.cu: tiles of 64 rows by 64 weight rows (32 units under GATE), three
+ * stages of 64 values of K; its opening comment has the layout. */
+static int need_mma(Need *n)
+{
+    static const char *W[] = {"W0", "W1", "W2", "W3"}, *Y[] = {"y0", "y1", "y2", "y3"},
+                      *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"},
+                      *N[] = {"N0", "N1", "N2", "N3"};
+    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), xq = C(n, "XQ"),
+         xin = C(n, "XIN"), units = 0;
+    for (int p = 0; p < 4; p++) {
+        long np = C(n, N[p]);
+        if ((p < P) != (np > 0))
+            return bad(n, "the parts' rows must be positive for the parts there are and 0 past them");
+        if (p >= P)
+            continue;
+        need(n, W[p], np * K);
+        if (!(gate && p == 1))
+            need(n, Y[p], rows * np);
+        if (C(n, "BIAS") >> p & 1)
+            need(n, B[p], np);
+        if (C(n, "RES") >> p & 1)
+            need(n, R[p], rows * np);
+        units += gate && p == 1 ? 0 : np;
+    }
+    if ((C(n, "BIAS") | C(n, "RES")) >> P)
+        return bad(n, "a bias or residual bit past the parts");
+    if (gate && (P < 2 || C(n, "N0") != C(n, "N1")))
+        return bad(n, "a gated pair needs two parts of one width");
+    if (K % 32)
+        return bad(n, "the tensor cores take whole 32-value slabs of K");
+    if (C(n, "NORM") && xin)
+        return bad(n, "a norm prologue reads f32 activations");
+    if (xin && xin != xq)
+        return bad(n, "quantized activations are read in their own format");
+    if (C(n, "OQ") && (C(n, "N0") % 32 || P > 1 + (gate != 0)))
+        return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
+    need(n, "x", rows * K);
+    if (C(n, "NW"))
+        need(n, "nw", K);
+    grid(n, cdiv(units, gate ? 32 : 64), cdiv(rows, 64), 1);
+    long stage = (xq + 1) * 64 * 80 + 64 * 8 + 64 * 4;
+    n->out->smem = 3 * stage + 64 * 4;
+    return 0;
+}
+
 int gemv_blocks_per_sm(long slots, long tr, int norm)
 {
     return slots > 4 || tr > 1 || norm ? 2 : 3;   /* gemv.cu's MINB */
@@ -497,6 +542,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
         [KN_ATTEND] = need_attend, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
         [KN_RANGE] = need_range, [KN_CONV] = need_conv,
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
+        [KN_MMA] = need_mma,
     };
     memset(out, 0, sizeof *out);
     for (int i = 0; i < KMAXP; i++)

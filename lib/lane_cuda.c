@@ -212,10 +212,87 @@ static int gemv_wr(int oq)
     return oq ? 4 : 1;
 }
 
+/* ---- products of stacked rows on the tensor cores (mma.cu) ---- */
+
+/* Whether a product group runs on the tensor cores: stacked rows at least
+ * --mma-rows of them (MMA_ROWS by default), every part Q8_0 over whole
+ * 32-value blocks, the activations quantized (q8 or q8x2), no arg-max;
+ * -v says the decision for stacked rows. */
+static int take_mma(Fz *f, const Group *gr)
+{
+    int n, cross = f->o->mma_rows > 0 ? f->o->mma_rows : MMA_ROWS;
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
+    long K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
+    int xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype, q8 = 1;
+    int xq = f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2;
+    xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
+    for (int p = 0; p < gr->parts; p++)
+        q8 &= wq(f, gr->prod[p]);
+    if (rows < 2)
+        return 0;
+    const char *why = rows < cross ? "fewer rows than --mma-rows" : !q8 ? "f32 weights" : K % 32 ? "not whole 32-value blocks"
+                      : !xq ? "f32 activations" : gr->argmax >= 0 ? "an arg-max epilogue"
+                      : xin && xin != xq ? "activations in another format" : NULL;
+    if (why)
+        fuse_note(f, gr->node, "products of %ld stacked rows as GEMVs: %s (%d)", rows, why, cross);
+    else
+        fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores: at least --mma-rows %d", rows, cross);
+    return !why;
+}
+
+static void emit_mma(Fz *f, const Group *gr)
+{
+    static const char *Nn[] = {"N0", "N1", "N2", "N3"}, *W[] = {"W0", "W1", "W2", "W3"},
+                      *Y[] = {"y0", "y1", "y2", "y3"}, *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"};
+    L L = launch(f, KN_MMA, gr);
+    int n, xb = buf_of(f, gr->x), xin = f->pl->bufs[plan_base(f->pl, xb)].etype, bias = 0, res = 0;
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
+    for (int p = 0; p < gr->parts; p++) {
+        C(L, Nn[p], (double)last(&N(f, gr->prod[p])->ty));
+        A(L, W[p], buf_of(f, N(f, gr->prod[p])->args[0]));
+        if (!(gr->gate && p == 1))
+            A(L, Y[p], buf_of(f, gr->out[p]));
+        if (gr->bias[p] >= 0) {
+            bias |= 1 << p;
+            A(L, B[p], buf_of(f, gr->bias[p]));
+        }
+        if (gr->res[p] >= 0) {
+            res |= 1 << p;
+            A(L, R[p], buf_of(f, gr->res[p]));
+        }
+    }
+    C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
+    C(L, "PARTS", gr->parts);
+    C(L, "XIN", xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0);
+    C(L, "XQ", f->o->numerics == NUM_Q8 ? 1 : 2);
+    C(L, "ROWS", (double)rows);
+    C(L, "BIAS", bias);
+    C(L, "RES", res);
+    C(L, "GATE", gr->gate);
+    C(L, "CAP", gr->cap);
+    C(L, "OQ", gr->oq);
+    A(L, "x", xb);
+    A(L, "n", n);
+    if (gr->norm >= 0) {
+        const GNode *nm = N(f, gr->norm);
+        C(L, "NORM", 1);
+        C(L, "EPS", attr_num(nm->e, "eps", 0));
+        C(L, "OFFSET", attr_num(nm->e, "offset", 0));
+        C(L, "NW", nm->nargs == 2);
+        if (nm->nargs == 2)
+            A(L, "nw", buf_of(f, nm->args[1]));
+    }
+    finish(L);
+}
+
 static void emit_gemv(Fz *f, const Group *gr)
 {
     static const char *Nn[] = {"N0", "N1", "N2", "N3"}, *W[] = {"W0", "W1", "W2", "W3"},
                       *Y[] = {"y0", "y1", "y2", "y3"}, *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"};
+    if (take_mma(f, gr)) {
+        emit_mma(f, gr);
+        return;
+    }
     L L = launch(f, KN_GEMV, gr);
     const GNode *w0 = N(f, N(f, gr->prod[0])->args[0]);
     long K = w0->ty.d[1].n, units = 0;

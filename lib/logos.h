@@ -727,7 +727,11 @@ typedef struct FuseOpts {
     int sms;             /* the chip's multiprocessors, for chunks_apart */
     int verbose;         /* each decision on stderr */
     int quiet;           /* no message for an op the lane has no kernel for */
+    int mma_rows;        /* stacked rows from which products run on the tensor cores; 0: MMA_ROWS */
 } FuseOpts;
+/* The default crossover of --mma-rows: an estimate, not yet the bench's
+ * measurement (logos-fuse(1) says how it was reckoned). */
+#define MMA_ROWS 128
 /* The plan of a checked program under the knobs; NULL after reporting an op
  * the lane has no kernel for (exit 1). */
 Plan *fuse(Arena *a, Prog *p, Graph *g, const FuseOpts *o);

@@ -215,3 +215,21 @@ same() {
     grep -q '^kernels  skipped: ' <<<"$summary"
     grep -q '^bench    skipped: no GPU$' <<<"$summary"
 }
+
+@test "logos-fuse --mma-rows: stacked products from that many rows on the tensor cores, -v says so; a decode step never" {
+    logos-author prefill "$TINY/llama.yaml" >p.logos
+    run --separate-stderr logos-fuse -v p.logos
+    [ "$status" -eq 0 ]
+    ! grep -q '^launch mma ' <<<"$output"
+    [[ "$stderr" == *"products of 64 stacked rows as GEMVs: fewer rows than --mma-rows (128)"* ]]
+    run --separate-stderr logos-fuse -v --mma-rows 64 p.logos
+    [ "$(grep -c "^launch mma " <<<"$output")" -eq 8 ]
+    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores: at least --mma-rows 64"* ]]
+    run --separate-stderr logos-fuse -v --mma-rows 64 --numerics precise p.logos
+    ! grep -q '^launch mma ' <<<"$output"
+    [[ "$stderr" == *"products of 64 stacked rows as GEMVs: f32 activations (64)"* ]]
+    logos-author decode_step "$TINY/llama.yaml" | logos-fuse --mma-rows 2 >s.plan
+    ! grep -q '^launch mma ' s.plan
+    run --separate-stderr logos-fuse --mma-rows 1 p.logos
+    [ "$status" -eq 2 ]
+}

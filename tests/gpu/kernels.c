@@ -8,7 +8,9 @@
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
  * softmax, groups, a selection bias, norm and scale) and the experts' two
  * products over the kept experts, q8 and f32, with gpt-oss's biases and
- * clamped activation), at several shapes, on random inputs
+ * clamped activation; the tensor cores' products of stacked rows with
+ * their parts, norm, bias, residual, gated pair, soft-cap and quantizing
+ * epilogue), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
  * the reference running the same program; under q8 and q8x2 it quantizes
@@ -120,6 +122,36 @@ static const Case cases[] = {
      "y = moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2},
 };
 
+/* The tensor cores (mma.cu): rows past the default crossover, and rows
+ * under it with --mma-rows 2; rows, units and K not whole tiles. */
+typedef struct MmaCase {
+    Case c;
+    int rows;            /* --mma-rows for its plan (0: the default) */
+} MmaCase;
+
+static const MmaCase mma_cases[] = {
+    {{"mma q8 96x64, 130 rows", "in x : f32[130,64]\nweight w : q8[96,64]\nout y : f32[130,96]\ny = w @ x\n", 2}, 0},
+    {{"mma q8 1000x4096, 70 rows", "in x : f32[70,4096]\nweight w : q8[1000,4096]\nout y : f32[70,1000]\ny = w @ x\n",
+     2}, 2},
+    {{"mma q8 200x96, bias, residual, 67 rows",
+     "in x : f32[67,96]\nin r : f32[67,200]\nweight w : q8[200,96]\nweight b : f32[200]\nout y : f32[67,200]\n"
+     "y = r + (w @ x + b)\n", 2}, 2},
+    {{"mma q8 40x32, 3 rows", "in x : f32[3,32]\nweight w : q8[40,32]\nout y : f32[3,40]\ny = w @ x\n", 2}, 2},
+    {{"mma parts, norm prologue, bias, residual, 33 rows",
+     "in x : f32[33,256]\nin r : f32[33,128]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
+     "weight w2 : q8[128,256]\nweight b0 : f32[256]\nout y0 : f32[33,256]\nout y1 : f32[33,64]\nout y2 : f32[33,128]\n"
+     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2}, 2},
+    {{"mma gated silu, quantizing epilogue, down, T rows",
+     "size T\nin x : f32[T,512]\nin r : f32[T,512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\n"
+     "weight wu : q8[1536,512]\nweight wd : q8[512,1536]\nout y : f32[T,512]\n"
+     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2}, 2},
+    {{"mma gated gelu_tanh 80x2048, 100 rows",
+     "in x : f32[100,2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\nout h : f32[100,80]\n"
+     "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2}, 2},
+    {{"mma q8 512x4096, soft-cap, 129 rows",
+     "in x : f32[129,4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\ny = softcap(w @ x, cap=30)\n", 2}, 0},
+};
+
 static double rel_err(const float *a, const float *b, long n, int *finite)
 {
     double d = 0, r = 0;
@@ -217,7 +249,7 @@ static int write_case(const Case *c, const char *path)
 }
 
 /* One case under one numerics: 0 passed, 1 failed, 3 no GPU. */
-static int run_case(const Case *c, int numerics, const char *path)
+static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
 {
     Arena *a = arena_new();
     Stream st = {0};
@@ -226,6 +258,7 @@ static int run_case(const Case *c, int numerics, const char *path)
     fuse_defaults(&fo, 512);
     fo.numerics = numerics;
     fo.fuse_quant = numerics != NUM_PRECISE;
+    fo.mma_rows = mma_rows;
     if (!s && !(st.plans[0] = fuse(a, st.progs[0], st.graphs[0], &fo)))
         s = EXIT_INPUT;
     if (!s)
@@ -288,11 +321,13 @@ int main(void)
         return 3;
     close(fd);
     int pass = 0, fail = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (write_case(&cases[i], path))
+    size_t ncases = sizeof cases / sizeof cases[0], nmma = sizeof mma_cases / sizeof mma_cases[0];
+    for (size_t i = 0; i < ncases + nmma; i++) {
+        const Case *c = i < ncases ? &cases[i] : &mma_cases[i - ncases].c;
+        if (write_case(c, path))
             return 3;
         for (int n = NUM_PRECISE; n <= (self_check ? NUM_PRECISE : NUM_Q8X2); n++) {
-            int r = run_case(&cases[i], n, path);
+            int r = run_case(c, n, path, i < ncases ? 0 : mma_cases[i - ncases].rows);
             if (r == 3) {
                 unlink(path);
                 return 3;
