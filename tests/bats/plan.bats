@@ -148,8 +148,8 @@ same() {
     grep -q '^state Kc0 : f16\[64,2,16\]$' s16.logos
     logos-fuse s16.logos >s16.plan
     grep -q '^buffer Kc0 state f16 2048$' s16.plan
-    grep -q 'DST1=2 DST2=2' s16.plan
-    grep -q 'KV=2' s16.plan
+    grep -q '^launch attend .* KV=2 .* ROPE=1 ' s16.plan   # the attention turns and appends f16 rows
+    logos-fuse --no-lane-rules s16.logos | grep -q 'DST1=2 DST2=2'   # or the rope launch does
     logos-run -q --device cpu --synthetic 2 -p "1 2 3" -n 4 --logits a.f32 s16.logos >/dev/null
     logos-author decode_step "$TINY/llama.yaml" | logos-run -q --device cpu --synthetic 2 -p "1 2 3" -n 4 --logits b.f32 >/dev/null
     ! cmp -s a.f32 b.f32   # the rounding shows
