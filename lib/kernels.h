@@ -91,3 +91,8 @@ K(MOE, "moe", "moe.cu",
   "ACT:i:0:2 ALPHA:f:0:1e30 LIMIT:f:0:1e30 GB:i:0:1 DB:i:0:1",
   "Wg:w?:f32,q8 Wu:w?:f32,q8 Wd:w?:f32,q8 x:tio?:f32 rt:tio:f32 bg:w?:f32 bu:w?:f32 bd:w?:f32 n:z?:i32 "
   "h:x:f32 y:tio?:f32", 256)
+
+K(LATENT, "latent", "latent.cu",
+  "NH:i:1:1024 NOPE:i:1:1024 QW:i:1:2048 ROPE:i:1:1024 LORA:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 "
+  "NCTX:i:1:16777216 MODE:i:0:2 KQ:i:0:1 VQ:i:0:1 SCALE:f:0:1e30",
+  "qr:tios:f32 qp:tios:f32 kc:tios:f32 wk:w:f32,q8 wv:w:f32,q8 pos:tiz?:i32 n:z?:i32 y:tio:f32", 256)
