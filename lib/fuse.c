@@ -616,13 +616,14 @@ static int latent_group(Fz *f, int k)
 }
 
 /* concat(a, b, ...): a copy a part into its place in the rows, straight
- * into a state's rows where the concatenation is only written there. */
+ * into a state's rows where the concatenation is only written there (and
+ * is no output of the program). */
 static void concat_group(Fz *f, int k)
 {
     single(f, GK_CONCAT, k);
     Group *gr = &f->gs[f->group[k]];
     int u = only_use(f, k);
-    if (u >= 0 && N(f, u)->op == G_WRITE && N(f, u)->args[2] == k && free_node(f, u)) {
+    if (u >= 0 && N(f, u)->op == G_WRITE && N(f, u)->args[2] == k && free_node(f, u) && !is_output(f, k)) {
         take(f, gr, u);
         gr->out[0] = u;
         fuse_note(f, u, "rule concat_rows: each part of %s is copied into its place in %s's rows", stmt_name(f, u),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # plan.bats — the CUDA lane's plans where no GPU answers: the golden plan of
-# every example spec the lane takes (dense, LFM2, gpt-oss) and every form,
+# every example spec the lane takes (dense, LFM2, gpt-oss, DeepSeek-V2) and every form,
 # diffed; the CPU reference running a plan gives the very tokens and logits
 # of running its program, for every tiny spec and form; every bad plan
 # rejected with its exact message before anything runs; every kernel
@@ -13,7 +13,7 @@ bats_require_minimum_version 1.5.0
 TINY="$EX/tiny"
 GOLD="$TOP/tests/golden/plans"
 BADP="$TOP/tests/golden/badplans"
-LANE="llama mistral qwen2 qwen3 gemma2 lfm2 gptoss"
+LANE="llama mistral qwen2 qwen3 gemma2 lfm2 gptoss deepseek2 deepseek2q"
 
 setup() {
     mkdir -p "$BATS_TEST_TMPDIR/d"
@@ -93,7 +93,8 @@ same() {
     cat "$GOLD"/*.plan >all.plans
     for n in precise q8; do
         for s in llama-3.2-1b llama-3-8b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b lfm2-1.2b gpt-oss-20b \
-                 tiny/llama tiny/gemma2 tiny/qwen3 tiny/lfm2 tiny/gptoss; do
+                 tiny/llama tiny/gemma2 tiny/qwen3 tiny/lfm2 tiny/gptoss \
+                 deepseek-v2-lite deepseek-v2 tiny/deepseek2 tiny/deepseek2q; do
             for f in decode_step prefill decode_batch; do
                 logos-author "$f" "$EX/$s.yaml" | logos-fuse --numerics "$n" >>all.plans
             done
