@@ -211,3 +211,20 @@ same() {
     grep -q '^kernels  skipped: ' <<<"$summary"
     grep -q '^bench    skipped: no GPU$' <<<"$summary"
 }
+
+@test "latent attention: one absorbed launch a layer, its cache row copied in place; -v says how the per-head products read" {
+    logos-author decode_step "$TINY/deepseek2.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^launch latent .* MODE=0 KQ=1 VQ=1 ' <<<"$output")" -eq 3 ]
+    [ "$(grep -c '^launch copy .* YAT=32 .* DST=1 .* y=Kc[0-9] covers' <<<"$output")" -eq 3 ]
+    grep -q '^rule latent_absorbed$' <<<"$output" && grep -q '^rule concat_rows$' <<<"$output"
+    [[ "$stderr" == *"rule concat_rows: each part of Kc0 is copied into its place in Kc0's rows"* ]]
+    [[ "$stderr" == *"the per-head products read each head's 16 unrotated query values in place as f32 (they miss whole 32-value blocks: no quantized read)"* ]]
+    run --separate-stderr logos-fuse -v --numerics precise s.logos
+    [[ "$stderr" != *"unrotated query values"* ]]
+    logos-author decode_step "$EX/deepseek-v2-lite.yaml" >big.logos
+    run --separate-stderr logos-fuse -v big.logos
+    [[ "$stderr" == *"read each head's 128 unrotated query values in place as f32 (the reference multiplies them unrounded)"* ]]
+    [ "$(grep -c '^launch latent NH=16 NOPE=128 QW=192 ROPE=64 LORA=512 VD=128 ' <<<"$output")" -eq 27 ]
+}
