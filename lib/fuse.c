@@ -34,7 +34,8 @@ void fuse_note(Fz *f, int node, const char *fmt, ...)
 
 static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
-                                           "conv_gates", "moe_kept", "rope_attend"};
+                                           "conv_gates", "moe_kept", "rope_attend",
+                                           "latent_absorbed", "concat_rows"};
 
 void took(Fz *f, int rule)
 {
@@ -588,6 +589,51 @@ static int moe_group(Fz *f, int k)
     return 0;
 }
 
+/* ---- latent attention and concatenations ---- */
+
+/* latent(qr, qp, C, wk, wv): the halves of the expansion weights of one
+ * format each, f32 or Q8_0; C the cache's rows up to the positions or a
+ * value: one launch, absorbed. */
+static int latent_group(Fz *f, int k)
+{
+    const GNode *m = N(f, k);
+    for (int i = 3; i < 5; i++)
+        if (!is_decl_of(f, m->args[i], D_WEIGHT)) {
+            fuse_note(f, k, "no kernel: a half of the latent's expansion is computed, not a weight");
+            return unsupported(f, k);
+        }
+    const Type *q = &N(f, m->args[0])->ty, *p = &N(f, m->args[1])->ty;
+    long nope = last_dim(q) - last_dim(p);
+    single(f, GK_LATENT, k);
+    fuse_note(f, k, "rule latent_absorbed: the key half of the expansion folds into the query per head, attention "
+              "reads the latent cache, the value half applies after: one launch, a block a head");
+    if (f->o->numerics != NUM_PRECISE)
+        fuse_note(f, k, "the per-head products read each head's %ld unrotated query values in place as f32%s", nope,
+                  nope % 32 || last_dim(q) % 32 ? " (they miss whole 32-value blocks: no quantized read)"
+                                                : " (the reference multiplies them unrounded)");
+    took(f, RU_LATENT_ABSORBED);
+    return 0;
+}
+
+/* concat(a, b, ...): a copy a part into its place in the rows, straight
+ * into a state's rows where the concatenation is only written there (and
+ * is no output of the program). */
+static void concat_group(Fz *f, int k)
+{
+    single(f, GK_CONCAT, k);
+    Group *gr = &f->gs[f->group[k]];
+    int u = only_use(f, k);
+    if (u >= 0 && N(f, u)->op == G_WRITE && N(f, u)->args[2] == k && free_node(f, u) && !is_output(f, k)) {
+        take(f, gr, u);
+        gr->out[0] = u;
+        fuse_note(f, u, "rule concat_rows: each part of %s is copied into its place in %s's rows", stmt_name(f, u),
+                  f->p->decls[N(f, u)->decl].name);
+    } else {
+        fuse_note(f, k, "rule concat_rows: each part of %s is copied into its place in the rows", stmt_name(f, k));
+    }
+    took(f, RU_CONCAT_ROWS);
+}
+
 static int other_group(Fz *f, int k)
 {
     const GNode *n = N(f, k);
@@ -606,6 +652,8 @@ static int other_group(Fz *f, int k)
     case OP_ALLREDUCE: case OP_ALLGATHER: single(f, GK_COLL, k); return 0;
     case OP_ROUTE: single(f, GK_ROUTE, k); return 0;
     case OP_MOE: return moe_group(f, k);
+    case OP_LATENT: return latent_group(f, k);
+    case OP_CONCAT: concat_group(f, k); return 0;
     case G_WRITE: case OP_LAST: case OP_SLICE: single(f, GK_COPY, k); return 0;
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG: case OP_SILU: case OP_GELU: case OP_SIGMOID:
     case OP_SOFTPLUS: case OP_EXP: case OP_TANH: case OP_SOFTCAP: case OP_CLAMP:
@@ -651,10 +699,18 @@ static void quantizing(Fz *f)
         switch (gr->kind) {
         case GK_GEMV:
             width = gr->parts == 1 + (gr->gate != 0) && gr->argmax < 0 && !(last_dim(&N(f, k)->ty) % 32);
+            if (width && gr->gate && gr->norm < 0) {   /* a shared expert beside its mixture */
+                fuse_note(f, k, "no fuse_quant: a gated pair with no norm prologue rounds its activation itself, "
+                          "and at the epilogue's 4 rows a warp its registers spill");
+                continue;
+            }
             break;
         case GK_ATTEND: case GK_NORM: case GK_EMBED: case GK_CONV:
             width = !(last_dim(&N(f, k)->ty) % 32);
             break;
+        case GK_LATENT:
+            fuse_note(f, k, "no fuse_quant: the latent attention's kernel writes f32");
+            continue;
         default:
             break;
         }

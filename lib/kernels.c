@@ -530,6 +530,27 @@ static int need_mma(Need *n)
     return 0;
 }
 
+static int need_latent(Need *n)
+{
+    long nh = C(n, "NH"), nope = C(n, "NOPE"), qw = C(n, "QW"), rope = C(n, "ROPE"), lora = C(n, "LORA"),
+         vd = C(n, "VD"), R = C(n, "ROWS"), mode = C(n, "MODE");
+    if (nope > qw)
+        return bad(n, "a query head's unrotated part is wider than the head");
+    if ((C(n, "KQ") || C(n, "VQ")) && lora % 32)
+        return bad(n, "quantized halves of the expansion need whole 32-value blocks");
+    need(n, "qr", R * nh * qw);
+    need(n, "qp", R * nh * rope);
+    need(n, "kc", C(n, "NCTX") * (lora + rope));
+    need(n, "wk", nh * nope * lora);
+    need(n, "wv", nh * vd * lora);
+    if (mode != 2)
+        need(n, "pos", mode == 1 ? R : 1);
+    need(n, "y", R * nh * vd);
+    grid(n, nh, R, 1);
+    n->out->smem = 4 * (nope + 2 * lora + 8 * (lora + 2));
+    return 0;
+}
+
 int gemv_blocks_per_sm(long slots, long tr, int norm)
 {
     return slots > 4 || tr > 1 || norm ? 2 : 3;   /* gemv.cu's MINB */
@@ -543,6 +564,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
         [KN_RANGE] = need_range, [KN_CONV] = need_conv,
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
         [KN_MMA] = need_mma,
+        [KN_LATENT] = need_latent,
     };
     memset(out, 0, sizeof *out);
     for (int i = 0; i < KMAXP; i++)

@@ -100,3 +100,8 @@ K(MMA, "mma", "mma.cu",
   "W0:w:q8 W1:w?:q8 W2:w?:q8 W3:w?:q8 x:tiso:f32,a8,a8x2 nw:w?:f32 n:z?:i32 "
   "y0:tos:f32,a8,a8x2 y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
   "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32", 128)
+
+K(LATENT, "latent", "latent.cu",
+  "NH:i:1:1024 NOPE:i:1:1024 QW:i:1:2048 ROPE:i:1:1024 LORA:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 "
+  "NCTX:i:1:16777216 MODE:i:0:2 KQ:i:0:1 VQ:i:0:1 SCALE:f:0:1e30",
+  "qr:tios:f32 qp:tios:f32 kc:tios:f32 wk:w:f32,q8 wv:w:f32,q8 pos:tiz?:i32 n:z?:i32 y:tio:f32", 256)

@@ -917,6 +917,95 @@ static void emit_moe(Fz *f, const Group *gr)
     }
 }
 
+/* ---- latent attention and concatenations ---- */
+
+/* latent(qr, qp, C, wk, wv): MODE 0 the cache's rows up to one position,
+ * 1 up to each row's, 2 a value's rows. */
+static void emit_latent(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_LATENT, gr);
+    const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *qp = N(f, a->args[1]), *c = N(f, a->args[2]);
+    const GNode *wk = N(f, a->args[3]), *wv = N(f, a->args[4]);
+    int st = q->ty.rank == 3, n = -1, mode = 2, kb = buf_of(f, a->args[2]);
+    long rows = st ? (q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n) : 1, ctx = c->ty.d[0].n;
+    long nh = q->ty.d[st].n, rope = last(&qp->ty), lora = wk->ty.d[1].n;
+    if (st)
+        n = size_buf(f, &q->ty.d[0]);
+    if (c->op == OP_UPTO) {
+        mode = N(f, c->args[1])->ty.rank ? 1 : 0;
+        kb = buf_of(f, c->args[0]);
+        ctx = N(f, c->args[0])->ty.d[0].n;
+        A(L, "pos", buf_of(f, c->args[1]));
+    }
+    C(L, "NH", (double)nh);
+    C(L, "NOPE", (double)(wk->ty.d[0].n / nh));
+    C(L, "QW", (double)last(&q->ty));
+    C(L, "ROPE", (double)rope);
+    C(L, "LORA", (double)lora);
+    C(L, "VD", (double)(wv->ty.d[0].n / nh));
+    C(L, "ROWS", (double)rows);
+    C(L, "NCTX", (double)ctx);
+    C(L, "MODE", mode);
+    C(L, "KQ", wk->ty.base == T_Q8);
+    C(L, "VQ", wv->ty.base == T_Q8);
+    C(L, "SCALE", attr_num(a->e, "scale", 1));
+    A(L, "qr", buf_of(f, a->args[0]));
+    A(L, "qp", buf_of(f, a->args[1]));
+    A(L, "kc", kb);
+    A(L, "wk", buf_of(f, a->args[3]));
+    A(L, "wv", buf_of(f, a->args[4]));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->node));
+    finish(L);
+}
+
+/* concat(a, b, ...): a copy a part, the last covering the group, each
+ * into its place in the rows (of the state at the positions when the
+ * group ends in its write). */
+static void emit_concat(Fz *f, const Group *gr)
+{
+    const GNode *c = N(f, gr->node), *w = gr->out[0] != gr->node ? N(f, gr->out[0]) : NULL;
+    long width = last(&c->ty), at = 0, rows, yrows;
+    int n = -1, y, idx = -1;
+    if (w) {
+        const Type *pt = &N(f, w->args[1])->ty;
+        rows = pt->rank ? (pt->d[0].sym ? f->o->rows : pt->d[0].n) : 1;
+        if (pt->rank)
+            n = size_buf(f, &pt->d[0]);
+        y = buf_of(f, w->args[0]);
+        idx = buf_of(f, w->args[1]);
+        yrows = w->ty.d[0].n;
+    } else {
+        rows = yrows = lead_rows(f, &c->ty, 1, &n);
+        y = buf_of(f, gr->node);
+    }
+    for (int i = 0; i < c->nargs; i++) {
+        L L = launch(f, KN_COPY, gr);
+        if (i < c->nargs - 1)
+            L.l->ncovers = 0;
+        long pw = last(&N(f, c->args[i])->ty);
+        int x = buf_of(f, c->args[i]);
+        C(L, "W", (double)pw);
+        C(L, "XW", (double)pw);
+        C(L, "YW", (double)width);
+        C(L, "XAT", 0);
+        C(L, "YAT", (double)at);
+        C(L, "ROWS", (double)rows);
+        C(L, "SRC", 0);
+        C(L, "DST", w != NULL);
+        C(L, "XT", f->pl->bufs[plan_base(f->pl, x)].etype == ET_F16);
+        C(L, "YT", f->pl->bufs[plan_base(f->pl, y)].etype == ET_F16);
+        C(L, "XROWS", (double)rows);
+        C(L, "YROWS", (double)yrows);
+        A(L, "x", x);
+        A(L, "idx", idx);
+        A(L, "n", n);
+        A(L, "y", y);
+        finish(L);
+        at += pw;
+    }
+}
+
 /* ---- the pool: temporaries share memory where their lives allow ---- */
 
 static void pool(Fz *f)
@@ -996,6 +1085,8 @@ int lane_emit(Fz *f)
         case GK_CONV: emit_conv(f, gr); break;
         case GK_ROUTE: emit_route(f, gr); break;
         case GK_MOE: emit_moe(f, gr); break;
+        case GK_LATENT: emit_latent(f, gr); break;
+        case GK_CONCAT: emit_concat(f, gr); break;
         default: BUG("a group of no kind");
         }
     }

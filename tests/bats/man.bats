@@ -26,7 +26,7 @@ logos-check.1	logos-check bad.logos	inline
 logos-spec.5	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1
 logos-author.1	logos-author --tp 3 tp_decode_step examples/tiny/llama.yaml	status 1
 logos-placement.5	logos-check split.logos	status 1
-logos-fuse.1	logos-author decode_step examples/tiny/deepseek2.yaml | logos-fuse	status 1
+logos-fuse.1	logos-author decode_step examples/tiny/qwen3next.yaml | logos-fuse	status 1
 logos-plan.5	logos-run -q --device cpu --synthetic 1 -p 1 bad.plan	status 1
 logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 8 --pos 64 step.plan	times
 logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 17 --ceiling 4500 --csv step.plan	times

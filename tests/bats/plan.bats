@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # plan.bats — the CUDA lane's plans where no GPU answers: the golden plan of
-# every example spec the lane takes (dense, LFM2, gpt-oss) and every form,
+# every example spec the lane takes (dense, LFM2, gpt-oss, DeepSeek-V2) and every form,
 # diffed; the CPU reference running a plan gives the very tokens and logits
 # of running its program, for every tiny spec and form; every bad plan
 # rejected with its exact message before anything runs; every kernel
@@ -13,7 +13,7 @@ bats_require_minimum_version 1.5.0
 TINY="$EX/tiny"
 GOLD="$TOP/tests/golden/plans"
 BADP="$TOP/tests/golden/badplans"
-LANE="llama mistral qwen2 qwen3 gemma2 lfm2 gptoss"
+LANE="llama mistral qwen2 qwen3 gemma2 lfm2 gptoss deepseek2 deepseek2q"
 
 setup() {
     mkdir -p "$BATS_TEST_TMPDIR/d"
@@ -93,7 +93,8 @@ same() {
     cat "$GOLD"/*.plan >all.plans
     for n in precise q8; do
         for s in llama-3.2-1b llama-3-8b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b lfm2-1.2b gpt-oss-20b \
-                 tiny/llama tiny/gemma2 tiny/qwen3 tiny/lfm2 tiny/gptoss; do
+                 tiny/llama tiny/gemma2 tiny/qwen3 tiny/lfm2 tiny/gptoss \
+                 deepseek-v2-lite deepseek-v2 tiny/deepseek2 tiny/deepseek2q; do
             for f in decode_step prefill decode_batch; do
                 logos-author "$f" "$EX/$s.yaml" | logos-fuse --numerics "$n" >>all.plans
             done
@@ -232,4 +233,21 @@ same() {
     ! grep -q '^launch mma ' s.plan
     run --separate-stderr logos-fuse --mma-rows 1 p.logos
     [ "$status" -eq 2 ]
+}
+
+@test "latent attention: one absorbed launch a layer, its cache row copied in place; -v says how the per-head products read" {
+    logos-author decode_step "$TINY/deepseek2.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^launch latent .* MODE=0 KQ=1 VQ=1 ' <<<"$output")" -eq 3 ]
+    [ "$(grep -c '^launch copy .* YAT=32 .* DST=1 .* y=Kc[0-9] covers' <<<"$output")" -eq 3 ]
+    grep -q '^rule latent_absorbed$' <<<"$output" && grep -q '^rule concat_rows$' <<<"$output"
+    [[ "$stderr" == *"rule concat_rows: each part of Kc0 is copied into its place in Kc0's rows"* ]]
+    [[ "$stderr" == *"the per-head products read each head's 16 unrotated query values in place as f32 (they miss whole 32-value blocks: no quantized read)"* ]]
+    run --separate-stderr logos-fuse -v --numerics precise s.logos
+    [[ "$stderr" != *"unrotated query values"* ]]
+    logos-author decode_step "$EX/deepseek-v2-lite.yaml" >big.logos
+    run --separate-stderr logos-fuse -v big.logos
+    [[ "$stderr" == *"read each head's 128 unrotated query values in place as f32 (the reference multiplies them unrounded)"* ]]
+    [ "$(grep -c '^launch latent NH=16 NOPE=128 QW=192 ROPE=64 LORA=512 VD=128 ' <<<"$output")" -eq 27 ]
 }

@@ -10,7 +10,9 @@
  * products over the kept experts, q8 and f32, with gpt-oss's biases and
  * clamped activation; the tensor cores' products of stacked rows with
  * their parts, norm, bias, residual, gated pair, soft-cap and quantizing
- * epilogue), at several shapes, on random inputs
+ * epilogue; latent attention absorbed over its cache, q8 and f32 halves, a
+ * decode step and a chunk's causal rows, with the concatenations that fill
+ * its cache), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
  * the reference running the same program; under q8 and q8x2 it quantizes
@@ -120,6 +122,22 @@ static const Case cases[] = {
      "in x : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
      "weight ed : q8[512,256,64]\nout y : f32[256]\n"
      "y = moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2},
+    {"latent absorbed, q8 halves; concat into the cache; rope",
+     "in qr : f32[4,32]\nin ckv : f32[48]\nin pos : i32\nweight nk : f32[32]\nweight wk : q8[64,32]\n"
+     "weight wv : q8[64,32]\nstate Kc : f32[64,48]\nout o : f32[4,16]\n"
+     "qp = rope(slice(qr, at=16, n=16), pos, theta=10000)\n"
+     "Kc[pos] = concat(rmsnorm(slice(ckv, at=0, n=32), nk, eps=1e-06), "
+     "rope(slice(ckv, at=32, n=16) ~ [1,16], pos, theta=10000) ~ [16])\n"
+     "o = latent(qr, qp, Kc[..pos], wk, wv, scale=0.17, lora=32)\n", 40},
+    {"latent absorbed, DeepSeek-V2-Lite's heads, 16 of 128+64 over 512",
+     "in qr : f32[16,192]\nin qp : f32[16,64]\nin c : f32[576]\nin pos : i32\nweight wk : q8[2048,512]\n"
+     "weight wv : q8[2048,512]\nstate Kc : f32[96,576]\nout o : f32[16,128]\n"
+     "Kc[pos] = c\no = latent(qr, qp, Kc[..pos], wk, wv, scale=0.1147214, lora=512)\n", 70},
+    {"latent absorbed, f32 halves, lora 40, causal rows of a chunk; concat of rows",
+     "size T\nin qr : f32[T,3,32]\nin qp : f32[T,3,8]\nin a : f32[T,40]\nin b : f32[T,8]\nin pos0 : i32\n"
+     "weight wk : f32[72,40]\nweight wv : f32[60,40]\nstate Kc : f32[32,48]\nout o : f32[T,3,20]\n"
+     "out ab : f32[T,48]\n"
+     "p = range(pos0, n=T)\nab = concat(a, b)\nKc[p] = ab\no = latent(qr, qp, Kc[..p], wk, wv, scale=0.2, lora=40)\n", 3},
 };
 
 /* The tensor cores (mma.cu): rows past the default crossover, and rows
