@@ -34,7 +34,8 @@ void fuse_note(Fz *f, int node, const char *fmt, ...)
 
 static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
-                                           "conv_gates", "moe_kept"};
+                                           "conv_gates", "moe_kept",
+                                           "delta_steps"};
 
 void took(Fz *f, int rule)
 {
@@ -588,6 +589,28 @@ static int moe_group(Fz *f, int k)
     return 0;
 }
 
+/* ---- the gated delta rule ---- */
+
+/* delta(q, k, v, g, beta, S): one launch, a block a value head and 32 of
+ * its columns holding the state in registers across a chunk's rows (its
+ * steps in order); the kernel's facts: heads of f32 values, the key width
+ * whole fours of at most 256, the value width at most 1024. */
+static int delta_group(Fz *f, int k)
+{
+    const GNode *d = N(f, k), *q = N(f, d->args[0]), *v = N(f, d->args[2]);
+    long dk = last_dim(&q->ty), dv = last_dim(&v->ty);
+    if (dk % 4 || dk > 256 || dv > 1024 || !is_decl_of(f, d->args[5], D_STATE)) {
+        fuse_note(f, k, "no kernel: the key width %ld is not whole fours of at most 256, the value width %ld "
+                  "passes 1024, or the state is not a state", dk, dv);
+        return unsupported(f, k);
+    }
+    single(f, GK_DELTA, k);
+    fuse_note(f, k, "rule delta_steps: the delta rule's rows in order in one launch, the state of %s on the chip "
+              "across them", f->p->decls[N(f, d->args[5])->decl].name);
+    took(f, RU_DELTA_STEPS);
+    return 0;
+}
+
 static int other_group(Fz *f, int k)
 {
     const GNode *n = N(f, k);
@@ -606,6 +629,8 @@ static int other_group(Fz *f, int k)
     case OP_ALLREDUCE: case OP_ALLGATHER: single(f, GK_COLL, k); return 0;
     case OP_ROUTE: single(f, GK_ROUTE, k); return 0;
     case OP_MOE: return moe_group(f, k);
+    case OP_DELTA: return delta_group(f, k);
+    case OP_CONCAT: single(f, GK_CONCAT, k); return 0;
     case G_WRITE: case OP_LAST: case OP_SLICE: single(f, GK_COPY, k); return 0;
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG: case OP_SILU: case OP_GELU: case OP_SIGMOID:
     case OP_SOFTPLUS: case OP_EXP: case OP_TANH: case OP_SOFTCAP: case OP_CLAMP:

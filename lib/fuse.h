@@ -6,7 +6,8 @@
 #include "logos.h"
 
 enum GKind { GK_EMBED, GK_GEMV, GK_NORM, GK_ROPE, GK_ATTEND, GK_ARGMAX, GK_ELEM, GK_COPY, GK_RANGE, GK_CONV, GK_ROUTE,
-             GK_MOE, GK_COLL };   /* GK_COLL: a collective of a split program, not a launch */
+             GK_MOE, GK_COLL,     /* GK_COLL: a collective of a split program, not a launch */
+             GK_DELTA, GK_CONCAT };
 
 /* The nodes one launch covers, and what its kernel needs to know of them. */
 typedef struct Group {
@@ -53,7 +54,8 @@ typedef struct Fz {
 
 enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,
             RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT,
-            RU_CONV_GATES, RU_MOE_KEPT, RU_COUNT };
+            RU_CONV_GATES, RU_MOE_KEPT,
+            RU_DELTA_STEPS, RU_COUNT };
 
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */

@@ -466,6 +466,21 @@ static int need_moe(Need *n)
     grid(n, cdiv(d, 32), R, 1);
     return 0;
 }
+static int need_delta(Need *n)
+{
+    long nk = C(n, "NK"), nv = C(n, "NV"), dk = C(n, "DK"), dv = C(n, "DV"), R = C(n, "ROWS");
+    if (nv % nk || dk % 4)
+        return bad(n, "the value heads are not whole groups of the key heads, or the key width is not whole fours");
+    need(n, "q", R * nk * dk);
+    need(n, "k", R * nk * dk);
+    need(n, "v", R * nv * dv);
+    need(n, "g", R * nv);
+    need(n, "beta", R * nv);
+    need(n, "S", nv * dk * dv);
+    need(n, "y", R * nv * dv);
+    grid(n, nv, cdiv(dv, 32), 1);
+    return 0;
+}
 
 int gemv_blocks_per_sm(long slots, long tr, int norm)
 {
@@ -479,6 +494,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
         [KN_ATTEND] = need_attend, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
         [KN_RANGE] = need_range, [KN_CONV] = need_conv,
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
+        [KN_DELTA] = need_delta,
     };
     memset(out, 0, sizeof *out);
     for (int i = 0; i < KMAXP; i++)

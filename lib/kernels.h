@@ -91,3 +91,7 @@ K(MOE, "moe", "moe.cu",
   "ACT:i:0:2 ALPHA:f:0:1e30 LIMIT:f:0:1e30 GB:i:0:1 DB:i:0:1",
   "Wg:w?:f32,q8 Wu:w?:f32,q8 Wd:w?:f32,q8 x:tio?:f32 rt:tio:f32 bg:w?:f32 bu:w?:f32 bd:w?:f32 n:z?:i32 "
   "h:x:f32 y:tio?:f32", 256)
+
+K(DELTA, "delta", "delta.cu",
+  "NK:i:1:4096 NV:i:1:4096 DK:i:4:256 DV:i:1:1024 ROWS:i:1:65536",
+  "q:tio:f32 k:tio:f32 v:tio:f32 g:tio:f32 beta:tio:f32 S:s:f32 n:z?:i32 y:tio:f32", 128)

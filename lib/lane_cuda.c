@@ -821,6 +821,59 @@ static void emit_moe(Fz *f, const Group *gr)
     }
 }
 
+/* ---- the gated delta rule, concatenation ---- */
+
+static void emit_delta(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_DELTA, gr);
+    const GNode *d = N(f, gr->node), *q = N(f, d->args[0]), *v = N(f, d->args[2]);
+    int n;
+    long rows = lead_rows(f, &q->ty, 2, &n);
+    C(L, "NK", (double)q->ty.d[q->ty.rank - 2].n);
+    C(L, "NV", (double)v->ty.d[v->ty.rank - 2].n);
+    C(L, "DK", (double)last(&q->ty));
+    C(L, "DV", (double)last(&v->ty));
+    C(L, "ROWS", (double)rows);
+    static const char *names[] = {"q", "k", "v", "g", "beta", "S"};
+    for (int i = 0; i < 6; i++)
+        A(L, names[i], buf_of(f, d->args[i]));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->node));
+    finish(L);
+}
+
+/* concat(a, b, ...): each operand's rows copied into its place of the
+ * result's; the last launch covers the node. */
+static void emit_concat(Fz *f, const Group *gr)
+{
+    const GNode *c = N(f, gr->node);
+    int n;
+    long rows = lead_rows(f, &c->ty, 1, &n), at = 0, yw = last(&c->ty);
+    for (int i = 0; i < c->nargs; i++) {
+        L L = launch(f, KN_COPY, gr);
+        if (i < c->nargs - 1)
+            L.l->ncovers = 0;
+        long w = last(&N(f, c->args[i])->ty);
+        C(L, "W", (double)w);
+        C(L, "XW", (double)w);
+        C(L, "YW", (double)yw);
+        C(L, "XAT", 0);
+        C(L, "YAT", (double)at);
+        C(L, "ROWS", (double)rows);
+        C(L, "SRC", 0);
+        C(L, "DST", 0);
+        C(L, "XT", 0);
+        C(L, "YT", 0);
+        C(L, "XROWS", (double)rows);
+        C(L, "YROWS", (double)rows);
+        A(L, "x", buf_of(f, c->args[i]));
+        A(L, "n", n);
+        A(L, "y", buf_of(f, gr->node));
+        finish(L);
+        at += w;
+    }
+}
+
 /* ---- the pool: temporaries share memory where their lives allow ---- */
 
 static void pool(Fz *f)
@@ -898,6 +951,8 @@ int lane_emit(Fz *f)
         case GK_CONV: emit_conv(f, gr); break;
         case GK_ROUTE: emit_route(f, gr); break;
         case GK_MOE: emit_moe(f, gr); break;
+        case GK_DELTA: emit_delta(f, gr); break;
+        case GK_CONCAT: emit_concat(f, gr); break;
         default: BUG("a group of no kind");
         }
     }
