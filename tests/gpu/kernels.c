@@ -8,7 +8,8 @@
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
  * softmax, groups, a selection bias, norm and scale) and the experts' two
  * products over the kept experts, q8 and f32, with gpt-oss's biases and
- * clamped activation), at several shapes, on random inputs
+ * clamped activation); the gated delta rule over a step and a chunk's rows
+ * with grouped heads; concatenation), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
  * the reference running the same program; under q8 and q8x2 it quantizes
@@ -118,6 +119,21 @@ static const Case cases[] = {
      "in x : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
      "weight ed : q8[512,256,64]\nout y : f32[256]\n"
      "y = moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2},
+    {"delta: a decode step, grouped heads, a value width of 24",
+     "in q : f32[2,16]\nin k : f32[2,16]\nin v : f32[4,24]\nin g : f32[4]\nin b : f32[4]\n"
+     "state S : f32[4,16,24]\nout y : f32[4,24]\n"
+     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 8},
+    {"delta: a chunk's rows in order, two column blocks",
+     "size T\nin q : f32[T,2,32]\nin k : f32[T,2,32]\nin v : f32[T,4,64]\nin g : f32[T,4]\nin b : f32[T,4]\n"
+     "state S : f32[4,32,64]\nout y : f32[T,4,64]\n"
+     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 3},
+    {"delta: Qwen3-Next's heads, 16 key heads of 128, 32 value heads of 128",
+     "in q : f32[16,128]\nin k : f32[16,128]\nin v : f32[32,128]\nin g : f32[32]\nin b : f32[32]\n"
+     "state S : f32[32,128,128]\nout y : f32[32,128]\n"
+     "y = delta(l2norm(q, eps=1e-06) * 0.088, l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 4},
+    {"concat: products of one activation, a chunk's rows",
+     "size T\nin x : f32[T,64]\nweight wa : q8[32,64]\nweight wb : q8[96,64]\nin z : f32[T,8]\n"
+     "out y : f32[T,136]\ny = concat(wa @ x, wb @ x, z)\n", 2},
 };
 
 static double rel_err(const float *a, const float *b, long n, int *finite)
