@@ -13,8 +13,8 @@ TINY="$EX/tiny"
 BAD="$TOP/tests/golden/bad"
 # the families the CUDA lane has kernels for; logos-fuse refuses the others'
 # streams, naming the first op it has no kernel for
-LANE_SPECS="gemma2 gptoss lfm2 llama mistral qwen2 qwen3"
-NO_KERNEL="deepseek2:concat qwen3next:concat"
+LANE_SPECS="gemma2 gptoss lfm2 llama mistral qwen2 qwen3 qwen3next"
+NO_KERNEL="deepseek2:latent"
 # logos-run on a machine without a GPU: the CPU reference, with a notice
 CPU='^logos-run: notice: .*: running the CPU reference$'
 
