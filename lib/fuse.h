@@ -36,6 +36,11 @@ typedef struct Group {
      * second and the gate out's other operand (-1 when none), each a value
      * or a slice the launch reads in place; the activation (1 silu) */
     int cx[3], act;
+    /* GK_DELTA: q, k and v as read (a slice the launch reads in place, or a
+     * value), the L2 norms of q and k it takes (-1 when none) and the
+     * literal scales after them */
+    int dx[3], dnorm[2];
+    double dscale[2];
 } Group;
 
 typedef struct Fz {

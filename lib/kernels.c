@@ -471,9 +471,9 @@ static int need_delta(Need *n)
     long nk = C(n, "NK"), nv = C(n, "NV"), dk = C(n, "DK"), dv = C(n, "DV"), R = C(n, "ROWS");
     if (nv % nk || dk % 4)
         return bad(n, "the value heads are not whole groups of the key heads, or the key width is not whole fours");
-    need(n, "q", R * nk * dk);
-    need(n, "k", R * nk * dk);
-    need(n, "v", R * nv * dv);
+    if (row_read(n, "q", R, C(n, "QX"), C(n, "QA"), nk * dk) || row_read(n, "k", R, C(n, "KX"), C(n, "KA"), nk * dk) ||
+        row_read(n, "v", R, C(n, "VX"), C(n, "VA"), nv * dv))
+        return -1;
     need(n, "g", R * nv);
     need(n, "beta", R * nv);
     need(n, "S", nv * dk * dv);

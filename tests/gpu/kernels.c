@@ -9,7 +9,8 @@
  * softmax, groups, a selection bias, norm and scale) and the experts' two
  * products over the kept experts, q8 and f32, with gpt-oss's biases and
  * clamped activation); the gated delta rule over a step and a chunk's rows
- * with grouped heads; concatenation), at several shapes, on random inputs
+ * with grouped heads, its q and k normed in its prologue or not, read in
+ * place or not; concatenation), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
  * the reference running the same program; under q8 and q8x2 it quantizes
@@ -131,6 +132,13 @@ static const Case cases[] = {
      "in q : f32[16,128]\nin k : f32[16,128]\nin v : f32[32,128]\nin g : f32[32]\nin b : f32[32]\n"
      "state S : f32[32,128,128]\nout y : f32[32,128]\n"
      "y = delta(l2norm(q, eps=1e-06) * 0.088, l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 4},
+    {"delta: q, k and v read in place from one row, no norms; the chunk's q and k normed",
+     "size T\nin p : f32[T,128]\nin g : f32[T,4]\nin b : f32[T,4]\nstate S : f32[4,16,16]\nstate S2 : f32[4,16,16]\n"
+     "out y : f32[T,4,16]\nout z : f32[T,4,16]\n"
+     "y = delta(slice(p, at=0, n=32) ~ [T,2,16], slice(p, at=32, n=32) ~ [T,2,16], slice(p, at=64, n=64) ~ [T,4,16], "
+     "-softplus(g), sigmoid(b), S)\n"
+     "z = delta(l2norm(slice(p, at=0, n=32) ~ [T,2,16], eps=1e-06) * 0.25, l2norm(slice(p, at=32, n=32) ~ [T,2,16], "
+     "eps=1e-06), slice(p, at=64, n=64) ~ [T,4,16], -softplus(g), sigmoid(b), S2)\n", 3},
     {"concat: products of one activation, a chunk's rows",
      "size T\nin x : f32[T,64]\nweight wa : q8[32,64]\nweight wb : q8[96,64]\nin z : f32[T,8]\n"
      "out y : f32[T,136]\ny = concat(wa @ x, wb @ x, z)\n", 2},
