@@ -35,7 +35,7 @@ void fuse_note(Fz *f, int node, const char *fmt, ...)
 static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
                                            "conv_gates", "moe_kept", "rope_attend",
-                                           "latent_absorbed", "concat_rows"};
+                                           "latent_absorbed", "concat_rows", "delta_steps"};
 
 void took(Fz *f, int rule)
 {
@@ -634,6 +634,80 @@ static void concat_group(Fz *f, int k)
     took(f, RU_CONCAT_ROWS);
 }
 
+/* ---- the gated delta rule ---- */
+
+/* May the launch of delta node d take x, an L2 norm read by use alone, as
+ * the norm of its operand i (q's and k's with one eps)? */
+static int delta_norm(const Fz *f, const Group *gr, int i, int x, int use)
+{
+    const GNode *n = N(f, x);
+    return i < 2 && n->op == OP_L2NORM && n->nargs == 1 && only_use(f, x) == use && free_node(f, x) &&
+           !is_output(f, x) && (i == 0 || gr->dnorm[0] < 0 ||
+                                attr_num(n->e, "eps", 0) == attr_num(N(f, gr->dnorm[0])->e, "eps", 0));
+}
+
+/* Operand i of delta node d, through what the launch takes of it: a
+ * literal scale after a per-head L2 norm (q and k), the norm, and a slice
+ * of a wider row (under its reshape to heads) read in place. */
+static void delta_operand(Fz *f, Group *gr, int d, int i)
+{
+    int x = N(f, d)->args[i], use = d;
+    if (i < 2)
+        gr->dscale[i] = 1;
+    if (i < 2 && N(f, x)->op == OP_MUL && only_use(f, x) == use && free_node(f, x) && !is_output(f, x)) {
+        int a = N(f, x)->args[0], b = N(f, x)->args[1], lit = N(f, a)->op == G_NUM ? a : b, y = lit == a ? b : a;
+        if (N(f, lit)->op == G_NUM && delta_norm(f, gr, i, y, x)) {
+            take(f, gr, x);
+            gr->dscale[i] = N(f, lit)->e->num;
+            use = x;
+            x = y;
+        }
+    }
+    if (delta_norm(f, gr, i, x, use)) {
+        take(f, gr, x);
+        gr->dnorm[i] = x;
+        use = x;
+        x = N(f, x)->args[0];
+        fuse_note(f, x, "rule delta_steps: the L2 norm of the delta rule's %s folds into its prologue", i ? "k" : "q");
+    }
+    const GNode *n = N(f, x);
+    if (n->op == OP_RESHAPE && only_use(f, x) == use) {
+        int sl = n->args[0];
+        if (N(f, sl)->op == OP_SLICE && only_use(f, sl) == x && free_node(f, sl) && !is_output(f, sl)) {
+            take(f, gr, sl);
+            x = sl;
+            fuse_note(f, sl, "rule delta_steps: the delta rule reads %s in place", stmt_name(f, sl));
+        }
+    }
+    gr->dx[i] = x;
+}
+
+/* delta(q, k, v, g, beta, S): one launch, a block a value head and 32 of
+ * its columns holding the state in registers across a chunk's rows (its
+ * steps in order), with the L2 norms of q and k as its prologue and its
+ * operands read in place; the kernel's facts: heads of f32 values, the key
+ * width whole fours of at most 256, the value width at most 1024. */
+static int delta_group(Fz *f, int k)
+{
+    const GNode *d = N(f, k), *q = N(f, d->args[0]), *v = N(f, d->args[2]);
+    long dk = last_dim(&q->ty), dv = last_dim(&v->ty);
+    if (dk % 4 || dk > 256 || dv > 1024 || !is_decl_of(f, d->args[5], D_STATE)) {
+        fuse_note(f, k, "no kernel: the key width %ld is not whole fours of at most 256, the value width %ld "
+                  "passes 1024, or the state is not a state", dk, dv);
+        return unsupported(f, k);
+    }
+    Group *gr = new_group(f, GK_DELTA, k);
+    take(f, gr, k);
+    gr->out[0] = k;
+    gr->dnorm[0] = gr->dnorm[1] = -1;
+    for (int i = 0; i < 3; i++)
+        delta_operand(f, gr, k, i);
+    fuse_note(f, k, "rule delta_steps: the delta rule's rows in order in one launch, the state of %s on the chip "
+              "across them", f->p->decls[N(f, d->args[5])->decl].name);
+    took(f, RU_DELTA_STEPS);
+    return 0;
+}
+
 static int other_group(Fz *f, int k)
 {
     const GNode *n = N(f, k);
@@ -841,6 +915,9 @@ int fuse_groups(Fz *f)
             rope_group(f, k);
     for (int k = 0; k < g->nn; k++)   /* before elementwise ops: a convolution takes its gates */
         if (g->n[k].op == OP_CONV && free_node(f, k) && conv_group(f, k))
+            return EXIT_INPUT;
+    for (int k = 0; k < g->nn; k++)   /* before norms and slices: a delta rule takes its q's and k's */
+        if (g->n[k].op == OP_DELTA && free_node(f, k) && delta_group(f, k))
             return EXIT_INPUT;
     for (int k = 0; k < g->nn; k++)
         if (graph_computes(g, k) && free_node(f, k) && other_group(f, k))

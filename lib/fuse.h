@@ -7,7 +7,7 @@
 
 enum GKind { GK_EMBED, GK_GEMV, GK_NORM, GK_ROPE, GK_ATTEND, GK_ARGMAX, GK_ELEM, GK_COPY, GK_RANGE, GK_CONV, GK_ROUTE,
              GK_MOE, GK_COLL,     /* GK_COLL: a collective of a split program, not a launch */
-             GK_LATENT, GK_CONCAT };
+             GK_LATENT, GK_CONCAT, GK_DELTA };
 
 /* The nodes one launch covers, and what its kernel needs to know of them. */
 typedef struct Group {
@@ -37,6 +37,11 @@ typedef struct Group {
      * second and the gate out's other operand (-1 when none), each a value
      * or a slice the launch reads in place; the activation (1 silu) */
     int cx[3], act;
+    /* GK_DELTA: q, k and v as read (a slice the launch reads in place, or a
+     * value), the L2 norms of q and k it takes (-1 when none) and the
+     * literal scales after them */
+    int dx[3], dnorm[2];
+    double dscale[2];
 } Group;
 
 typedef struct Fz {
@@ -56,7 +61,7 @@ typedef struct Fz {
 enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,
             RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT,
             RU_CONV_GATES, RU_MOE_KEPT, RU_ROPE_ATTEND,
-            RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_COUNT };
+            RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_DELTA_STEPS, RU_COUNT };
 
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */

@@ -484,6 +484,21 @@ static int need_moe(Need *n)
     grid(n, cdiv(d, 32), R, 1);
     return 0;
 }
+static int need_delta(Need *n)
+{
+    long nk = C(n, "NK"), nv = C(n, "NV"), dk = C(n, "DK"), dv = C(n, "DV"), R = C(n, "ROWS");
+    if (nv % nk || dk % 4)
+        return bad(n, "the value heads are not whole groups of the key heads, or the key width is not whole fours");
+    if (row_read(n, "q", R, C(n, "QX"), C(n, "QA"), nk * dk) || row_read(n, "k", R, C(n, "KX"), C(n, "KA"), nk * dk) ||
+        row_read(n, "v", R, C(n, "VX"), C(n, "VA"), nv * dv))
+        return -1;
+    need(n, "g", R * nv);
+    need(n, "beta", R * nv);
+    need(n, "S", nv * dk * dv);
+    need(n, "y", R * nv * dv);
+    grid(n, nv, cdiv(dv, 32), 1);
+    return 0;
+}
 
 /* mma.cu: tiles of 64 rows by 64 weight rows (32 units under GATE), three
  * stages of 64 values of K; its opening comment has the layout. */
@@ -565,6 +580,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
         [KN_MMA] = need_mma,
         [KN_LATENT] = need_latent,
+        [KN_DELTA] = need_delta,
     };
     memset(out, 0, sizeof *out);
     for (int i = 0; i < KMAXP; i++)

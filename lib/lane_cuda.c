@@ -959,6 +959,40 @@ static void emit_latent(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* ---- the gated delta rule, concatenation ---- */
+
+static void emit_delta(Fz *f, const Group *gr)
+{
+    static const char *X[] = {"q", "k", "v"}, *XS[] = {"QX", "KX", "VX"}, *XA[] = {"QA", "KA", "VA"},
+                      *NO[] = {"QN", "KN"}, *SC[] = {"QSC", "KSC"}, *rest[] = {"g", "beta", "S"};
+    L L = launch(f, KN_DELTA, gr);
+    const GNode *d = N(f, gr->node), *q = N(f, d->args[0]), *v = N(f, d->args[2]);
+    int n;
+    long rows = lead_rows(f, &q->ty, 2, &n), nk = q->ty.d[q->ty.rank - 2].n, nv = v->ty.d[v->ty.rank - 2].n;
+    long dk = last(&q->ty), dv = last(&v->ty), s, at;
+    C(L, "NK", (double)nk);
+    C(L, "NV", (double)nv);
+    C(L, "DK", (double)dk);
+    C(L, "DV", (double)dv);
+    C(L, "ROWS", (double)rows);
+    for (int i = 0; i < 3; i++) {
+        A(L, X[i], conv_read(f, gr, gr->dx[i], i < 2 ? nk * dk : nv * dv, &s, &at));
+        C(L, XS[i], (double)s);
+        C(L, XA[i], (double)at);
+    }
+    for (int i = 0; i < 2; i++) {
+        C(L, NO[i], gr->dnorm[i] >= 0);
+        C(L, SC[i], gr->dscale[i]);
+        if (gr->dnorm[i] >= 0)
+            C(L, "EPS", attr_num(N(f, gr->dnorm[i])->e, "eps", 0));
+    }
+    for (int i = 0; i < 3; i++)
+        A(L, rest[i], buf_of(f, d->args[3 + i]));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->node));
+    finish(L);
+}
+
 /* concat(a, b, ...): a copy a part, the last covering the group, each
  * into its place in the rows (of the state at the positions when the
  * group ends in its write). */
@@ -1087,6 +1121,7 @@ int lane_emit(Fz *f)
         case GK_MOE: emit_moe(f, gr); break;
         case GK_LATENT: emit_latent(f, gr); break;
         case GK_CONCAT: emit_concat(f, gr); break;
+        case GK_DELTA: emit_delta(f, gr); break;
         default: BUG("a group of no kind");
         }
     }

@@ -12,7 +12,9 @@
  * their parts, norm, bias, residual, gated pair, soft-cap and quantizing
  * epilogue; latent attention absorbed over its cache, q8 and f32 halves, a
  * decode step and a chunk's causal rows, with the concatenations that fill
- * its cache), at several shapes, on random inputs
+ * its cache; the gated delta rule over a step and a chunk's rows with
+ * grouped heads, its q and k normed in its prologue or not, read in place
+ * or not; concatenation), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
  * the reference running the same program; under q8 and q8x2 it quantizes
@@ -138,6 +140,28 @@ static const Case cases[] = {
      "weight wk : f32[72,40]\nweight wv : f32[60,40]\nstate Kc : f32[32,48]\nout o : f32[T,3,20]\n"
      "out ab : f32[T,48]\n"
      "p = range(pos0, n=T)\nab = concat(a, b)\nKc[p] = ab\no = latent(qr, qp, Kc[..p], wk, wv, scale=0.2, lora=40)\n", 3},
+    {"delta: a decode step, grouped heads, a value width of 24",
+     "in q : f32[2,16]\nin k : f32[2,16]\nin v : f32[4,24]\nin g : f32[4]\nin b : f32[4]\n"
+     "state S : f32[4,16,24]\nout y : f32[4,24]\n"
+     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 8},
+    {"delta: a chunk's rows in order, two column blocks",
+     "size T\nin q : f32[T,2,32]\nin k : f32[T,2,32]\nin v : f32[T,4,64]\nin g : f32[T,4]\nin b : f32[T,4]\n"
+     "state S : f32[4,32,64]\nout y : f32[T,4,64]\n"
+     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 3},
+    {"delta: Qwen3-Next's heads, 16 key heads of 128, 32 value heads of 128",
+     "in q : f32[16,128]\nin k : f32[16,128]\nin v : f32[32,128]\nin g : f32[32]\nin b : f32[32]\n"
+     "state S : f32[32,128,128]\nout y : f32[32,128]\n"
+     "y = delta(l2norm(q, eps=1e-06) * 0.088, l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 4},
+    {"delta: q, k and v read in place from one row, no norms; the chunk's q and k normed",
+     "size T\nin p : f32[T,128]\nin g : f32[T,4]\nin b : f32[T,4]\nstate S : f32[4,16,16]\nstate S2 : f32[4,16,16]\n"
+     "out y : f32[T,4,16]\nout z : f32[T,4,16]\n"
+     "y = delta(slice(p, at=0, n=32) ~ [T,2,16], slice(p, at=32, n=32) ~ [T,2,16], slice(p, at=64, n=64) ~ [T,4,16], "
+     "-softplus(g), sigmoid(b), S)\n"
+     "z = delta(l2norm(slice(p, at=0, n=32) ~ [T,2,16], eps=1e-06) * 0.25, l2norm(slice(p, at=32, n=32) ~ [T,2,16], "
+     "eps=1e-06), slice(p, at=64, n=64) ~ [T,4,16], -softplus(g), sigmoid(b), S2)\n", 3},
+    {"concat: products of one activation, a chunk's rows",
+     "size T\nin x : f32[T,64]\nweight wa : q8[32,64]\nweight wb : q8[96,64]\nin z : f32[T,8]\n"
+     "out y : f32[T,136]\ny = concat(wa @ x, wb @ x, z)\n", 2},
 };
 
 /* The tensor cores (mma.cu): rows past the default crossover, and rows
