@@ -43,6 +43,10 @@ static double weight_read(const Plan *pl, const PLaunch *l, int b, long count)
         double v = C(l, "V"), rows = C(l, "ROWS");
         return buf_bytes(pl, b) * (rows < v ? rows / v : 1);
     }
+    if (l->kernel == KN_MOE) {   /* the kept experts' rows: at most K of E a row */
+        double e = C(l, "E"), kept = C(l, "K") * C(l, "ROWS");
+        return buf_bytes(pl, b) * (kept < e ? kept / e : 1);
+    }
     if (count >= pl->bufs[b].count)
         return buf_bytes(pl, b);
     return (double)etype_bytes(pl->bufs[b].etype, count);

@@ -165,6 +165,40 @@ static int upload_weight(const Buf *b, CUdeviceptr p)
     return 0;
 }
 
+/* A weight declared unpair(hd, rot, at) (a rope's interleaved pairs): its
+ * rows as the CPU reference reads them, logical row r the file's row
+ * unpair_row(r) — fetched, moved on the host, written back (quants and
+ * scales of q8 rows alike). */
+static int unpair_weight(CudaLane *c, const Decl *d, CUdeviceptr p)
+{
+    if (!d->unpair_hd)
+        return 0;
+    CK(cu.StreamSynchronize(c->stream));   /* the weight synthesized on the lane's stream */
+    long cols = d->ty.d[d->ty.rank - 1].n, rows = d->count / cols, qbytes = d->base == T_Q8 ? 1 : 4;
+    long sbytes = d->base == T_Q8 ? cols / 32 * 2 : 0, soff = (d->count * qbytes + 15) & ~15L;
+    long total = soff + rows * sbytes;
+    char *a = malloc((size_t)total), *b = malloc((size_t)total);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        diag("out of memory reordering the rows of weight '%s'", d->name);
+        return EXIT_SYSTEM;
+    }
+    CUresult r = cu.MemcpyDtoH(a, p, (size_t)total);
+    for (long i = 0; r == 0 && i < rows; i++) {
+        long f = unpair_row(d->unpair_hd, d->unpair_rot, d->unpair_at, i);
+        memcpy(b + i * cols * qbytes, a + f * cols * qbytes, (size_t)(cols * qbytes));
+        if (sbytes)
+            memcpy(b + soff + i * sbytes, a + soff + f * sbytes, (size_t)sbytes);
+    }
+    if (r == 0)
+        r = cu.MemcpyHtoD(p, b, (size_t)total);
+    free(a);
+    free(b);
+    CK(r);
+    return 0;
+}
+
 typedef struct Fill {
     const WeightsArg *w;
     Env *env;            /* the files' weights, mmapped */
@@ -187,6 +221,8 @@ static int fill_weight(CudaLane *c, Fill *f, const Plan *pl, const PBuf *b, CUde
         if ((s = upload_weight(hb, p)))
             return s;
     }
+    if ((s = unpair_weight(c, d, p)))
+        return s;
     f->done += etype_bytes(b->etype, b->count);
     progress(f->w->synthetic ? "synthesizing weights on the GPU" : "uploading weights", f->t0, f->done, f->total,
              &f->shown);
