@@ -26,7 +26,7 @@ logos-check.1	logos-check bad.logos	inline
 logos-spec.5	logos-check --tp 2 examples/qwen2.5-0.5b.yaml	status 1
 logos-author.1	logos-author --tp 3 tp_decode_step examples/tiny/llama.yaml	status 1
 logos-placement.5	logos-check split.logos	status 1
-logos-fuse.1	logos-author decode_step examples/tiny/qwen3next.yaml | logos-fuse	status 1
+logos-fuse.1	printf 'logos 1 forward s\nin a : f32[4]\nin b : f32[4]\nout y : f32[2,4]\ny = stack(a, b)\nend\n' | logos-fuse	status 1
 logos-plan.5	logos-run -q --device cpu --synthetic 1 -p 1 bad.plan	status 1
 logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 8 --pos 64 step.plan	times
 logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 17 --ceiling 4500 --csv step.plan	times
@@ -95,7 +95,7 @@ run_examples() {
         local cmd="${rest%%	*}" shown="${rest#*	}"
         shown="${shown%$'\n'}"
         local want=0 known
-        known=$(awk -F '\t' -v p="$page" -v c="$cmd" '$1 == p && $2 == c { print $3 }' <<<"$KNOWN")
+        known=$(c="$cmd" awk -F '\t' -v p="$page" '$1 == p && $2 == ENVIRON["c"] { print $3 }' <<<"$KNOWN")   # ENVIRON: a command's backslashes as they are
         [ "$known" = inline ] && continue
         [ "${known#status }" != "$known" ] && want="${known#status }"
         run sh -c "$cmd"
