@@ -210,13 +210,16 @@ static int need_embed(Need *n)
     return 0;
 }
 
-static int need_gemv(Need *n)
+/* The parts of a product (gemv, mma): each part's weight, output, bias and
+ * residual, the gated pair's two parts of one width; the units (output
+ * rows, a gated pair's one) in *units, or -1 after bad(). */
+static int need_parts(Need *n, long *units)
 {
     static const char *W[] = {"W0", "W1", "W2", "W3"}, *Y[] = {"y0", "y1", "y2", "y3"},
                       *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"},
                       *N[] = {"N0", "N1", "N2", "N3"};
-    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), tr = C(n, "TR"),
-         wr = C(n, "WR"), xq = C(n, "XQ"), xin = C(n, "XIN"), units = 0;
+    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE");
+    *units = 0;
     for (int p = 0; p < 4; p++) {
         long np = C(n, N[p]);
         if ((p < P) != (np > 0))
@@ -230,12 +233,21 @@ static int need_gemv(Need *n)
             need(n, B[p], np);
         if (C(n, "RES") >> p & 1)
             need(n, R[p], rows * np);
-        units += gate && p == 1 ? 0 : np;
+        *units += gate && p == 1 ? 0 : np;
     }
     if ((C(n, "BIAS") | C(n, "RES")) >> P)
         return bad(n, "a bias or residual bit past the parts");
     if (gate && (P < 2 || C(n, "N0") != C(n, "N1")))
         return bad(n, "a gated pair needs two parts of one width");
+    return 0;
+}
+
+static int need_gemv(Need *n)
+{
+    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), tr = C(n, "TR"),
+         wr = C(n, "WR"), xq = C(n, "XQ"), xin = C(n, "XIN"), units;
+    if (need_parts(n, &units))
+        return -1;
     if ((C(n, "WQ") || xq) && K % 32)
         return bad(n, "quantized weights or activations need whole 32-value blocks");
     if (C(n, "NORM") && xin)
@@ -504,30 +516,10 @@ static int need_delta(Need *n)
  * stages of 64 values of K; its opening comment has the layout. */
 static int need_mma(Need *n)
 {
-    static const char *W[] = {"W0", "W1", "W2", "W3"}, *Y[] = {"y0", "y1", "y2", "y3"},
-                      *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"},
-                      *N[] = {"N0", "N1", "N2", "N3"};
     long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), xq = C(n, "XQ"),
-         xin = C(n, "XIN"), units = 0;
-    for (int p = 0; p < 4; p++) {
-        long np = C(n, N[p]);
-        if ((p < P) != (np > 0))
-            return bad(n, "the parts' rows must be positive for the parts there are and 0 past them");
-        if (p >= P)
-            continue;
-        need(n, W[p], np * K);
-        if (!(gate && p == 1))
-            need(n, Y[p], rows * np);
-        if (C(n, "BIAS") >> p & 1)
-            need(n, B[p], np);
-        if (C(n, "RES") >> p & 1)
-            need(n, R[p], rows * np);
-        units += gate && p == 1 ? 0 : np;
-    }
-    if ((C(n, "BIAS") | C(n, "RES")) >> P)
-        return bad(n, "a bias or residual bit past the parts");
-    if (gate && (P < 2 || C(n, "N0") != C(n, "N1")))
-        return bad(n, "a gated pair needs two parts of one width");
+         xin = C(n, "XIN"), units;
+    if (need_parts(n, &units))
+        return -1;
     if (K % 32)
         return bad(n, "the tensor cores take whole 32-value slabs of K");
     if (C(n, "NORM") && xin)
