@@ -434,6 +434,49 @@ static int poison(CudaLane *c, Rt *rt)
     return 0;
 }
 
+/* Buffer b of a plan under LOGOS_TRACE (trace.c): a statement's value (a
+ * temporary or an output named as its statement, f32 or i32, not a view) or
+ * a state (states 1: only those). */
+static int trace_buf(Rt *rt, int k, int run, int b, int states)
+{
+    const PBuf *pb = &rt->pl->bufs[b];
+    int named = pb->kind == B_STATE ? states : !states && (pb->kind == B_TEMP || pb->kind == B_OUT);
+    if (!named || strchr(pb->name, '.') || (pb->etype != ET_F32 && pb->etype != ET_I32))
+        return 0;
+    long bytes = plan_buf_bytes(rt->pl, b);
+    void *h = malloc((size_t)bytes);
+    if (!h)
+        return EXIT_SYSTEM;
+    CUresult r = cu.MemcpyDtoH(h, rt->ptr[b], (size_t)bytes);
+    if (!r)
+        trace_write(run, k, pb->name, h, bytes);
+    free(h);
+    CK(r);
+    return 0;
+}
+
+/* Plan k launched one by one, every statement's value written as its
+ * launch leaves it, and the states at the end (LOGOS_TRACE). */
+static int trace_run(CudaLane *c, Rt *rt, int k)
+{
+    int run = c->runs++;
+    for (int i = 0; i <= rt->pl->nls; i++) {
+        int s = lane_step(c, rt, i, 0);
+        CK(cu.StreamSynchronize(c->stream));
+        for (int p = 0; !s && i < rt->pl->nls && p < KMAXP; p++)
+            if (rt->pl->ls[i].arg[p] >= 0)
+                s = trace_buf(rt, k, run, rt->pl->ls[i].arg[p], 0);
+        if (s)
+            return s;
+    }
+    for (int b = 0; b < rt->pl->nbufs; b++) {
+        int s = trace_buf(rt, k, run, b, 1);
+        if (s)
+            return s;
+    }
+    return 0;
+}
+
 static int cuda_run(Lane *l, int k)
 {
     CudaLane *c = (CudaLane *)l;
@@ -441,6 +484,8 @@ static int cuda_run(Lane *l, int k)
     int s = c->poison ? poison(c, rt) : 0;
     if (s)
         return s;
+    if (trace_dir())
+        return trace_run(c, rt, k);
     if (!rt->graph && !rt->eager && capture(c, rt)) {
         diag("notice: plan %d could not be captured as a CUDA graph: launching its kernels one by one", k + 1);
         rt->eager = 1;

@@ -43,6 +43,7 @@ typedef struct CudaLane {
     int synth[2];        /* the synthetic weights' kernels (f32, q8), -1 until asked for */
     int pdl;             /* launches with programmatic dependent launch */
     int poison;          /* LOGOS_POISON: outputs and temporaries filled with NaN before each run */
+    int runs;            /* runs so far, LOGOS_TRACE's numbering */
     long poolsize;
     double compile_s;    /* time spent compiling and loading */
     int rd_kern;         /* logos-bench's streaming read (-1 until asked for), its buffer and sink */

@@ -545,6 +545,12 @@ void weights_synth_params(const char *name, int rank, const long *d, uint64_t se
 /* The deterministic synthetic f32 values of a named weight (n values). */
 void weights_synth(const char *name, int rank, const long *d, uint64_t seed, float *out);
 
+/* ---- trace.c: LOGOS_TRACE, every value of a run written to a folder ---- */
+const char *trace_dir(void);   /* the folder, or NULL when not tracing */
+/* DIR/RUN.PROG.NAME holds bytes of v (raw f32 or i32). */
+void trace_write(int run, int prog, const char *name, const void *v, long bytes);
+void trace_order(int run, int prog, const char *name, int i32);   /* a line of DIR/order */
+
 /* ---- ref.c: the CPU reference executor ----------------------------------- */
 /* Runs a checked program once against env: inputs and weights must be bound
  * (sizes are taken from the inputs), states are created zeroed on first use
@@ -556,6 +562,9 @@ int ref_run(const Prog *p, Env *env);
  * numerics do (quant 1: q8, 2: q8x2; act_quantize), for comparing the
  * lane's kernels with what their quantization gives on the CPU. */
 int ref_run_numerics(const Prog *p, Env *env, int quant);
+/* ref_run, writing each statement's value and, at the end, each state under
+ * LOGOS_TRACE as run `run` of program `prog` (trace.c). */
+int ref_run_trace(const Prog *p, Env *env, int run, int prog);
 /* The inverse frequencies of a rope call over rot values (rot / 2 of them),
  * with its scaling, in f64: what the reference and the CUDA lane both use. */
 void rope_freqs(const Expr *e, long rot, double *inv);

@@ -417,6 +417,10 @@ static void run_assign(Run *r, const Stmt *s, int si)
         v = val_copy(r, &v);
     }
     r->val[si] = v;
+    if (r->trace_run >= 0 && !v.ends) {
+        trace_write(r->trace_run, r->trace_prog, s->name, v.base == T_I32 ? (void *)v.i : (void *)v.f, v.n * 4);
+        trace_order(r->trace_run, r->trace_prog, s->name, v.base == T_I32);
+    }
 }
 
 static void run_write(Run *r, const Stmt *s)
@@ -510,9 +514,18 @@ static void bind_decls(Run *r)
     }
 }
 
-static int run_all(const Prog *p, Env *env, const RefColl *coll, int quant)
+/* Each state as it is after the run, under LOGOS_TRACE. */
+static void trace_states(Run *r)
 {
-    Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll, .quant = quant};
+    for (int i = 0; i < r->p->ndecls; i++)
+        if (r->p->decls[i].kind == D_STATE && r->buf[i])
+            trace_write(r->trace_run, r->trace_prog, r->p->decls[i].name, r->buf[i]->f, r->buf[i]->n * 4);
+}
+
+static int run_all(const Prog *p, Env *env, const RefColl *coll, int quant, int trace_run, int trace_prog)
+{
+    Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll, .quant = quant,
+             .trace_run = trace_run, .trace_prog = trace_prog};
     ASSERT(p->names);   /* checked */
     r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
     r.val = arena_alloc(r.a, sizeof *r.val * (size_t)(p->nstmts + 1));
@@ -532,21 +545,28 @@ static int run_all(const Prog *p, Env *env, const RefColl *coll, int quant)
         else
             run_assign(&r, s, i);
     }
+    if (trace_run >= 0)
+        trace_states(&r);
     arena_free(r.a);
     return EXIT_OK;
 }
 
 int ref_run_coll(const Prog *p, Env *env, const RefColl *coll)
 {
-    return run_all(p, env, coll, 0);
+    return run_all(p, env, coll, 0, -1, 0);
 }
 
 int ref_run(const Prog *p, Env *env)
 {
-    return run_all(p, env, NULL, 0);
+    return run_all(p, env, NULL, 0, -1, 0);
 }
 
 int ref_run_numerics(const Prog *p, Env *env, int quant)
 {
-    return run_all(p, env, NULL, quant);
+    return run_all(p, env, NULL, quant, -1, 0);
+}
+
+int ref_run_trace(const Prog *p, Env *env, int run, int prog)
+{
+    return run_all(p, env, NULL, 0, run, prog);
 }

@@ -29,6 +29,7 @@ typedef struct Run {
     long *size;        /* each symbol's bound value (Prog.syms, 1-based); -1 unbound */
     int quant;         /* products' activations quantized as the lane's numerics (0: f32) */
     const RefColl *coll;   /* a split program's chips (tp.c), or NULL */
+    int trace_run, trace_prog;   /* LOGOS_TRACE's names (trace.c); trace_run -1: not tracing */
     jmp_buf fail;
 } Run;
 

@@ -481,6 +481,7 @@ typedef struct CpuLane {
     int chips;
     Env **envs;          /* each chip's */
     Weights **weights;   /* one binding per program and chip */
+    int runs;            /* runs so far, LOGOS_TRACE's numbering */
 } CpuLane;
 
 static int cpu_bind(Lane *l, Stream *st, const WeightsArg *w)
@@ -530,6 +531,9 @@ static int cpu_run(Lane *l, int k)
     const Prog *p = c->st->progs[k];
     if (p->chips > 1)
         return tp_run(p, c->envs);
+    int run = c->runs++;
+    if (c->chips == 1 && trace_dir())
+        return ref_run_trace(p, c->envs[0], run, k);
     for (int r = 0; r < c->chips; r++) {
         int s = ref_run(p, c->envs[r]);
         if (s)
