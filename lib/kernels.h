@@ -70,7 +70,7 @@ K(ELEM, "elem", "elem.cu",
 
 K(COPY, "copy", "copy.cu",
   "W:i:1:1048576 XW:i:1:1048576 YW:i:1:1048576 XAT:i:0:1048576 YAT:i:0:1048576 ROWS:i:1:16777216 "
-  "SRC:i:0:3 DST:i:0:1 XT:i:0:1 YT:i:0:1 XROWS:i:1:16777216 YROWS:i:1:16777216",
+  "SRC:i:0:3 DST:i:0:1 XT:i:0:1 YT:i:0:1 XROWS:i:1:16777216 YROWS:i:1:16777216 RPN:i:1:16777216",
   "x:tiosw:f32,f16 idx:tiz?:i32 n:z?:i32 y:tios:f32,f16", 256)
 
 K(RANGE, "range", "range.cu",

@@ -696,12 +696,25 @@ static long row_width(const Fz *f, const Type *t)
     return n;
 }
 
+/* Rows of t's leading axes (all but keep) a unit of its runtime size: a
+ * slice of [T, H, W] moves H rows a unit of T. */
+static long rows_per_n(const Type *t, int keep)
+{
+    long r = 1;
+    int sym = 0;
+    for (int i = 0; i < t->rank - keep; i++) {
+        r *= t->d[i].sym ? 1 : t->d[i].n;
+        sym |= t->d[i].sym != 0;
+    }
+    return sym ? r : 1;
+}
+
 static void emit_copy(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_COPY, gr);
     const GNode *c = N(f, gr->node);
     int n = -1, x, y = buf_of(f, gr->node), idx = -1, src = 0, dst = 0;
-    long rows = 1, w, xw, yw, xrows, yrows, xat = 0;
+    long rows = 1, w, xw, yw, xrows, yrows, xat = 0, rpn = 1;
     const Type *t = &c->ty;
     if (c->op == G_WRITE) {   /* a state's rows at positions */
         const Type *pt = &N(f, c->args[1])->ty;
@@ -743,6 +756,7 @@ static void emit_copy(Fz *f, const Group *gr)
         xw = last(&b->ty);
         yw = w;
         rows = lead_rows(f, &b->ty, 1, &n);
+        rpn = rows_per_n(&b->ty, 1);
         xrows = yrows = rows;
     }
     int xe = f->pl->bufs[plan_base(f->pl, x)].etype, ye = f->pl->bufs[plan_base(f->pl, y)].etype;
@@ -758,6 +772,7 @@ static void emit_copy(Fz *f, const Group *gr)
     C(L, "YT", ye == ET_F16);
     C(L, "XROWS", (double)xrows);
     C(L, "YROWS", (double)yrows);
+    C(L, "RPN", (double)rpn);
     A(L, "x", x);
     A(L, "idx", idx);
     A(L, "n", n);
@@ -999,7 +1014,7 @@ static void emit_delta(Fz *f, const Group *gr)
 static void emit_concat(Fz *f, const Group *gr)
 {
     const GNode *c = N(f, gr->node), *w = gr->out[0] != gr->node ? N(f, gr->out[0]) : NULL;
-    long width = last(&c->ty), at = 0, rows, yrows;
+    long width = last(&c->ty), at = 0, rows, yrows, rpn = 1;
     int n = -1, y, idx = -1;
     if (w) {
         const Type *pt = &N(f, w->args[1])->ty;
@@ -1011,6 +1026,7 @@ static void emit_concat(Fz *f, const Group *gr)
         yrows = w->ty.d[0].n;
     } else {
         rows = yrows = lead_rows(f, &c->ty, 1, &n);
+        rpn = rows_per_n(&c->ty, 1);
         y = buf_of(f, gr->node);
     }
     for (int i = 0; i < c->nargs; i++) {
@@ -1031,6 +1047,7 @@ static void emit_concat(Fz *f, const Group *gr)
         C(L, "YT", f->pl->bufs[plan_base(f->pl, y)].etype == ET_F16);
         C(L, "XROWS", (double)rows);
         C(L, "YROWS", (double)yrows);
+        C(L, "RPN", (double)rpn);
         A(L, "x", x);
         A(L, "idx", idx);
         A(L, "n", n);
