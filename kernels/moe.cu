@@ -17,8 +17,11 @@
 // E) f32; h (rows, K, FF) f32 scratch; y (rows, D) f32; rows = n or ROWS.
 // Launch: PHASE 0 grid (ceil(FF / 32), K, ROWS), block 256, smem 4 D:
 // block (u, j, t) computes units 32u .. 32u + 31 of row t's j-th expert, 4
-// a warp, x staged once in shared memory; PHASE 1 grid (ceil(D / 32),
-// ROWS, 1), block 256: 4 outputs a warp over every kept expert.
+// a warp, x staged once in shared memory; a warp reads its 8 rows (4 gate,
+// 4 up) together, 16 bytes a lane a row, so that many loads are in flight.
+// PHASE 1 grid (ceil(D / 8), ROWS, 1), block 256, smem 4 K FF: row t's h
+// staged in shared memory, an output a warp, its kept experts' rows read
+// together.
 //
 // Parameters: Wg Wu Wd x rt bg bu bd n h y (PHASE 0 reads Wg, Wu, x, bg,
 // bu and writes h; PHASE 1 reads Wd, h, bd and writes y).
@@ -87,6 +90,50 @@ DEV float gated(float g, float u)
     return (uc + 1.0f) * gc * (1.0f / (1.0f + expf(-ALPHA * gc)));
 }
 
+// Q8_0 row r of W (rows of D values) at 16-byte chunk c (values 16c ..
+// 16c + 15) . xs there, unscaled; the chunk's scale in *sc.
+DEV float chunk_dot(const void *W, long rows, long cols, long r, long c, const float *xs, float *sc)
+{
+    const int4 w = *(const int4 *)((const i8 *)W + r * cols + c * 16);
+    *sc = h2f(((const u16 *)((const char *)W + align16(rows * cols)))[r * (cols / 32) + (c >> 1)]);
+    const float4 *x4 = (const float4 *)(xs + c * 16);
+    int wv[4] = {w.x, w.y, w.z, w.w};
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float4 x = x4[k];
+        acc = fmaf((float)(signed char)(wv[k]), x.x, acc);
+        acc = fmaf((float)(signed char)(wv[k] >> 8), x.y, acc);
+        acc = fmaf((float)(signed char)(wv[k] >> 16), x.z, acc);
+        acc = fmaf((float)(signed char)(wv[k] >> 24), x.w, acc);
+    }
+    return acc;
+}
+
+// Units i0 .. i0 + 3 of expert ex, gate and up (Q8_0): the warp's 8 rows
+// read together, 16 bytes a lane a row.
+DEV void up_q8(const Params &p, long ex, long i0, const float *xs, float *g, float *u)
+{
+    int lane = threadIdx.x & 31;
+    float ag[4] = {0.0f, 0.0f, 0.0f, 0.0f}, au[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const long rows = (long)E * FF;
+#pragma unroll 1
+    for (long c = lane; c < D / 16; c += 32)
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            float sg, su;
+            float dg = chunk_dot(p.a[0], rows, D, ex * FF + i0 + k, c, xs, &sg);
+            float du = chunk_dot(p.a[1], rows, D, ex * FF + i0 + k, c, xs, &su);
+            ag[k] = fmaf(dg, sg, ag[k]);
+            au[k] = fmaf(du, su, au[k]);
+        }
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        g[k] = warp_sum(ag[k]);
+        u[k] = warp_sum(au[k]);
+    }
+}
+
 DEV void up(const Params &p)
 {
     extern __shared__ float xs[];
@@ -113,13 +160,25 @@ DEV void up(const Params &p)
     if (ex < 0)
         return;   // this row kept fewer experts
     const float *bg = (const float *)p.a[5], *bu = (const float *)p.a[6];
-    for (int k = 0; k < 4; k++) {
-        long i = (long)blockIdx.x * 32 + w * 4 + k, r = (long)ex * FF + i;
-        if (i >= FF)
-            break;
-        float g = row_dot(p.a[0], (long)E * FF, D, r, xs), u = row_dot(p.a[1], (long)E * FF, D, r, xs);
-        if (lane == 0)
-            hs[w * 4 + k] = gated(g + (GB ? bg[r] : 0.0f), u + (GB ? bu[r] : 0.0f));
+    long i0 = (long)blockIdx.x * 32 + w * 4;
+    if (WQ) {   // FF whole 32-value blocks: the warp's four units all exist
+        float g[4], u[4];
+        up_q8(p, ex, i0, xs, g, u);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            long r = (long)ex * FF + i0 + k;
+            if (lane == 0)
+                hs[w * 4 + k] = gated(g[k] + (GB ? bg[r] : 0.0f), u[k] + (GB ? bu[r] : 0.0f));
+        }
+    } else {
+        for (int k = 0; k < 4; k++) {
+            long i = i0 + k, r = (long)ex * FF + i;
+            if (i >= FF)
+                break;
+            float g = row_dot(p.a[0], (long)E * FF, D, r, xs), u = row_dot(p.a[1], (long)E * FF, D, r, xs);
+            if (lane == 0)
+                hs[w * 4 + k] = gated(g + (GB ? bg[r] : 0.0f), u + (GB ? bu[r] : 0.0f));
+        }
     }
     __syncthreads();
     if (w == 0) {
@@ -134,9 +193,10 @@ DEV void up(const Params &p)
 
 DEV void down(const Params &p)
 {
+    extern __shared__ float hsm[];   // row t's K FF hidden values
     __shared__ int ids[K];
     __shared__ float wts[K];
-        long t = blockIdx.y;
+    long t = blockIdx.y;
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     if (t >= rows_of(p.a[8], ROWS))
         return;
@@ -149,21 +209,39 @@ DEV void down(const Params &p)
                 wts[j] = e >= 0 ? rt[e] : 0.0f;
             }
         }
-    __syncthreads();
     const float *h = (const float *)p.a[9] + t * K * FF, *bd = (const float *)p.a[7];
-    for (int k = 0; k < 4; k++) {
-        long o = (long)blockIdx.x * 32 + w * 4 + k;
-        if (o >= D)
-            break;
-        float acc = 0.0f;
+    for (long i = threadIdx.x; i < (long)K * FF; i += blockDim.x)
+        hsm[i] = h[i];
+    __syncthreads();
+    long o = (long)blockIdx.x * 8 + w;
+    if (o >= D)
+        return;
+    float acc = 0.0f;
+    if (WQ) {   // every kept expert's row o read together, 16 bytes a lane
+        float part[K];
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            part[j] = 0.0f;
+        for (long c = lane; c < FF / 16; c += 32)
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                if (ids[j] >= 0) {
+                    float sc, dj = chunk_dot(p.a[2], (long)E * D, FF, (long)ids[j] * D + o, c, hsm + j * FF, &sc);
+                    part[j] = fmaf(dj, sc, part[j]);
+                }
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (ids[j] >= 0)
+                acc = fmaf(wts[j], warp_sum(part[j]) + (DB ? bd[(long)ids[j] * D + o] : 0.0f), acc);
+    } else {
         for (int j = 0; j < K && ids[j] >= 0; j++) {
             long r = (long)ids[j] * D + o;
-            float v = row_dot(p.a[2], (long)E * D, FF, r, h + j * FF);
+            float v = row_dot(p.a[2], (long)E * D, FF, r, hsm + j * FF);
             acc = fmaf(wts[j], v + (DB ? bd[r] : 0.0f), acc);
         }
-        if (lane == 0)
-            ((float *)p.a[10])[t * D + o] = acc;
     }
+    if (lane == 0)
+        ((float *)p.a[10])[t * D + o] = acc;
 }
 
 extern "C" __global__ void __launch_bounds__(256) moe(const Params p)

@@ -493,7 +493,10 @@ static int need_moe(Need *n)
     if (C(n, "DB"))
         need(n, "bd", e * d);
     need(n, "y", R * d);
-    grid(n, cdiv(d, 32), R, 1);
+    grid(n, cdiv(d, 8), R, 1);
+    n->out->smem = 4 * k * ff;
+    if (n->out->smem > 227 * 1024)
+        return bad(n, "the kept experts' hidden values pass the shared memory of a block");
     return 0;
 }
 static int need_delta(Need *n)
