@@ -12,7 +12,8 @@
 //
 // Shapes: x (rows, E) f32; b (E) f32; y (rows, E) f32, the unkept experts'
 // weights 0; rows = n or ROWS.
-// Launch: grid ROWS, block 32: a warp a row, the row's scores in shared memory.
+// Launch: grid ROWS, block 256: a block a row, the row's scores in shared
+// memory, each of the K picks the block's best (a warp's, then the warps').
 
 DEV double dwarp_max(double v)
 {
@@ -53,39 +54,55 @@ DEV int best_in(const double *c, const char *keep, int lo, int n, int skip)
     return b;
 }
 
-extern "C" __global__ void __launch_bounds__(32) route(const Params p)
+// A block's max (MAX 1) or sum of v, in f64; every thread gets it. red holds
+// a value a warp.
+template <int MAX>
+DEV double block_dred(double v, double *red)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    v = MAX ? dwarp_max(v) : dwarp_sum(v);
+    __syncthreads();
+    if (lane == 0)
+        red[w] = v;
+    __syncthreads();
+    v = lane < (int)(blockDim.x >> 5) ? red[lane] : (MAX ? -1.0 / 0.0 : 0.0);
+    return MAX ? dwarp_max(v) : dwarp_sum(v);
+}
+
+extern "C" __global__ void __launch_bounds__(256) route(const Params p)
 {
     __shared__ double s[E], c[E];
     __shared__ char keep[E], kept[E];
-    __shared__ double gs[GROUPS];
+    __shared__ double gs[GROUPS], red[8], bv[8];
+    __shared__ int bx[8];
     pdl_begin();
     long t = blockIdx.x;
     if (t >= rows_of(p.a[2], ROWS))
         return;
     const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
-    int lane = threadIdx.x;
+    int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, nt = blockDim.x;
     double mx = -1.0 / 0.0;
-    for (int i = lane; i < E; i += 32) {
+    for (int i = tid; i < E; i += nt) {
         double v = x[i];
         s[i] = SCORE == 1 ? 1.0 / (1.0 + exp(-v)) : v;
         mx = fmax(mx, s[i]);
     }
     if (SCORE == 0) {
-        mx = dwarp_max(mx);
+        mx = block_dred<1>(mx, red);
         double sum = 0;
-        for (int i = lane; i < E; i += 32)
+        for (int i = tid; i < E; i += nt)
             sum += s[i] = exp(s[i] - mx);
-        sum = dwarp_sum(sum);
-        for (int i = lane; i < E; i += 32)
+        sum = block_dred<0>(sum, red);
+        for (int i = tid; i < E; i += nt)
             s[i] /= sum;
     }
-    for (int i = lane; i < E; i += 32) {
+    for (int i = tid; i < E; i += nt) {
         c[i] = s[i] + (BIAS ? (double)b[i] : 0.0);
         keep[i] = 1;
         kept[i] = 0;
     }
-    __syncwarp();
-    if (GROUPS > 1) {
+    __syncthreads();
+    if (GROUPS > 1 && w == 0) {   // the first warp drops the groups
         const int gsz = E / GROUPS;
         for (int g = lane; g < GROUPS; g += 32) {
             int b1 = best_in(c, keep, g * gsz, gsz, -1);
@@ -97,47 +114,58 @@ extern "C" __global__ void __launch_bounds__(32) route(const Params p)
         __syncwarp();
         for (int r = 0; r < GROUPS - TG; r++) {   // drop the worst, ties to the higher group
             double v = 0;
-            int w = -1;
+            int wg = -1;
             for (int g = lane; g < GROUPS; g += 32)
-                if (keep[g * gsz] && (w < 0 || gs[g] <= v))
-                    v = gs[g], w = g;
-            dbest<1>(v, w);
+                if (keep[g * gsz] && (wg < 0 || gs[g] <= v))
+                    v = gs[g], wg = g;
+            dbest<1>(v, wg);
             for (int i = lane; i < gsz; i += 32)
-                keep[w * gsz + i] = 0;
+                keep[wg * gsz + i] = 0;
             __syncwarp();
         }
     }
-    for (int j = 0; j < K; j++) {   // the K best of the experts left
+    __syncthreads();
+    for (int j = 0; j < K; j++) {   // the K best of the experts left: each warp's, then the block's
         double v = 0;
         int bi = -1;
-        for (int i = lane; i < E; i += 32)
+        for (int i = tid; i < E; i += nt)
             if (keep[i] && (bi < 0 || c[i] > v))
                 v = c[i], bi = i;
         dbest<0>(v, bi);
-        if (lane == 0 && bi >= 0) {
-            keep[bi] = 0;
-            kept[bi] = 1;
+        if (lane == 0) {
+            bv[w] = v;
+            bx[w] = bi;
         }
-        __syncwarp();
+        __syncthreads();
+        if (w == 0) {
+            v = lane < (nt >> 5) ? bv[lane] : 0.0;
+            bi = lane < (nt >> 5) ? bx[lane] : -1;
+            dbest<0>(v, bi);
+            if (lane == 0 && bi >= 0) {
+                keep[bi] = 0;
+                kept[bi] = 1;
+            }
+        }
+        __syncthreads();
     }
     mx = -1.0 / 0.0;
-    for (int i = lane; i < E; i += 32)
+    for (int i = tid; i < E; i += nt)
         if (kept[i])
             mx = fmax(mx, s[i]);
-    mx = dwarp_max(mx);
+    mx = block_dred<1>(mx, red);
     double sum = 0;
-    for (int i = lane; i < E; i += 32) {
+    for (int i = tid; i < E; i += nt) {
         c[i] = kept[i] ? (SCORE == 2 ? exp(s[i] - mx) : s[i]) : 0.0;
         sum += c[i];
     }
-    sum = dwarp_sum(sum);
+    sum = block_dred<0>(sum, red);
     if (SCORE == 2) {   // the kept experts' softmax
         double sum2 = 0;
-        for (int i = lane; i < E; i += 32)
+        for (int i = tid; i < E; i += nt)
             sum2 += c[i] /= sum;
-        sum = dwarp_sum(sum2);
+        sum = block_dred<0>(sum2, red);
     }
     float *y = (float *)p.a[3] + t * E;
-    for (int i = lane; i < E; i += 32)
+    for (int i = tid; i < E; i += nt)
         y[i] = (float)(c[i] / (NORM ? sum : 1.0) * SCALE);
 }
