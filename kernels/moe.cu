@@ -39,22 +39,33 @@ DEV float act_round(float x, int words)
     return __fmul_rn(v, d);
 }
 
-// The j-th expert whose weight in rt (E values) is not 0, or -1: the warp's
-// lanes each get it.
-DEV int kept_expert(const float *rt, int j)
+// Row t's kept experts in expert order (those whose weight in rt, E values,
+// is not 0): ids[j] and wts[j] for j < K, ids -1 past the last kept. The
+// block reads rt once, a value a thread, then the first warp compacts it
+// from shared memory; every thread calls it (it syncs the block).
+DEV void kept_experts(const float *rt, int *ids, float *wts)
 {
+    __shared__ float rs[E];
     int lane = threadIdx.x & 31;
-    for (int c = 0; c < E; c += 32) {
-        unsigned m = __ballot_sync(0xffffffffu, c + lane < E && rt[c + lane] != 0.0f);
-        int k = __popc(m);
-        if (j < k) {
-            for (; j > 0; j--)
-                m &= m - 1;
-            return c + __ffs(m) - 1;
+    for (int i = threadIdx.x; i < E; i += blockDim.x)
+        rs[i] = rt[i];
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        int n = 0;
+        for (int c = 0; c < E && n < K; c += 32) {
+            float v = c + lane < E ? rs[c + lane] : 0.0f;
+            unsigned m = __ballot_sync(0xffffffffu, v != 0.0f);
+            int at = n + __popc(m & ((1u << lane) - 1));
+            if (v != 0.0f && at < K) {
+                ids[at] = c + lane;
+                wts[at] = v;
+            }
+            n += __popc(m);
         }
-        j -= k;
+        for (int j = n + lane; j < K; j += 32)
+            ids[j] = -1;
     }
-    return -1;
+    __syncthreads();
 }
 
 // Row r of a weight of `rows` rows of `cols` values (Q8_0 or f32) . v, summed
@@ -138,16 +149,14 @@ DEV void up(const Params &p)
 {
     extern __shared__ float xs[];
     __shared__ float hs[32];
-    __shared__ int ex;
-        long t = blockIdx.z;
+    __shared__ int ids[K];
+    __shared__ float wts[K];
+    long t = blockIdx.z;
     int j = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     if (t >= rows_of(p.a[8], ROWS))
         return;
-    if (w == 0) {
-        int e = kept_expert((const float *)p.a[4] + t * E, j);
-        if (lane == 0)
-            ex = e;
-    }
+    kept_experts((const float *)p.a[4] + t * E, ids, wts);
+    const int ex = ids[j];
     const float *x = (const float *)p.a[3] + t * D;
     for (long c = w * 32; c < D; c += 256) {   // whole warps: D whole 32-value blocks when XQ
         float v = c + lane < D ? x[c + lane] : 0.0f;
@@ -200,15 +209,7 @@ DEV void down(const Params &p)
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     if (t >= rows_of(p.a[8], ROWS))
         return;
-    const float *rt = (const float *)p.a[4] + t * E;
-    if (w == 0)
-        for (int j = 0; j < K; j++) {
-            int e = kept_expert(rt, j);
-            if (lane == 0) {
-                ids[j] = e;
-                wts[j] = e >= 0 ? rt[e] : 0.0f;
-            }
-        }
+    kept_experts((const float *)p.a[4] + t * E, ids, wts);
     const float *h = (const float *)p.a[9] + t * K * FF, *bd = (const float *)p.a[7];
     for (long i = threadIdx.x; i < (long)K * FF; i += blockDim.x)
         hsm[i] = h[i];
