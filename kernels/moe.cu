@@ -211,8 +211,16 @@ DEV void down(const Params &p)
         return;
     kept_experts((const float *)p.a[4] + t * E, ids, wts);
     const float *h = (const float *)p.a[9] + t * K * FF, *bd = (const float *)p.a[7];
-    for (long i = threadIdx.x; i < (long)K * FF; i += blockDim.x)
-        hsm[i] = h[i];
+    if (FF % 4 == 0) {   // 16 bytes a thread, four loads in flight
+        const float4 *h4 = (const float4 *)h;
+        float4 *s4 = (float4 *)hsm;
+#pragma unroll 4
+        for (long i = threadIdx.x; i < (long)K * FF / 4; i += blockDim.x)
+            s4[i] = h4[i];
+    } else {
+        for (long i = threadIdx.x; i < (long)K * FF; i += blockDim.x)
+            hsm[i] = h[i];
+    }
     __syncthreads();
     long o = (long)blockIdx.x * 8 + w;
     if (o >= D)
@@ -245,7 +253,7 @@ DEV void down(const Params &p)
         ((float *)p.a[10])[t * D + o] = acc;
 }
 
-extern "C" __global__ void __launch_bounds__(256) moe(const Params p)
+extern "C" __global__ void __launch_bounds__(256, 2) moe(const Params p)
 {
     pdl_begin();
     if (PHASE == 0)
