@@ -635,3 +635,21 @@ print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
     [ "$status" -eq 0 ]
     [ -z "$stderr" ]
 }
+
+@test "LOGOS_TRACE writes every statement's value and each state, and the order; tests/gpu/trace holds two traces against each other" {
+    "$LOGOS_BIN/logos-author" generate "$TINY/qwen3next.yaml" | "$LOGOS_BIN/logos-fuse" >p.plan
+    mkdir tr
+    LOGOS_TRACE=tr run -0 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p "1 2 3" -n 2 p.plan
+    # the prefill (run 0) then one step (run 1); a statement, a state, the order's types
+    [ "$(awk '{ print $1, $2 }' tr/order | sort -u | tr '\n' ,)" = "0 0,1 1," ]
+    grep -qx '0 0 bpos i32' tr/order
+    grep -qx '1 1 logits f32' tr/order
+    [ "$(stat -c %s tr/1.1.logits)" -eq $((256 * 4)) ]
+    [ "$(stat -c %s tr/0.0.Sd0)" -eq $((4 * 16 * 16 * 4)) ]
+    # the reference's trace against itself: nothing parts
+    TRACE_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -0 sh "$TOP/tests/gpu/trace" "$TINY/qwen3next.yaml" q8x2 "1 2|5|7 8 9" 3 decode_batch
+    [ "${lines[1]}" = "trace: 670 values compared, 0 past 0.001" ] || { echo "$output"; false; }
+    # a folder that cannot be written: said once, the run goes on
+    LOGOS_TRACE=/nonexistent/x run -0 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p 1 -n 1 p.plan
+    [ "$(grep -c 'LOGOS_TRACE: cannot write /nonexistent/x/' <<<"$output")" -eq 1 ]
+}
