@@ -240,27 +240,54 @@ static int take_mma(Fz *f, const Group *gr)
     return !why;
 }
 
-static void emit_mma(Fz *f, const Group *gr)
+/* A product group's parts as a GEMV's or an MMA's constants and arguments
+ * (N0.., W0.., y0.., b0.., r0..), its BIAS and RES masks; the outputs it
+ * writes (a gated pair's up part writes none of its own). */
+static long product_parts(L L, Fz *f, const Group *gr, int *bias, int *res)
 {
     static const char *Nn[] = {"N0", "N1", "N2", "N3"}, *W[] = {"W0", "W1", "W2", "W3"},
                       *Y[] = {"y0", "y1", "y2", "y3"}, *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"};
-    L L = launch(f, KN_MMA, gr);
-    int n, xb = buf_of(f, gr->x), xin = f->pl->bufs[plan_base(f->pl, xb)].etype, bias = 0, res = 0;
-    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
+    long units = 0;
+    *bias = *res = 0;
     for (int p = 0; p < gr->parts; p++) {
-        C(L, Nn[p], (double)last(&N(f, gr->prod[p])->ty));
+        long np = last(&N(f, gr->prod[p])->ty);
+        C(L, Nn[p], (double)np);
         A(L, W[p], buf_of(f, N(f, gr->prod[p])->args[0]));
+        units += gr->gate && p == 1 ? 0 : np;
         if (!(gr->gate && p == 1))
             A(L, Y[p], buf_of(f, gr->out[p]));
         if (gr->bias[p] >= 0) {
-            bias |= 1 << p;
+            *bias |= 1 << p;
             A(L, B[p], buf_of(f, gr->bias[p]));
         }
         if (gr->res[p] >= 0) {
-            res |= 1 << p;
+            *res |= 1 << p;
             A(L, R[p], buf_of(f, gr->res[p]));
         }
     }
+    return units;
+}
+
+/* A norm folded into the product's prologue: its constants and weight. */
+static void norm_prologue(L L, Fz *f, const Group *gr)
+{
+    if (gr->norm < 0)
+        return;
+    const GNode *nm = N(f, gr->norm);
+    C(L, "NORM", 1);
+    C(L, "EPS", attr_num(nm->e, "eps", 0));
+    C(L, "OFFSET", attr_num(nm->e, "offset", 0));
+    C(L, "NW", nm->nargs == 2);
+    if (nm->nargs == 2)
+        A(L, "nw", buf_of(f, nm->args[1]));
+}
+
+static void emit_mma(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_MMA, gr);
+    int n, xb = buf_of(f, gr->x), xin = f->pl->bufs[plan_base(f->pl, xb)].etype, bias, res;
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
+    product_parts(L, f, gr, &bias, &res);
     C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
     C(L, "PARTS", gr->parts);
     C(L, "XIN", xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0);
@@ -273,29 +300,19 @@ static void emit_mma(Fz *f, const Group *gr)
     C(L, "OQ", gr->oq);
     A(L, "x", xb);
     A(L, "n", n);
-    if (gr->norm >= 0) {
-        const GNode *nm = N(f, gr->norm);
-        C(L, "NORM", 1);
-        C(L, "EPS", attr_num(nm->e, "eps", 0));
-        C(L, "OFFSET", attr_num(nm->e, "offset", 0));
-        C(L, "NW", nm->nargs == 2);
-        if (nm->nargs == 2)
-            A(L, "nw", buf_of(f, nm->args[1]));
-    }
+    norm_prologue(L, f, gr);
     finish(L);
 }
 
 static void emit_gemv(Fz *f, const Group *gr)
 {
-    static const char *Nn[] = {"N0", "N1", "N2", "N3"}, *W[] = {"W0", "W1", "W2", "W3"},
-                      *Y[] = {"y0", "y1", "y2", "y3"}, *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"};
     if (take_mma(f, gr)) {
         emit_mma(f, gr);
         return;
     }
     L L = launch(f, KN_GEMV, gr);
     const GNode *w0 = N(f, N(f, gr->prod[0])->args[0]);
-    long K = w0->ty.d[1].n, units = 0;
+    long K = w0->ty.d[1].n;
     int n, xb = buf_of(f, gr->x), xin = f->pl->bufs[plan_base(f->pl, xb)].etype;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     int xq = f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2;
@@ -305,23 +322,8 @@ static void emit_gemv(Fz *f, const Group *gr)
             fuse_note(f, gr->node, "f32 activations: %s", K % 32 ? "the width is not whole 32-value blocks" : "the weights are f32");
         xq = xin;
     }
-    int bias = 0, res = 0;
-    for (int p = 0; p < gr->parts; p++) {
-        long np = last(&N(f, gr->prod[p])->ty);
-        C(L, Nn[p], (double)np);
-        A(L, W[p], buf_of(f, N(f, gr->prod[p])->args[0]));
-        units += gr->gate && p == 1 ? 0 : np;
-        if (!(gr->gate && p == 1))
-            A(L, Y[p], buf_of(f, gr->out[p]));
-        if (gr->bias[p] >= 0) {
-            bias |= 1 << p;
-            A(L, B[p], buf_of(f, gr->bias[p]));
-        }
-        if (gr->res[p] >= 0) {
-            res |= 1 << p;
-            A(L, R[p], buf_of(f, gr->res[p]));
-        }
-    }
+    int bias, res;
+    long units = product_parts(L, f, gr, &bias, &res);
     /* f32 math for stacked rows: fewer rows a warp, or the registers spill;
      * under a quantizing epilogue (4 rows a warp) one activation row a pass */
     int wr = gemv_wr(gr->oq), narrow = !xq && rows > 1 && wr > 2;
@@ -349,15 +351,7 @@ static void emit_gemv(Fz *f, const Group *gr)
     C(L, "OQ", gr->oq);
     A(L, "x", xb);
     A(L, "n", n);
-    if (gr->norm >= 0) {
-        const GNode *nm = N(f, gr->norm);
-        C(L, "NORM", 1);
-        C(L, "EPS", attr_num(nm->e, "eps", 0));
-        C(L, "OFFSET", attr_num(nm->e, "offset", 0));
-        C(L, "NW", nm->nargs == 2);
-        if (nm->nargs == 2)
-            A(L, "nw", buf_of(f, nm->args[1]));
-    }
+    norm_prologue(L, f, gr);
     if (gr->argmax >= 0)
         A(L, "next", buf_of(f, gr->argmax));
     /* as many rounds of groups as the chip needs, and the fewest blocks that
