@@ -400,8 +400,7 @@ int lane_launch(CudaLane *c, Rt *rt, int i, int pdl)
      * dependent launch), the Qwen3-0.6B shape's decode step gave other
      * logits in 4 runs of 16 on the H200 (bench/NOTES.md, run28), a race not
      * yet found. LOGOS_PDL_SKIP names more kernels to launch so. */
-    const char *skip = getenv("LOGOS_PDL_SKIP");
-    if (l->kernel == KN_ATTEND || (skip && strstr(skip, kernel_info(l->kernel)->name)))
+    if (l->kernel == KN_ATTEND || (c->pdl_skip && strstr(c->pdl_skip, kernel_info(l->kernel)->name)))
         pdl = 0;
     CuLaunchConfig cfg = {(unsigned)l->grid[0], (unsigned)l->grid[1], (unsigned)l->grid[2], (unsigned)l->block, 1,
                           1, (unsigned)l->smem, c->stream, &attr, pdl && i > 0};
@@ -579,6 +578,7 @@ CudaLane *cuda_lane_new(int ordinal, int *status)
     c->srcs = strmap_new(c->a);
     c->synth[0] = c->synth[1] = c->rd_kern = -1;
     c->pdl = !getenv("LOGOS_NO_PDL");
+    c->pdl_skip = getenv("LOGOS_PDL_SKIP");
     c->poison = getenv("LOGOS_POISON") != NULL;
     *status = cu_device(&c->dev, ordinal);
     if (!*status && cu.StreamCreate(&c->stream, 0))
