@@ -158,15 +158,23 @@ DEV void angles(const Params &p, long pos, float *sn, float *cs)
     }
 }
 
-DEV void turn_head(const float *x, const float *nw, int norm, const float *sn, const float *cs, float *out, float *scr)
+// A head's values as lane `lane` holds them (kat).
+DEV void head_vals(const float *x, float *out)
+{
+    int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < QP; i++)
+        out[i] = kat(lane, i) < HD ? x[kat(lane, i)] : 0.0f;
+}
+
+// Turns a head whose values out already holds (head_vals), in place.
+DEV void turn_vals(const float *nw, int norm, const float *sn, const float *cs, float *out, float *scr)
 {
     int lane = threadIdx.x & 31;
     float ss = 0.0f;
 #pragma unroll
-    for (int i = 0; i < QP; i++) {
-        out[i] = kat(lane, i) < HD ? x[kat(lane, i)] : 0.0f;
+    for (int i = 0; i < QP; i++)
         ss += out[i] * out[i];
-    }
     if (norm) {
         float inv = 1.0f / sqrtf(warp_sum(ss) / (float)HD + REPS);
 #pragma unroll
@@ -190,6 +198,12 @@ DEV void turn_head(const float *x, const float *nw, int norm, const float *sn, c
                           : (float)((double)scr[d] * c + (double)scr[d - half] * s);
     }
     __syncwarp();
+}
+
+DEV void turn_head(const float *x, const float *nw, int norm, const float *sn, const float *cs, float *out, float *scr)
+{
+    head_vals(x, out);
+    turn_vals(nw, norm, sn, cs, out, scr);
 }
 
 // The newest row (pos - 1) of key head g, turned, and of value head g,
@@ -316,6 +330,10 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     }
     const float *q = (const float *)p.a[0] + (long)t * QS;
     float qr[G][QP], m[G], l[G], o[G][VN];
+    if (ROPE)   // every head's values loaded before any is turned: one wait, not G
+#pragma unroll
+        for (int h = 0; h < G; h++)
+            head_vals(q + (long)(g * G + h) * HD, qr[h]);
     if (ROPE && c == lc) {   // the newest row, before any warp reads it
         if (w == 0)
             append_row(p, g, pp[0], asn, acs, sl);
@@ -324,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
 #pragma unroll
     for (int h = 0; h < G; h++) {
         if (ROPE) {
-            turn_head(q + (long)(g * G + h) * HD, (const float *)p.a[11], NQ, asn, acs, qr[h], sl + (long)w * HD);
+            turn_vals((const float *)p.a[11], NQ, asn, acs, qr[h], sl + (long)w * HD);
         } else if (CONT) {
             loadv<QP, 0>(q, (long)(g * G + h) * HD + (long)lane * QP, qr[h]);
         } else {
@@ -336,6 +354,10 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
         for (int i = 0; i < VN; i++)
             o[h][i] = 0.0f;
     }
+    // the turning's scratch (a warp's HD floats) lies under other warps'
+    // slots: every warp done with it before any writes its slot
+    if (ROPE)
+        __syncthreads();
     for (int first = 1; j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
 #pragma unroll
         for (int r = 0; r < R; r++) {
@@ -417,7 +439,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     __threadfence();
     // every busy chunk's slot, read past the L1 (other blocks wrote them):
     // the largest maximum M first, then each chunk weighted by e^(m - M), its
-    // loads independent of each other, eight chunks' in flight (a warp a head:
+    // loads independent of each other, sixteen chunks' in flight (a warp a head:
     // with many heads, warps that split a head's chunks would wait on each
     // other a head at a time)
     const float *all = (const float *)p.a[7] + ((long)t * NKV + g) * SPLIT * G * SLOT;
@@ -438,7 +460,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
                 L += ck * ldcg(all + (k * G + h) * SLOT + 1);
             }
             int nk = lc - kb + 1 < 32 ? (int)(lc - kb + 1) : 32;
-#pragma unroll 8
+#pragma unroll 16
             for (int kk = 0; kk < nk; kk++) {
                 float c = __shfl_sync(0xffffffffu, ck, kk);
                 const float *ob = all + ((kb + kk) * G + h) * SLOT + 2;

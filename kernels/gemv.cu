@@ -131,7 +131,10 @@ DEV void stage_narrow(const void *x, const float *nw, int t0, int nt, char *sm)
 }
 
 // f32 rows through the norm (and the quantizer when XQ > 0): thread j takes
-// values 16j .. 16j + 15; a 32-value block is a pair of lanes.
+// values 16j .. 16j + 15; a 32-value block is a pair of lanes. Where a row
+// is at most a segment a thread (ONE16), the norm's pass keeps it in
+// registers for the quantizer's, one read of the row, not two.
+constexpr int ONE16 = K <= 16 * 256;
 DEV void stage_f32(const void *x, const float *nw, int t0, int nt, char *sm)
 {
     float *red = (float *)(sm + RED_OFF);
@@ -153,7 +156,8 @@ DEV void stage_f32(const void *x, const float *nw, int t0, int nt, char *sm)
         for (long i = 16L * threadIdx.x; i - 16L * (threadIdx.x & 31) < K; i += 16L * blockDim.x) {
             int here = i < K;
             if (here) {
-                load16(x, base, i, v);
+                if (!NORM || !ONE16)   // ONE16: the norm's pass left this segment in v
+                    load16(x, base, i, v);
                 if (NORM)
 #pragma unroll
                     for (int j = 0; j < 16; j++)

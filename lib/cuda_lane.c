@@ -396,15 +396,18 @@ int lane_launch(CudaLane *c, Rt *rt, int i, int pdl)
     void *args[] = {&rt->params[i]};
     CuLaunchAttr attr = {.id = CU_ATTR_PROGRAMMATIC_SERIALIZATION};
     attr.v.value = 1;
-    /* The attention waits for the launch before it: overlapped (programmatic
-     * dependent launch), the Qwen3-0.6B shape's decode step gave other
-     * logits in 4 runs of 16 on the H200 (bench/NOTES.md, run28), a race not
-     * yet found. LOGOS_PDL_SKIP names more kernels to launch so. */
-    if (l->kernel == KN_ATTEND || (c->pdl_skip && strstr(c->pdl_skip, kernel_info(l->kernel)->name)))
+    /* LOGOS_PDL_SKIP names kernels that wait for the launch before them
+     * whole (no programmatic dependent launch), to look for a race. */
+    if (c->pdl_skip && strstr(c->pdl_skip, kernel_info(l->kernel)->name))
         pdl = 0;
     CuLaunchConfig cfg = {(unsigned)l->grid[0], (unsigned)l->grid[1], (unsigned)l->grid[2], (unsigned)l->block, 1,
                           1, (unsigned)l->smem, c->stream, &attr, pdl && i > 0};
     CK(cu.LaunchKernelEx(&cfg, c->kerns[rt->kern[i]].fn, args, NULL));
+    /* LOGOS_TWICE names kernels launched twice: a step's time with and
+     * without tells what they cost inside it (the values are then wrong
+     * where a launch adds into what it reads) */
+    if (c->twice && strstr(c->twice, kernel_info(l->kernel)->name))
+        CK(cu.LaunchKernelEx(&cfg, c->kerns[rt->kern[i]].fn, args, NULL));
     return 0;
 }
 
@@ -579,6 +582,7 @@ CudaLane *cuda_lane_new(int ordinal, int *status)
     c->synth[0] = c->synth[1] = c->rd_kern = -1;
     c->pdl = !getenv("LOGOS_NO_PDL");
     c->pdl_skip = getenv("LOGOS_PDL_SKIP");
+    c->twice = getenv("LOGOS_TWICE");
     c->poison = getenv("LOGOS_POISON") != NULL;
     *status = cu_device(&c->dev, ordinal);
     if (!*status && cu.StreamCreate(&c->stream, 0))

@@ -43,6 +43,7 @@ typedef struct CudaLane {
     int synth[2];        /* the synthetic weights' kernels (f32, q8), -1 until asked for */
     int pdl;             /* launches with programmatic dependent launch */
     const char *pdl_skip;   /* LOGOS_PDL_SKIP: kernels launched without it, or NULL */
+    const char *twice;      /* LOGOS_TWICE: kernels launched twice (timing), or NULL */
     int poison;          /* LOGOS_POISON: outputs and temporaries filled with NaN before each run */
     int runs;            /* runs so far, LOGOS_TRACE's numbering */
     long poolsize;
