@@ -289,6 +289,23 @@ DEV void write_head(const Params &p, long t, int h, const float *slot)
         warp_quant(slot[2 + b * 32 + lane] * f, p.a[6], (long)ROWS * NH * VD, (at >> 5) + b, OQ);
 }
 
+// acc += the values of chunks kb .. kb + 31 (at most lc) of head h, each
+// weighted by its lane's ck: sixteen chunks' loads in flight.
+DEV void add_chunks(const float *all, long kb, long lc, int h, float ck, float *acc)
+{
+    int lane = threadIdx.x & 31;
+    int nk = lc - kb + 1 < 32 ? (int)(lc - kb + 1) : 32;
+#pragma unroll 16
+    for (int kk = 0; kk < nk; kk++) {
+        float c = __shfl_sync(0xffffffffu, ck, kk);
+        const float *ob = all + ((kb + kk) * G + h) * SLOT + 2;
+#pragma unroll
+        for (int i = 0; i < (VD + 31) / 32; i++)
+            if (lane + 32 * i < VD)
+                acc[i] += c * ldcg(ob + lane + 32 * i);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
 {
     extern __shared__ __align__(16) float sl[];   // [4 warps][G][SLOT]
@@ -427,47 +444,65 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     float *part = (float *)p.a[7] + (((long)t * NKV + g) * SPLIT + c) * G * SLOT;
     for (long i = threadIdx.x; i < (long)G * SLOT; i += blockDim.x)
         part[i] = sl[i];
-    __threadfence();
+    // each thread's partials before the count (a release fence, not a
+    // sequentially consistent one: that costs a round of the whole chip)
+    fence_gpu();
     __syncthreads();
     __shared__ int last;
     int *cnt = (int *)p.a[8] + (long)t * NKV + g;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         last = atomicAdd(cnt, 1) == busy - 1;
+        if (last)
+            fence_gpu();   // every block's partials after the count
+    }
     __syncthreads();
     if (!last)
         return;
-    __threadfence();
     // every busy chunk's slot, read past the L1 (other blocks wrote them):
-    // the largest maximum M first, then each chunk weighted by e^(m - M), its
-    // loads independent of each other, sixteen chunks' in flight (a warp a head:
+    // each lane's chunks' maxima and sums first (MC a lane at most), the
+    // largest maximum M, then each chunk weighted by e^(m - M), its loads
+    // independent of each other, sixteen chunks' in flight (a warp a head:
     // with many heads, warps that split a head's chunks would wait on each
     // other a head at a time)
     const float *all = (const float *)p.a[7] + ((long)t * NKV + g) * SPLIT * G * SLOT;
+    constexpr int MC = BUSY && BUSY <= 64 ? (BUSY + 31) / 32 : 0;
     for (int h = w; h < G; h += 4) {
         float M = NEG_INF, L = 0.0f, acc[(VD + 31) / 32];
-        for (long k = fc + lane; k <= lc; k += 32)
-            M = fmaxf(M, ldcg(all + (k * G + h) * SLOT));
-        M = warp_max(M);
 #pragma unroll
         for (int i = 0; i < (VD + 31) / 32; i++)
             acc[i] = 0.0f;
-        for (long kb = fc; kb <= lc; kb += 32) {
-            long k = kb + lane;
-            float ck = 0.0f;
-            if (k <= lc) {
-                float mk = ldcg(all + (k * G + h) * SLOT);
-                ck = mk == NEG_INF ? 0.0f : expf(mk - M);
-                L += ck * ldcg(all + (k * G + h) * SLOT + 1);
-            }
-            int nk = lc - kb + 1 < 32 ? (int)(lc - kb + 1) : 32;
-#pragma unroll 16
-            for (int kk = 0; kk < nk; kk++) {
-                float c = __shfl_sync(0xffffffffu, ck, kk);
-                const float *ob = all + ((kb + kk) * G + h) * SLOT + 2;
+        if (MC) {   // at most 64 chunks: their maxima and sums in registers, one load each
+            float mk[MC ? MC : 1], lk[MC ? MC : 1];
 #pragma unroll
-                for (int i = 0; i < (VD + 31) / 32; i++)
-                    if (lane + 32 * i < VD)
-                        acc[i] += c * ldcg(ob + lane + 32 * i);
+            for (int i = 0; i < MC; i++) {
+                long k = fc + lane + 32 * i;
+                mk[i] = k <= lc ? ldcg(all + (k * G + h) * SLOT) : NEG_INF;
+                lk[i] = k <= lc ? ldcg(all + (k * G + h) * SLOT + 1) : 0.0f;
+                M = fmaxf(M, mk[i]);
+            }
+            M = warp_max(M);
+#pragma unroll 1
+            for (int i = 0; i < MC; i++) {
+                long kb = fc + 32 * i;
+                if (kb > lc)
+                    break;
+                float ck = mk[i] == NEG_INF ? 0.0f : expf(mk[i] - M);
+                L += ck * lk[i];
+                add_chunks(all, kb, lc, h, ck, acc);
+            }
+        } else {
+            for (long k = fc + lane; k <= lc; k += 32)
+                M = fmaxf(M, ldcg(all + (k * G + h) * SLOT));
+            M = warp_max(M);
+            for (long kb = fc; kb <= lc; kb += 32) {
+                long k = kb + lane;
+                float ck = 0.0f;
+                if (k <= lc) {
+                    float mk = ldcg(all + (k * G + h) * SLOT);
+                    ck = mk == NEG_INF ? 0.0f : expf(mk - M);
+                    L += ck * ldcg(all + (k * G + h) * SLOT + 1);
+                }
+                add_chunks(all, kb, lc, h, ck, acc);
             }
         }
         L = warp_sum(L);

@@ -154,6 +154,13 @@ DEV void arg_reduce(float &best, int &bi)
 }
 
 // A load that skips the L1: for what other blocks of this grid wrote.
+// A release-acquire fence at the GPU's scope: this thread's writes before
+// it are seen before its writes after it, by every block.
+DEV void fence_gpu()
+{
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
 DEV float ldcg(const float *p)
 {
     float v;
