@@ -221,7 +221,10 @@ DEV void stage(const void *x, const float *nw, int t0, int nt, char *sm)
 // weights do not depend on it.
 
 constexpr int SLOTS = WR * (GATED ? 2 : 1);
-constexpr int INFLIGHT = XQ == 1 && !ARGMAX ? 8 : 4;          // 16-byte loads a lane loads a round
+// 16-byte loads a lane loads a round: eight with quantized activations
+// (four under ARGMAX, and where a row wider than 8192 values is quantized
+// while the first round waits in registers: eight spill there)
+constexpr int INFLIGHT = XQ && !ARGMAX && (XIN == XQ || K <= 8192) ? 8 : 4;
 constexpr int CV = WQ ? 16 : FV;                       // values a chunk
 constexpr int KC = K / CV;                             // chunks a row
 // Two rounds' loads in registers (DB: one activation row a pass, and
