@@ -16,13 +16,20 @@
 // the latent LORA values then the shared rotated key; Wk (NH * NOPE, LORA)
 // and Wv (NH * VD, LORA) Q8_0 (KQ, VQ 1: LORA whole 32-value blocks) or f32;
 // y (rows, NH, VD) f32; rows = n or ROWS.
-// Launch: grid (NH, ROWS), block 256, smem 4 (NOPE + 2 LORA + 8 (LORA + 2)):
-// block (h, t) folds the query (a value of u a thread), walks C a row a warp
-// with an online softmax (the latent values a lane's in registers), merges
-// its 8 warps, then applies Wv a row a warp. Every product is f32, as the
-// reference's.
+// Launch: grid (NH, SPLIT, ROWS), block 256, smem 4 (NOPE + 2 LORA + 8 (LORA
+// + 2) + 2 SPLIT). Block (h, c, t) takes chunk c of the rows of C (chunks
+// of the larger of CHUNK rows and n / SPLIT, so a short context keeps few
+// blocks busy), folds the query (a value of u a thread), walks its rows RB
+// a warp at a time (their loads before any is used) with an online
+// softmax (the latent values a lane's in registers) and merges its 8
+// warps. One busy chunk: it applies Wv a row a warp. Several: each leaves
+// (m, l, c[LORA]) in part, and the last to finish (cnt counts them) merges
+// them, applies Wv and sets its count back to 0. Every product is f32, as
+// the reference's.
 
 #define KL ((LORA + 31) / 32)   // latent values a lane
+#define KR ((ROPE + 31) / 32)   // rotated key values a lane
+constexpr int RB = KL <= 16 ? 4 : 2;   // rows a warp loads together
 
 // Value (r, l) of a weight of `rows` rows of LORA values, Q8_0 (q) or f32.
 DEV float wval(const void *W, long rows, long r, long l, int q)
@@ -39,12 +46,28 @@ DEV long ctx_rows(const Params &p, long t)
     return MODE == 2 ? NCTX : MODE == 1 ? pos[t] : pos[0];
 }
 
+// y[t, h, :] = Wv[h] . c (c: LORA values in shared memory), a row a warp.
+DEV void expand(const Params &p, long t, long h, const float *c)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    float *y = (float *)p.a[7] + (t * NH + h) * VD;
+    for (long v = w; v < VD; v += 8) {
+        float d = 0.0f;
+        for (long l = lane; l < LORA; l += 32)
+            d = fmaf(wval(p.a[4], NH * VD, h * VD + v, l, VQ), c[l], d);
+        d = warp_sum(d);
+        if (lane == 0)
+            y[v] = d;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
 {
     extern __shared__ float sm[];
     float *qn = sm, *u = qn + NOPE, *c = u + LORA, *wm = c + LORA, *wl = wm + 8, *wacc = wl + 8;
+    float *ek = wacc + 8 * LORA;   // the chunks' weights and sums (the merging block)
     pdl_begin();
-    long h = blockIdx.x, t = blockIdx.y;
+    long h = blockIdx.x, cb = blockIdx.y, t = blockIdx.z;
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     if (t >= rows_of(p.a[6], ROWS))
         return;
@@ -52,43 +75,69 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
     const float *C = (const float *)p.a[2];
     long n = ctx_rows(p, t);
     n = n < NCTX ? n : NCTX;
+    long chunk = (n + SPLIT - 1) / SPLIT > CHUNK ? (n + SPLIT - 1) / SPLIT : CHUNK;
+    long lc = n > 0 ? (n - 1) / chunk : 0, busy = lc + 1;
+    if (cb > lc)
+        return;
+    long j0 = cb * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
     for (long i = threadIdx.x; i < NOPE; i += blockDim.x)
         qn[i] = qr[i];
     __syncthreads();
     for (long l = threadIdx.x; l < LORA; l += blockDim.x) {
         float acc = 0.0f;
-        for (long i = 0; i < NOPE; i++)
+#pragma unroll 16
+        for (long i = 0; i < NOPE; i++)   // sixteen rows' loads in flight
             acc = fmaf(qn[i], wval(p.a[3], NH * NOPE, h * NOPE + i, l, KQ), acc);
         u[l] = acc;
     }
     __syncthreads();
-    float ur[KL], acc[KL], m = NEG_INF, sum = 0.0f;
+    float ur[KL], acc[KL], qk[KR], m = NEG_INF, sum = 0.0f;
+#pragma unroll
     for (int k = 0; k < KL; k++) {
         long l = lane + 32 * k;
         ur[k] = l < LORA ? u[l] : 0.0f;
         acc[k] = 0.0f;
     }
-    float qk = lane < ROPE ? qp[lane] : 0.0f;
-    for (long j = w; j < n; j += 8) {
-        const float *row = C + j * (LORA + ROPE);
-        float cv[KL], d = 0.0f;
-        for (int k = 0; k < KL; k++) {
-            long l = lane + 32 * k;
-            cv[k] = l < LORA ? row[l] : 0.0f;
-            d = fmaf(ur[k], cv[k], d);
+#pragma unroll
+    for (int k = 0; k < KR; k++)
+        qk[k] = lane + 32 * k < ROPE ? qp[lane + 32 * k] : 0.0f;
+    for (long j = j0 + w; j < j1; j += 8L * RB) {
+        float cv[RB][KL], rr[RB][KR];
+#pragma unroll
+        for (int r = 0; r < RB; r++) {   // the rows' loads first
+            const float *row = C + (j + 8L * r) * (LORA + ROPE);
+            int here = j + 8L * r < j1;
+#pragma unroll
+            for (int k = 0; k < KL; k++)
+                cv[r][k] = here && lane + 32 * k < LORA ? row[lane + 32 * k] : 0.0f;
+#pragma unroll
+            for (int k = 0; k < KR; k++)
+                rr[r][k] = here && lane + 32 * k < ROPE ? row[LORA + lane + 32 * k] : 0.0f;
         }
-        for (long r = lane; r < ROPE; r += 32)
-            d = fmaf(r < 32 ? qk : qp[r], row[LORA + r], d);
-        float s = SCALE * warp_sum(d), mn = fmaxf(m, s), corr = expf(m - mn), e = expf(s - mn);
-        sum = sum * corr + e;
-        for (int k = 0; k < KL; k++)
-            acc[k] = fmaf(e, cv[k], acc[k] * corr);
-        m = mn;
+#pragma unroll
+        for (int r = 0; r < RB; r++) {
+            if (j + 8L * r >= j1)
+                break;
+            float d = 0.0f;
+#pragma unroll
+            for (int k = 0; k < KL; k++)
+                d = fmaf(ur[k], cv[r][k], d);
+#pragma unroll
+            for (int k = 0; k < KR; k++)
+                d = fmaf(qk[k], rr[r][k], d);
+            float s = SCALE * warp_sum(d), mn = fmaxf(m, s), corr = expf(m - mn), e = expf(s - mn);
+            sum = sum * corr + e;
+#pragma unroll
+            for (int k = 0; k < KL; k++)
+                acc[k] = fmaf(e, cv[r][k], acc[k] * corr);
+            m = mn;
+        }
     }
     if (lane == 0) {
         wm[w] = m;
         wl[w] = sum;
     }
+#pragma unroll
     for (int k = 0; k < KL; k++)
         if (lane + 32 * k < LORA)
             wacc[w * LORA + lane + 32 * k] = acc[k];
@@ -102,16 +151,52 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
         float v = 0.0f;
         for (int k = 0; k < 8; k++)
             v += wl[k] > 0.0f ? wacc[k * LORA + l] * expf(wm[k] - M) : 0.0f;
-        c[l] = v / L;
+        c[l] = busy == 1 ? v / L : v;
     }
     __syncthreads();
-    float *y = (float *)p.a[7] + (t * NH + h) * VD;
-    for (long v = w; v < VD; v += 8) {
-        float d = 0.0f;
-        for (long l = lane; l < LORA; l += 32)
-            d = fmaf(wval(p.a[4], NH * VD, h * VD + v, l, VQ), c[l], d);
-        d = warp_sum(d);
-        if (lane == 0)
-            y[v] = d;
+    if (busy == 1) {
+        expand(p, t, h, c);
+        return;
     }
+    // several chunks: this one's (M, L, c) to part; the last block merges
+    float *all = (float *)p.a[8] + (t * NH + h) * SPLIT * (LORA + 2), *part = all + cb * (LORA + 2);
+    if (threadIdx.x == 0)
+        part[0] = M, part[1] = L;
+    for (long l = threadIdx.x; l < LORA; l += blockDim.x)
+        part[2 + l] = c[l];
+    fence_gpu();
+    __syncthreads();
+    __shared__ int last;
+    int *cnt = (int *)p.a[9] + t * NH + h;
+    if (threadIdx.x == 0) {
+        last = atomicAdd(cnt, 1) == busy - 1;
+        if (last)
+            fence_gpu();
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    for (long k = threadIdx.x; k < busy; k += blockDim.x)
+        ek[k] = ldcg(all + k * (LORA + 2)), ek[SPLIT + k] = ldcg(all + k * (LORA + 2) + 1);
+    __syncthreads();
+    float MM = NEG_INF, LL = 0.0f;
+    for (long k = 0; k < busy; k++)
+        MM = fmaxf(MM, ek[k]);
+    for (long k = 0; k < busy; k++)
+        LL += ek[SPLIT + k] > 0.0f ? ek[SPLIT + k] * expf(ek[k] - MM) : 0.0f;
+    __syncthreads();
+    for (long k = threadIdx.x; k < busy; k += blockDim.x)
+        ek[k] = ek[SPLIT + k] > 0.0f ? expf(ek[k] - MM) / LL : 0.0f;
+    __syncthreads();
+    for (long l = threadIdx.x; l < LORA; l += blockDim.x) {
+        float v = 0.0f;
+#pragma unroll 8
+        for (long k = 0; k < busy; k++)
+            v += ek[k] * ldcg(all + k * (LORA + 2) + 2 + l);
+        c[l] = v;
+    }
+    __syncthreads();
+    expand(p, t, h, c);
+    if (threadIdx.x == 0)
+        *cnt = 0;
 }

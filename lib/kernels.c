@@ -556,8 +556,13 @@ static int need_latent(Need *n)
     if (mode != 2)
         need(n, "pos", mode == 1 ? R : 1);
     need(n, "y", R * nh * vd);
-    grid(n, nh, R, 1);
-    n->out->smem = 4 * (nope + 2 * lora + 8 * (lora + 2));
+    long split = C(n, "SPLIT");
+    if (split > 1) {
+        need(n, "part", R * nh * split * (lora + 2));
+        need(n, "cnt", R * nh);
+    }
+    grid(n, nh, split, R);
+    n->out->smem = 4 * (nope + 2 * lora + 8 * (lora + 2) + 2 * split);
     return 0;
 }
 

@@ -958,6 +958,22 @@ static void emit_latent(Fz *f, const Group *gr)
     C(L, "KQ", wk->ty.base == T_Q8);
     C(L, "VQ", wv->ty.base == T_Q8);
     C(L, "SCALE", attr_num(a->e, "scale", 1));
+    /* chunks_apart: a head a block leaves the chip idle, so the cache rows
+     * go in chunks of at least 32, as many as keep two blocks a
+     * multiprocessor busy (at most 64), merged by the last */
+    long blocks = nh * rows, split = 1;
+    if (mode != 2 && blocks < f->o->sms && ctx > 32) {
+        split = 2L * f->o->sms / blocks;   /* one wave: two blocks a multiprocessor */
+        split = split < 64 ? split : 64;
+        split = split < (ctx + 31) / 32 ? split : (ctx + 31) / 32;
+    }
+    if (split > 1) {
+        took(f, RU_CHUNKS_APART);
+        fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
+                  "least 32 rows", blocks, split);
+    }
+    C(L, "SPLIT", (double)split);
+    C(L, "CHUNK", split > 1 ? 32 : (double)ctx);
     A(L, "qr", buf_of(f, a->args[0]));
     A(L, "qp", buf_of(f, a->args[1]));
     A(L, "kc", kb);
@@ -965,6 +981,11 @@ static void emit_latent(Fz *f, const Group *gr)
     A(L, "wv", buf_of(f, a->args[4]));
     A(L, "n", n);
     A(L, "y", buf_of(f, gr->node));
+    if (split > 1) {
+        const char *nm = node_name(f, gr->node);
+        A(L, "part", scratch(f, arena_printf(f->a, "%s.part", nm), ET_F32, rows * nh * split * (lora + 2)));
+        A(L, "cnt", scratch(f, arena_printf(f->a, "%s.count", nm), ET_I32, rows * nh));
+    }
     finish(L);
 }
 
