@@ -19,7 +19,7 @@
 // Launch: grid (NH, SPLIT, ROWS), block 256, smem 4 (NOPE + 2 LORA + 8 (LORA
 // + 2) + 2 SPLIT). Block (h, c, t) takes chunk c of the rows of C (chunks
 // of the larger of CHUNK rows and n / SPLIT, so a short context keeps few
-// blocks busy), folds the query (a value of u a thread), walks its rows RB
+// blocks busy), folds the query (fold), walks its rows RB
 // a warp at a time (their loads before any is used) with an online
 // softmax (the latent values a lane's in registers) and merges its 8
 // warps. One busy chunk: it applies Wv a row a warp. Several: each leaves
@@ -46,11 +46,101 @@ DEV long ctx_rows(const Params &p, long t)
     return MODE == 2 ? NCTX : MODE == 1 ? pos[t] : pos[0];
 }
 
-// y[t, h, :] = Wv[h] . c (c: LORA values in shared memory), a row a warp.
+// u = qn . Wk[h * NOPE .. + NOPE, :], the query folded through the key
+// half of the expansion. Q8_0 rows of whole 16-value segments: warp w takes
+// rows w, w + 8, ..., lane j the segments j, j + 32, ... of each, 16 bytes
+// a load, eight rows' loads in flight; the warps' sums meet in scr (8 LORA
+// floats). Otherwise a value of u a thread, sixteen rows' loads in flight.
+DEV void fold(const Params &p, long h, const float *qn, float *u, float *scr)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (KQ && LORA % 16 == 0) {
+        constexpr int SEG = LORA / 16, SL = (SEG + 31) / 32;
+        const i8 *W = (const i8 *)p.a[3];
+        const u16 *S = (const u16 *)((const char *)p.a[3] + align16((long)NH * NOPE * LORA));
+        float part[SL][16];
+#pragma unroll
+        for (int s = 0; s < SL; s++)
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+                part[s][j] = 0.0f;
+#pragma unroll 8
+        for (long i = w; i < NOPE; i += 8) {
+            long r = h * NOPE + i;
+            float q = qn[i];
+#pragma unroll
+            for (int s = 0; s < SL; s++) {
+                int seg = lane + 32 * s;
+                if (seg >= SEG)
+                    continue;
+                int4 v = *((const int4 *)(W + r * LORA) + seg);
+                float d = q * h2f(S[(r * LORA) / 32 + seg / 2]);
+                const i8 *b = (const i8 *)&v;
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+                    part[s][j] = fmaf(d, (float)b[j], part[s][j]);
+            }
+        }
+#pragma unroll
+        for (int s = 0; s < SL; s++) {
+            int seg = lane + 32 * s;
+            if (seg < SEG)
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+                    scr[w * LORA + 16 * seg + j] = part[s][j];
+        }
+        __syncthreads();
+        for (long l = threadIdx.x; l < LORA; l += blockDim.x) {
+            float a = 0.0f;
+            for (int k = 0; k < 8; k++)
+                a += scr[k * LORA + l];
+            u[l] = a;
+        }
+        return;
+    }
+    for (long l = threadIdx.x; l < LORA; l += blockDim.x) {
+        float acc = 0.0f;
+#pragma unroll 16
+        for (long i = 0; i < NOPE; i++)   // sixteen rows' loads in flight
+            acc = fmaf(qn[i], wval(p.a[3], NH * NOPE, h * NOPE + i, l, KQ), acc);
+        u[l] = acc;
+    }
+}
+
+// y[t, h, :] = Wv[h] . c (c: LORA values in shared memory), a row a warp:
+// Q8_0 rows 16 bytes a lane a load, four rows' loads in flight; otherwise a
+// value a lane.
 DEV void expand(const Params &p, long t, long h, const float *c)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     float *y = (float *)p.a[7] + (t * NH + h) * VD;
+    if (VQ && LORA % 16 == 0) {
+        constexpr int SEG = LORA / 16, SL = (SEG + 31) / 32;
+        const i8 *W = (const i8 *)p.a[4];
+        const u16 *S = (const u16 *)((const char *)p.a[4] + align16((long)NH * VD * LORA));
+#pragma unroll 4
+        for (long v = w; v < VD; v += 8) {
+            long r = h * VD + v;
+            float d = 0.0f;
+#pragma unroll
+            for (int s = 0; s < SL; s++) {
+                int seg = lane + 32 * s;
+                if (seg >= SEG)
+                    continue;
+                int4 q = *((const int4 *)(W + r * LORA) + seg);
+                const i8 *b = (const i8 *)&q;
+                float e = 0.0f;
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+                    e = fmaf((float)b[j], c[16 * seg + j], e);
+                d = fmaf(h2f(S[(r * LORA) / 32 + seg / 2]), e, d);
+            }
+            d = warp_sum(d);
+            if (lane == 0)
+                y[v] = d;
+        }
+        return;
+    }
     for (long v = w; v < VD; v += 8) {
         float d = 0.0f;
         for (long l = lane; l < LORA; l += 32)
@@ -83,13 +173,7 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
     for (long i = threadIdx.x; i < NOPE; i += blockDim.x)
         qn[i] = qr[i];
     __syncthreads();
-    for (long l = threadIdx.x; l < LORA; l += blockDim.x) {
-        float acc = 0.0f;
-#pragma unroll 16
-        for (long i = 0; i < NOPE; i++)   // sixteen rows' loads in flight
-            acc = fmaf(qn[i], wval(p.a[3], NH * NOPE, h * NOPE + i, l, KQ), acc);
-        u[l] = acc;
-    }
+    fold(p, h, qn, u, wacc);
     __syncthreads();
     float ur[KL], acc[KL], qk[KR], m = NEG_INF, sum = 0.0f;
 #pragma unroll
