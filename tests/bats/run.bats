@@ -653,3 +653,19 @@ print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
     LOGOS_TRACE=/nonexistent/x run -0 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p 1 -n 1 p.plan
     [ "$(grep -c 'LOGOS_TRACE: cannot write /nonexistent/x/' <<<"$output")" -eq 1 ]
 }
+
+@test "tests/gpu/chunk: a prefill chunk's recurrent states equal its steps' (the reference, on the CPU)" {
+    CHUNK_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -0 sh "$TOP/tests/gpu/chunk" "$TINY/qwen3next.yaml"
+    [ "${lines[0]}" = "chunk $TINY/qwen3next.yaml precise: a chunk of 8 tokens against 8 steps (cpu)" ] || { echo "$output"; false; }
+    # the delta rule's states, the convolution rings and the attention's cache, each compared
+    [[ "$output" == *"state Sd0 "*"ok"* ]]
+    [[ "$output" == *"state Rc0 "*"ok"* ]]
+    [[ "$output" == *"state Kc3 "*"ok"* ]]
+    [ "${lines[-1]}" = "chunk: 8 passed, 0 failed" ]
+    CHUNK_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -0 sh "$TOP/tests/gpu/chunk" "$TINY/lfm2.yaml" precise "4 4 2 9 1"
+    [ "${lines[0]}" = "chunk $TINY/lfm2.yaml precise: a chunk of 5 tokens against 5 steps (cpu)" ]
+    [ "${lines[-1]}" = "chunk: 5 passed, 0 failed" ] || { echo "$output"; false; }
+    # a bound no float meets: the script says so and fails
+    CHUNK_DEVICE=cpu CHUNK_BOUND=-1 LOGOS_BIN="$LOGOS_BIN" run -1 sh "$TOP/tests/gpu/chunk" "$TINY/lfm2.yaml"
+    [[ "$output" == *"FAIL"* ]]
+}
