@@ -669,3 +669,19 @@ print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
     CHUNK_DEVICE=cpu CHUNK_BOUND=-1 LOGOS_BIN="$LOGOS_BIN" run -1 sh "$TOP/tests/gpu/chunk" "$TINY/lfm2.yaml"
     [[ "$output" == *"FAIL"* ]]
 }
+
+@test "LOGOS_REF_NUMERICS: the reference quantizes a plan's products as its numerics say" {
+    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >g.logos
+    for num in precise q8 q8x2; do "$LOGOS_BIN/logos-fuse" -q --numerics $num g.logos >$num.plan; done
+    "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p "1 2 3" -n 4 --logits f32.f32 g.logos >/dev/null
+    for num in precise q8 q8x2; do
+        LOGOS_REF_NUMERICS=1 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p "1 2 3" -n 4 --logits $num.f32 $num.plan >/dev/null
+        LOGOS_REF_NUMERICS=0 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p "1 2 3" -n 4 --logits $num.off.f32 $num.plan >/dev/null
+        cmp $num.off.f32 f32.f32   # off (or 0): the program in f32, bit for bit
+    done
+    cmp precise.f32 f32.f32        # precise numerics quantize nothing
+    ! cmp -s q8.f32 f32.f32        # q8 and q8x2 do, each its own way
+    ! cmp -s q8x2.f32 f32.f32
+    ! cmp -s q8.f32 q8x2.f32
+    [ "$(stat -c %s q8.f32)" -eq "$(stat -c %s f32.f32)" ]
+}
