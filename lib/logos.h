@@ -564,7 +564,7 @@ int ref_run(const Prog *p, Env *env);
 int ref_run_numerics(const Prog *p, Env *env, int quant);
 /* ref_run, writing each statement's value and, at the end, each state under
  * LOGOS_TRACE as run `run` of program `prog` (trace.c). */
-int ref_run_trace(const Prog *p, Env *env, int run, int prog);
+int ref_run_trace(const Prog *p, Env *env, int quant, int run, int prog);
 /* The inverse frequencies of a rope call over rot values (rot / 2 of them),
  * with its scaling, in f64: what the reference and the CUDA lane both use. */
 void rope_freqs(const Expr *e, long rot, double *inv);

@@ -566,7 +566,7 @@ int ref_run_numerics(const Prog *p, Env *env, int quant)
     return run_all(p, env, NULL, quant, -1, 0);
 }
 
-int ref_run_trace(const Prog *p, Env *env, int run, int prog)
+int ref_run_trace(const Prog *p, Env *env, int quant, int run, int prog)
 {
-    return run_all(p, env, NULL, 0, run, prog);
+    return run_all(p, env, NULL, quant, run, prog);
 }

@@ -532,8 +532,6 @@ static int cpu_run(Lane *l, int k)
     if (p->chips > 1)
         return tp_run(p, c->envs);
     int run = c->runs++;
-    if (c->chips == 1 && trace_dir())
-        return ref_run_trace(p, c->envs[0], run, k);
     /* LOGOS_REF_NUMERICS: a plan's products read their activations
      * quantized as its numerics say, as the CUDA lane's do */
     const Plan *pl = c->st->plans ? c->st->plans[k] : NULL;
@@ -541,6 +539,8 @@ static int cpu_run(Lane *l, int k)
     int on = rn && *rn && strcmp(rn, "0"), quant = 0;
     if (pl && on)
         quant = pl->numerics == NUM_Q8 ? 1 : pl->numerics == NUM_Q8X2 ? 2 : 0;
+    if (c->chips == 1 && trace_dir())
+        return ref_run_trace(p, c->envs[0], quant, run, k);
     for (int r = 0; r < c->chips; r++) {
         int s = quant && c->chips == 1 ? ref_run_numerics(p, c->envs[r], quant) : ref_run(p, c->envs[r]);
         if (s)
