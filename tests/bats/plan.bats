@@ -260,3 +260,18 @@ same() {
     [[ "$stderr" == *"read each head's 128 unrotated query values in place as f32 (the reference multiplies them unrounded)"* ]]
     [ "$(grep -c '^launch latent NH=16 NOPE=128 QW=192 ROPE=64 LORA=512 VD=128 ' <<<"$output")" -eq 27 ]
 }
+
+@test "logos-fuse: a latent attention with few heads takes its cache in chunks (chunks_apart), -v says so; --sms decides" {
+    logos-author decode_step "$EX/deepseek-v2-lite.yaml" >p.logos
+    run --separate-stderr logos-fuse -v p.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"rule chunks_apart: 16 head blocks leave the chip idle: up to 16 chunks of at least 32 rows"* ]]
+    [ "$(grep -c '^launch latent .* SPLIT=16 CHUNK=32 grid 16 16 1 ' <<<"$output")" -eq 27 ]
+    [ "$(grep -c '^buffer ct[0-9]*\.part scratch f32 131584$' <<<"$output")" -eq 27 ]
+    # a GPU of 8 multiprocessors: 16 heads fill it, one chunk, no partials
+    run --separate-stderr logos-fuse -v --sms 8 p.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" != *"chunks_apart: 16 head blocks"* ]]
+    [ "$(grep -c '^launch latent .* SPLIT=1 CHUNK=4096 grid 16 1 1 .* part=- cnt=- ' <<<"$output")" -eq 27 ]
+    ! grep -q '^buffer ct[0-9]*\.part ' <<<"$output"
+}
