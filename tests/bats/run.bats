@@ -680,8 +680,8 @@ print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
         cmp $num.off.f32 f32.f32   # off (or 0): the program in f32, bit for bit
     done
     cmp precise.f32 f32.f32        # precise numerics quantize nothing
-    ! cmp -s q8.f32 f32.f32        # q8 and q8x2 do, each its own way
-    ! cmp -s q8x2.f32 f32.f32
-    ! cmp -s q8.f32 q8x2.f32
+    run -1 cmp -s q8.f32 f32.f32   # q8 and q8x2 do, each its own way
+    run -1 cmp -s q8x2.f32 f32.f32
+    run -1 cmp -s q8.f32 q8x2.f32
     [ "$(stat -c %s q8.f32)" -eq "$(stat -c %s f32.f32)" ]
 }
