@@ -482,6 +482,7 @@ typedef struct CpuLane {
     Env **envs;          /* each chip's */
     Weights **weights;   /* one binding per program and chip */
     int runs;            /* runs so far, LOGOS_TRACE's numbering */
+    int ref_numerics;    /* LOGOS_REF_NUMERICS: products quantized as a plan's numerics say */
 } CpuLane;
 
 static int cpu_bind(Lane *l, Stream *st, const WeightsArg *w)
@@ -532,12 +533,11 @@ static int cpu_run(Lane *l, int k)
     if (p->chips > 1)
         return tp_run(p, c->envs);
     int run = c->runs++;
-    /* LOGOS_REF_NUMERICS: a plan's products read their activations
-     * quantized as its numerics say, as the CUDA lane's do */
+    /* a plan's products read their activations quantized as its numerics
+     * say, as the CUDA lane's do (LOGOS_REF_NUMERICS) */
     const Plan *pl = c->st->plans ? c->st->plans[k] : NULL;
-    const char *rn = getenv("LOGOS_REF_NUMERICS");
-    int on = rn && *rn && strcmp(rn, "0"), quant = 0;
-    if (pl && on)
+    int quant = 0;
+    if (pl && c->ref_numerics)
         quant = pl->numerics == NUM_Q8 ? 1 : pl->numerics == NUM_Q8X2 ? 2 : 0;
     if (c->chips == 1 && trace_dir())
         return ref_run_trace(p, c->envs[0], quant, run, k);
@@ -576,5 +576,7 @@ Lane *lane_cpu(void)
         exit(EXIT_SYSTEM);
     }
     c->lane = (Lane){"cpu reference", cpu_bind, cpu_put, cpu_run, cpu_fetch, cpu_close};
+    const char *rn = getenv("LOGOS_REF_NUMERICS");
+    c->ref_numerics = rn && *rn && strcmp(rn, "0");
     return &c->lane;
 }
