@@ -182,6 +182,17 @@ static void A(L L, const char *name, int buf)
     L.l->arg[i] = buf;
 }
 
+/* The scratch of a launch whose blocks leave partial results for the last
+ * to merge: NODE.part (parts f32 values) and, where counts > 0, NODE.count
+ * (counts i32 counters, zero between launches). */
+static void merge_scratch(L L, Fz *f, int node, long parts, long counts)
+{
+    const char *nm = node_name(f, node);
+    A(L, "part", scratch(f, arena_printf(f->a, "%s.part", nm), ET_F32, parts));
+    if (counts > 0)
+        A(L, "cnt", scratch(f, arena_printf(f->a, "%s.count", nm), ET_I32, counts));
+}
+
 /* Sets the grid, block and shared memory the constants ask for. */
 static void finish(L L)
 {
@@ -363,7 +374,7 @@ static void emit_gemv(Fz *f, const Group *gr)
     finish(L);
     if (gr->argmax >= 0) {
         long g = L.l->grid[0];
-        A(L, "part", scratch(f, arena_printf(f->a, "%s.part", node_name(f, gr->argmax)), ET_F32, 2 + 2 * rows * g));
+        merge_scratch(L, f, gr->argmax, 2 + 2 * rows * g, 0);
     }
 }
 
@@ -516,11 +527,8 @@ static void emit_attend(Fz *f, const Group *gr)
     if (a->nargs == 4)
         A(L, "sinks", buf_of(f, a->args[3]));
     A(L, "y", buf_of(f, gr->node));
-    if (split > 1) {
-        const char *nm = node_name(f, gr->node);
-        A(L, "part", scratch(f, arena_printf(f->a, "%s.part", nm), ET_F32, rows * nkv * split * (nh / nkv) * (last(&v->ty) + 2)));
-        A(L, "cnt", scratch(f, arena_printf(f->a, "%s.count", nm), ET_I32, rows * nkv));
-    }
+    if (split > 1)
+        merge_scratch(L, f, gr->node, rows * nkv * split * (nh / nkv) * (last(&v->ty) + 2), rows * nkv);
     finish(L);
 }
 
@@ -981,11 +989,8 @@ static void emit_latent(Fz *f, const Group *gr)
     A(L, "wv", buf_of(f, a->args[4]));
     A(L, "n", n);
     A(L, "y", buf_of(f, gr->node));
-    if (split > 1) {
-        const char *nm = node_name(f, gr->node);
-        A(L, "part", scratch(f, arena_printf(f->a, "%s.part", nm), ET_F32, rows * nh * split * (lora + 2)));
-        A(L, "cnt", scratch(f, arena_printf(f->a, "%s.count", nm), ET_I32, rows * nh));
-    }
+    if (split > 1)
+        merge_scratch(L, f, gr->node, rows * nh * split * (lora + 2), rows * nh);
     finish(L);
 }
 
