@@ -459,6 +459,8 @@ static void read_covers(Rd *r, const Plan *pl, int i, int **covers, int *ncovers
 static void launch_line(Rd *r, Plan *pl)
 {
     PLaunch l = {.line = r->at};
+    for (int p = 0; p < KMAXP; p++)   /* a parameter the kernel does not have: none, not buffer 0 */
+        l.arg[p] = -1;
     if (r->nw < 2)
         fail_at(r, r->w[0].col, "%s%s", "launch KERNEL CONST=V ... grid X Y Z block N smem N args P=BUF ... covers ...", "");
     char *kname = word_str(r, &r->w[1]);
