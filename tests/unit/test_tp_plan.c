@@ -11,7 +11,8 @@
  *   - tp_decode_batch's plan (3 sequences) those of decode_batch;
  *   - the plans of decode_embed, each tp_decode_layer and decode_head as one
  *     stream those of decode_step;
- *   - every plan prints, parses and checks again (stream_load).
+ *   - every plan prints, parses and checks again (stream_load), each
+ *     launch's kernel, grid and parameter slots the same when read back.
  * Weights are synthetic. Prints TAP lines (the worst agreement of each spec
  * and width as a comment); run from the repository root. */
 #include <math.h>
@@ -42,6 +43,31 @@ static void form(Arena *a, const Spec *s, const char *name, int layer, int chips
     ASSERT(st == 0);
 }
 
+/* A plan printed and read back has the same launches: kernel, grid and
+ * every parameter slot's buffer (none past the kernel's parameters). */
+static int reads_back(Arena *a, const Plan *pl)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    ASSERT(m);
+    plan_print(m, pl);
+    fclose(m);
+    Lexer lx;
+    lex_init(&lx, src_from_string(a, "plan", text));
+    int err = 0, same = 1;
+    Plan *back = plan_parse(a, &lx, &err);
+    free(text);
+    if (!back || err || back->nls != pl->nls)
+        return 0;
+    for (int i = 0; i < pl->nls; i++) {
+        same &= back->ls[i].kernel == pl->ls[i].kernel && back->ls[i].grid[0] == pl->ls[i].grid[0];
+        for (int k = 0; k < KMAXP; k++)
+            same &= back->ls[i].arg[k] == pl->ls[i].arg[k];
+    }
+    return same;
+}
+
 /* Every program of the text at path fused with logos-fuse's defaults, the
  * plans written to out. */
 static void fuse_file(Arena *a, const char *path, long ctx, const char *out)
@@ -60,6 +86,7 @@ static void fuse_file(Arena *a, const char *path, long ctx, const char *out)
         ASSERT(check_prog(a, p) == 0);
         Plan *pl = fuse(a, p, graph_build(a, p), &fo);
         ASSERT(pl);
+        ASSERT(reads_back(a, pl));
         plan_print(f, pl);
     }
     ASSERT(!err);
