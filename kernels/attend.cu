@@ -25,11 +25,14 @@
 // down to [-pi, pi], times AF; and the block of the newest row turns key
 // head g of kx (NK: under knw) and appends it with value head g of vx at
 // row pos - 1 of K and V before any row is read.
-// Launch: grid (NKV, BUSY or else SPLIT, ROWS), block 128 (4 warps). Block (g, c, t)
-// takes chunk c of the rows [lo, hi) (chunks of the larger of CHUNK rows and
-// (hi - lo) / BUSY, so that a short context keeps BUSY blocks busy and no
-// more) for the G = NH / NKV
-// heads of group g, and returns at once when they are none of them (so a
+// Launch: grid (NKV GB, BUSY or else SPLIT, ROWS), block 128 (4 warps), GB
+// = (NH / NKV) / HG. Block (u, c, t) takes chunk c of the rows [lo, hi)
+// (chunks of the larger of CHUNK rows and (hi - lo) / BUSY, so that a short
+// context keeps BUSY blocks busy and no more) for the G = HG query heads
+// HG (u % GB) .. + HG of key head g = u / GB (HG below NH / NKV where a
+// group's heads would not fit a thread's registers: the group's key and
+// value rows are then read by GB blocks, each appending the newest under
+// ROPE, the same values), and returns at once when they are none of them (so a
 // short context keeps few blocks busy, and those few finish soon); its
 // warps take the rows in turn, R a round each (their keys and values loaded
 // before any is used), each keeping a running maximum, sum and weighted values per head,
@@ -38,7 +41,9 @@
 // and the last of them to finish (cnt counts them) merges them into y and
 // sets its count back to 0. Shared memory: 4 G (VD + 2) floats.
 
-constexpr int G = NH / NKV;
+constexpr int GG = NH / NKV;                        // query heads a key head
+constexpr int G = HG;                               // query heads a block
+constexpr int GB = GG / HG;                         // blocks a key head
 constexpr int CONT = HD % 32 == 0 && VD % 32 == 0;
 constexpr int QP = (HD + 31) / 32;                  // key values a lane holds
 constexpr int VN = CONT ? VD / 32 : 2 * ((VD + 63) / 64);   // values a lane holds
@@ -309,7 +314,8 @@ DEV void add_chunks(const float *all, long kb, long lc, int h, float ck, float *
 extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
 {
     extern __shared__ __align__(16) float sl[];   // [4 warps][G][SLOT]
-    int g = blockIdx.x, c = blockIdx.y, t = blockIdx.z, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    int u = blockIdx.x, g = u / GB, c = blockIdx.y, t = blockIdx.z, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    int h0 = g * GG + (u % GB) * G;   // the block's first query head
     if (!EARLY)
         pdl_begin();
     if (t >= rows_of(p.a[4], ROWS)) {
@@ -350,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     if (ROPE)   // every head's values loaded before any is turned: one wait, not G
 #pragma unroll
         for (int h = 0; h < G; h++)
-            head_vals(q + (long)(g * G + h) * HD, qr[h]);
+            head_vals(q + (long)(h0 + h) * HD, qr[h]);
     if (ROPE && c == lc) {   // the newest row, before any warp reads it
         if (w == 0)
             append_row(p, g, pp[0], asn, acs, sl);
@@ -361,10 +367,10 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
         if (ROPE) {
             turn_vals((const float *)p.a[11], NQ, asn, acs, qr[h], sl + (long)w * HD);
         } else if (CONT) {
-            loadv<QP, 0>(q, (long)(g * G + h) * HD + (long)lane * QP, qr[h]);
+            loadv<QP, 0>(q, (long)(h0 + h) * HD + (long)lane * QP, qr[h]);
         } else {
             for (int i = 0; i < QP; i++)
-                qr[h][i] = kat(lane, i) < HD ? q[(g * G + h) * (long)HD + kat(lane, i)] : 0.0f;
+                qr[h][i] = kat(lane, i) < HD ? q[(h0 + h) * (long)HD + kat(lane, i)] : 0.0f;
         }
         m[h] = NEG_INF;
         l[h] = 0.0f;
@@ -438,10 +444,10 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     __syncthreads();
     if (busy == 1) {
         for (int h = w; h < G; h += 4)
-            write_head(p, t, g * G + h, sl + (long)h * SLOT);
+            write_head(p, t, h0 + h, sl + (long)h * SLOT);
         return;
     }
-    float *part = (float *)p.a[7] + (((long)t * NKV + g) * SPLIT + c) * G * SLOT;
+    float *part = (float *)p.a[7] + (((long)t * NKV * GB + u) * SPLIT + c) * G * SLOT;
     for (long i = threadIdx.x; i < (long)G * SLOT; i += blockDim.x)
         part[i] = sl[i];
     // each thread's partials before the count (a release fence, not a
@@ -449,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     fence_gpu();
     __syncthreads();
     __shared__ int last;
-    int *cnt = (int *)p.a[8] + (long)t * NKV + g;
+    int *cnt = (int *)p.a[8] + (long)t * NKV * GB + u;
     if (threadIdx.x == 0) {
         last = atomicAdd(cnt, 1) == busy - 1;
         if (last)
@@ -464,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     // independent of each other, sixteen chunks' in flight (a warp a head:
     // with many heads, warps that split a head's chunks would wait on each
     // other a head at a time)
-    const float *all = (const float *)p.a[7] + ((long)t * NKV + g) * SPLIT * G * SLOT;
+    const float *all = (const float *)p.a[7] + ((long)t * NKV * GB + u) * SPLIT * G * SLOT;
     constexpr int MC = BUSY && BUSY <= 64 ? (BUSY + 31) / 32 : 0;
     for (int h = w; h < G; h += 4) {
         float M = NEG_INF, L = 0.0f, acc[(VD + 31) / 32];
@@ -514,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
         if (lane == 0)
             s[0] = M, s[1] = L;
         __syncwarp();
-        write_head(p, t, g * G + h, s);
+        write_head(p, t, h0 + h, s);
     }
     if (threadIdx.x == 0)
         *cnt = 0;

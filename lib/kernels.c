@@ -324,9 +324,11 @@ static int need_rope(Need *n)
 static int need_attend(Need *n)
 {
     long nh = C(n, "NH"), nkv = C(n, "NKV"), hd = C(n, "HD"), vd = C(n, "VD"), R = C(n, "ROWS"),
-         ctx = C(n, "NCTX"), split = C(n, "SPLIT"), mode = C(n, "MODE");
+         ctx = C(n, "NCTX"), split = C(n, "SPLIT"), mode = C(n, "MODE"), hg = C(n, "HG");
     if (nh % nkv)
         return bad(n, "the query heads do not group over the key heads");
+    if ((nh / nkv) % hg)
+        return bad(n, "a block's query heads (HG) do not divide a key head's");
     if (C(n, "QS") < nh * hd)
         return bad(n, "the query row stride is less than its heads");
     if (split * C(n, "CHUNK") < ctx)
@@ -347,8 +349,8 @@ static int need_attend(Need *n)
             return bad(n, "a rope in the attention is for one row at one position (MODE 0, ROWS 1)");
         if (rot < 2 || rot % 2 || rot > hd || hd > 1024)
             return bad(n, "the rope turns an even number of a head's values, at most the head (of at most 1024)");
-        if ((nh / nkv) * (vd + 2) < hd)
-            return bad(n, "a rope in the attention turns a head in a warp's shared slots: HD at most G (VD + 2)");
+        if (hg * (vd + 2) < hd)
+            return bad(n, "a rope in the attention turns a head in a warp's shared slots: HD at most HG (VD + 2)");
         need(n, "kx", nkv * hd);
         need(n, "vx", nkv * vd);
         need(n, "freq", rot / 2);
@@ -369,11 +371,11 @@ static int need_attend(Need *n)
     need(n, "y", R * nh * vd);
     if (split > 1) {
         need(n, "part", R * nkv * split * (nh / nkv) * (vd + 2));
-        need(n, "cnt", R * nkv);
+        need(n, "cnt", R * nkv * (nh / nkv / hg));
     }
     (void)CF;
-    grid(n, nkv, C(n, "BUSY") ? C(n, "BUSY") : split, R);   /* at most BUSY chunks are busy */
-    n->out->smem = 4 * (nh / nkv) * (vd + 2) * 4;
+    grid(n, nkv * (nh / nkv / hg), C(n, "BUSY") ? C(n, "BUSY") : split, R);   /* at most BUSY chunks are busy */
+    n->out->smem = 4 * hg * (vd + 2) * 4;
     return 0;
 }
 

@@ -52,7 +52,7 @@ K(ROPE, "rope", "rope.cu",
   "y0:tos:f32,f16 y1:tos?:f32,f16 y2:tos?:f32,f16", 128)
 
 K(ATTEND, "attend", "attend.cu",
-  "NH:i:1:4096 NKV:i:1:4096 HD:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 NCTX:i:1:16777216 KV:i:0:2 "
+  "NH:i:1:4096 NKV:i:1:4096 HG:i:1:4096 HD:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 NCTX:i:1:16777216 KV:i:0:2 "
   "SCALE:f:0:1e30 CAP:f:0:1e30 WINDOW:i:0:16777216 SINKS:i:0:1 SPLIT:i:1:1024 CHUNK:i:1:16777216 BUSY:i:0:1024 "
   "MODE:i:0:2 QS:i:1:1048576 OQ:i:0:2 EARLY:i:0:1 "
   "ROPE:i:0:1 ROT:i:0:4096 AF:f:0:1e30 NQ:i:0:1 NK:i:0:1 REPS:f:0:1 ROFF:f:-16:16",

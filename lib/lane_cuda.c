@@ -454,6 +454,26 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, lo
     return split;
 }
 
+/* The query heads an attention block takes of a key head's g, its head
+ * width hd and value width vd: all g where a thread holds each head's query,
+ * values, maximum and sum in at most 64 registers (attend.cu: a lane holds
+ * hd/32 query and vd/32 value values a head), else the most, dividing g,
+ * in 40 (and under a rope at least hd / (vd + 2): its turning's scratch). */
+static long heads_a_block(long g, long hd, long vd, int rope)
+{
+    long qp = (hd + 31) / 32, vn = hd % 32 == 0 && vd % 32 == 0 ? vd / 32 : 2 * ((vd + 63) / 64), per = qp + vn + 2;
+    if (g * per <= 64)
+        return g;
+    long hg = 1;
+    for (long d = 1; d <= g; d++)
+        if (g % d == 0 && d * per <= 40)
+            hg = d;
+    while (rope && hg < g && hg * (vd + 2) < hd)   /* the next divisor up */
+        for (hg++; g % hg; hg++)
+            ;
+    return hg;
+}
+
 static void emit_attend(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_ATTEND, gr);
@@ -475,14 +495,20 @@ static void emit_attend(Fz *f, const Group *gr)
         kb = buf_of(f, a->args[1]);
         vb = buf_of(f, a->args[2]);
     }
-    long chunk, busy, nh = q->ty.d[st].n, nkv = k->ty.d[1].n, split = chunks(f, nkv * rows, ctx, mode, &chunk, &busy);
+    long nh = q->ty.d[st].n, nkv = k->ty.d[1].n;
+    long hg = heads_a_block(nh / nkv, last(&q->ty), last(&v->ty), gr->rparts > 0);
+    if (hg < nh / nkv)
+        fuse_note(f, gr->node, "attention: %ld query heads a key head of %ld values, %ld a block (a thread's registers)",
+                  nh / nkv, last(&q->ty), hg);
+    long chunk, busy, split = chunks(f, nh / hg * rows, ctx, mode, &chunk, &busy);
     if (split > 1)
         took(f, RU_CHUNKS_APART);
     if (split > 1)
         fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
-                  "least %ld rows", nkv * rows, busy, chunk);
+                  "least %ld rows", nh / hg * rows, busy, chunk);
     C(L, "NH", (double)nh);
     C(L, "NKV", (double)nkv);
+    C(L, "HG", (double)hg);
     C(L, "HD", (double)last(&q->ty));
     C(L, "VD", (double)last(&v->ty));
     C(L, "ROWS", (double)rows);
@@ -528,7 +554,7 @@ static void emit_attend(Fz *f, const Group *gr)
         A(L, "sinks", buf_of(f, a->args[3]));
     A(L, "y", buf_of(f, gr->node));
     if (split > 1)
-        merge_scratch(L, f, gr->node, rows * nkv * split * (nh / nkv) * (last(&v->ty) + 2), rows * nkv);
+        merge_scratch(L, f, gr->node, rows * nkv * split * (nh / nkv) * (last(&v->ty) + 2), rows * (nh / hg));
     finish(L);
 }
 

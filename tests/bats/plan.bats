@@ -90,18 +90,10 @@ same() {
 
 @test "every kernel instantiation the lane can ask for compiles for sm_90, with no spill and no stack frame" {
     local s f n
-    # Qwen3-Next-80B-A3B's plans are left out: its gated attention (8 query
-    # heads a key head of 256 values) spills in attend.cu, and its shared
-    # expert's gated pair with a quantizing epilogue (4 rows a warp, 2048
-    # wide) spills in gemv.cu; its delta layer's steps and chunk (precise,
-    # and the chunk under q8) are compiled instead
-    ls "$GOLD"/*.plan | grep -v /qwen3-next-80b-a3b | xargs cat >all.plans
-    for f in "decode_layer 0" "stacked_layer 0"; do
-        logos-author $f "$EX/qwen3-next-80b-a3b.yaml" | logos-fuse --numerics precise >>all.plans
-    done
-    logos-author stacked_layer 0 "$EX/qwen3-next-80b-a3b.yaml" | logos-fuse --numerics q8 >>all.plans
+    cat "$GOLD"/*.plan >all.plans
     for n in precise q8; do
         for s in llama-3.2-1b llama-3-8b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b lfm2-1.2b gpt-oss-20b \
+                 qwen3-next-80b-a3b \
                  tiny/llama tiny/gemma2 tiny/qwen3 tiny/lfm2 tiny/gptoss tiny/qwen3next \
                  deepseek-v2-lite deepseek-v2 tiny/deepseek2 tiny/deepseek2q; do
             for f in decode_step prefill decode_batch; do
@@ -259,6 +251,22 @@ same() {
     run --separate-stderr logos-fuse -v big.logos
     [[ "$stderr" == *"read each head's 128 unrotated query values in place as f32 (the reference multiplies them unrounded)"* ]]
     [ "$(grep -c '^launch latent NH=16 NOPE=128 QW=192 ROPE=64 LORA=512 VD=128 ' <<<"$output")" -eq 27 ]
+}
+
+@test "logos-fuse: an attention's query heads over several blocks where a key head's are many and wide (HG), -v says so" {
+    logos-author decode_step "$EX/qwen3-next-80b-a3b.yaml" >p.logos
+    run --separate-stderr logos-fuse -v p.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"attention: 8 query heads a key head of 256 values, 2 a block (a thread's registers)"* ]]
+    [[ "$stderr" == *"rule chunks_apart: 8 head blocks leave the chip idle: up to 64 chunks of at least 16 rows"* ]]
+    [ "$(grep -c '^launch attend NH=16 NKV=2 HG=2 HD=256 .* grid 8 64 1 ' <<<"$output")" -eq 12 ]
+    # a count a block of a chunk's heads; the partials as many as before (2 x 256 x 8 x 258)
+    [ "$(grep -c '^buffer o[0-9]*\.count scratch i32 8$' <<<"$output")" -eq 12 ]
+    [ "$(grep -c '^buffer o[0-9]*\.part scratch f32 1056768$' <<<"$output")" -eq 12 ]
+    # narrow heads: a block takes a key head's all
+    logos-author decode_step "$EX/llama-3-8b.yaml" | logos-fuse -v >p8.plan 2>p8.err
+    [ "$(grep -c '^launch attend NH=32 NKV=8 HG=4 .* grid 8 64 1 ' p8.plan)" -eq 32 ]
+    ! grep -q 'a block (a thread' p8.err
 }
 
 @test "logos-fuse: a latent attention with few heads takes its cache in chunks (chunks_apart), -v says so; --sms decides" {

@@ -3,7 +3,8 @@
  * gated pair, biases, residuals, the norm prologue, soft-cap and arg-max,
  * quantizing epilogues; norms, rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
- * heads, split chunks, causal rows; embeddings, elementwise ops with
+ * heads (a key head's query heads over several blocks where they are many
+ * and wide), split chunks, causal rows; embeddings, elementwise ops with
  * broadcasting, row copies, ranges; the short convolution with its gates,
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
  * softmax, groups, a selection bias, norm and scale) and the experts' two
@@ -78,6 +79,17 @@ static const Case cases[] = {
      "qh = rope(q, pos, theta=10000, rot=64, scaling=yarn, factor=4, orig=4096)\n"
      "Kc[pos] = rope(k, pos, theta=10000, rot=64, scaling=yarn, factor=4, orig=4096)\nVc[pos] = v\n"
      "o = attend(qh, Kc[..pos], Vc[..pos], sk, scale=0.0625)\n", 12},
+    {"rope partial rot + per-head norms + appends, attend split: 8 query heads a key head of 256, 2 a block",
+     "in q : f32[16,256]\nin k : f32[2,256]\nin v : f32[2,256]\nin pos : i32\nweight nq : f32[256]\n"
+     "weight nk : f32[256]\nstate Kc : f32[128,2,256]\nstate Vc : f32[128,2,256]\nout o : f32[16,256]\n"
+     "qh = rope(rmsnorm(q, nq, eps=1e-06, offset=1), pos, theta=10000000, rot=64)\n"
+     "Kc[pos] = rope(rmsnorm(k, nk, eps=1e-06, offset=1), pos, theta=10000000, rot=64)\nVc[pos] = v\n"
+     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.0625)\n", 40},
+    {"causal rows of a chunk, 8 query heads a key head of 256, 2 a block",
+     "size T\nin q : f32[T,16,256]\nin k : f32[T,2,256]\nin v : f32[T,2,256]\nin pos0 : i32\n"
+     "state Kc : f32[64,2,256]\nstate Vc : f32[64,2,256]\nout o : f32[T,16,256]\n"
+     "p = range(pos0, n=T)\nqh = rope(q, p, theta=10000, rot=64)\nKc[p] = rope(k, p, theta=10000, rot=64)\nVc[p] = v\n"
+     "o = attend(qh, Kc[..p], Vc[..p], scale=0.0625)\n", 3},
     {"causal rows of a chunk: range, rope, appends, attend",
      "size T\nin q : f32[T,4,32]\nin k : f32[T,2,32]\nin v : f32[T,2,32]\nin pos0 : i32\n"
      "state Kc : f32[64,2,32]\nstate Vc : f32[64,2,32]\nout o : f32[T,4,32]\n"
