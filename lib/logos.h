@@ -807,9 +807,13 @@ int run_generate(Stream *st, const Prompt *prompts, int nprompts, int ngen, FILE
 /* One decode step of the stream's step programs: token tok at position pos;
  * the next token out. 0 or an exit status. */
 int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next);
-/* A step's inputs alone (the token at a position), and one phase's programs
- * run once in order, for logos-bench's timings. */
+/* A step's inputs alone (the token at a position), a prefill chunk's (n
+ * tokens from position pos0), a batch's (st->batch tokens, each sequence's
+ * position), and one phase's programs run once in order, for logos-bench's
+ * timings. */
 int step_inputs(Stream *st, int32_t tok, int32_t pos);
+int chunk_inputs(Stream *st, const int32_t *toks, int n, int32_t pos0);
+int batch_step_inputs(Stream *st, const int32_t *toks, const int32_t *pos);
 int run_phase(Stream *st, int ph);
 /* Does program k run in phase ph? */
 int phase_is(const Stream *st, int k, int ph);
