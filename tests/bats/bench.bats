@@ -115,16 +115,28 @@ PY
     [ "$stderr" = "logos-bench: w/wo1.q: missing (expected 4096 bytes for q8[64,64])" ]
 }
 
-@test "logos-bench rejects a stream without a decode step, or with a prefill" {
+@test "logos-bench rejects a stream that does not hold the form, naming the file and what it holds" {
     "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >prefill.logos
     run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 prefill.logos
     [ "$status" -eq 1 ]
     [ -z "$output" ]
-    [ "$stderr" = "logos-bench: prefill.logos: logos-bench times decode steps: give a plan or stream of decode-step programs only" ]
-    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >gen.logos
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 gen.logos
+    [ "$stderr" = "logos-bench: prefill.logos: --form step times decode steps: the stream holds a prefill chunk (--form prefill)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill step.logos
     [ "$status" -eq 1 ]
-    [ "$stderr" = "logos-bench: gen.logos: logos-bench times decode steps: give a plan or stream of decode-step programs only" ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: step.logos: --form prefill times a prefill chunk: the stream holds decode steps (--form step)" ]
+    "$LOGOS_BIN/logos-author" decode_batch --batch 3 "$TINY/llama.yaml" >batch.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill batch.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-bench: batch.logos: --form prefill times a prefill chunk: the stream holds a batch of 3 decode steps (--form decode_batch)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 batch.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-bench: batch.logos: --form step times decode steps: the stream holds a batch of 3 decode steps (--form decode_batch)" ]
+    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >gen.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form decode_batch gen.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: gen.logos: --form decode_batch times a batch of decode steps: the stream holds a prefill chunk (--form prefill) and decode steps (--form step)" ]
 }
 
 @test "logos-bench rejects a position past the context" {
@@ -152,7 +164,7 @@ PY
     [ "$stderr" = "logos-bench: --device is auto, cuda or cpu, not 'tpu'" ]
     run --separate-stderr "$LOGOS_BIN/logos-bench" -h
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "usage: logos-bench (--weights DIR | --synthetic SEED) [--pos P]... [-n REPLAYS]" ]
+    [ "${lines[0]}" = "usage: logos-bench (--weights DIR | --synthetic SEED) [--form F] [--chunk T | --batch B]" ]
 }
 
 @test "logos-bench --device cuda without a GPU: exit 3 saying why" {
