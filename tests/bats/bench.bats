@@ -4,7 +4,7 @@
 # against hand counts from the spec's dimensions), the table, CSV, JSON and
 # SVG shapes, --compare, and every rejected input with its status and
 # message. What needs a GPU (the read ceiling, the tensor-core rate, the
-# launches) runs in tests/gpu/run.
+# launches) runs in tests/gpu/run and tests/gpu/benchforms.
 
 load common
 bats_require_minimum_version 1.5.0
@@ -412,7 +412,7 @@ PY
 
 @test "logos-bench --form prefill and decode_batch --device cuda without a GPU: exit 3 saying why" {
     if "$LOGOS_BIN/logos-run" -q --device cuda --synthetic 1 -p 1 -n 1 "$TOP/tests/gpu/one.logos" >/dev/null 2>&1; then
-        skip "a GPU answers here: it is timed there"
+        skip "a GPU answers here: tests/gpu/benchforms times it"
     fi
     "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >pre.logos
     run --separate-stderr "$LOGOS_BIN/logos-bench" --device cuda --synthetic 1 --form prefill --chunk 16 pre.logos
@@ -425,3 +425,21 @@ PY
     [[ "$stderr" =~ ^logos-bench:\ --device\ cuda:\ no\ CUDA\ (driver|device) ]]
 }
 
+@test "tests/gpu/benchforms skips cleanly without a GPU" {
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+        skip "a GPU answers here: the script runs for real"
+    fi
+    run --separate-stderr sh "$TOP/tests/gpu/benchforms"
+    [ "$status" -eq 0 ]
+    [ "$output" = "benchforms: skipped: no GPU" ]
+}
+
+@test "tests/gpu/benchforms checks itself on the CPU reference (BENCH_DEVICE=cpu): a row a run" {
+    run --separate-stderr env BENCH_DEVICE=cpu BENCH_NUMERICS=q8 BENCH_CHUNKS=8 BENCH_BATCHES="1 2" \
+        BENCH_BATCH_CTX=16 BENCH_BATCH_POS=4 BENCH_REPS=1 BENCH_LAUNCH_REPS=1 sh "$TOP/tests/gpu/benchforms" tiny/llama
+    [ "$status" -eq 0 ]
+    [ "$(tr -s ' ' <<<"${lines[-4]}")" = "shape num form rows pos ms tok/s TOP/s tensor GB/s ceiling" ]
+    [[ "$(tr -s ' ' <<<"${lines[-3]}")" =~ ^tiny/llama\ q8\ prefill\ 8\ 1\ [0-9.]+\ [0-9.]+\ [0-9.]+\ -\ [0-9.]+\ -$ ]]
+    [[ "$(tr -s ' ' <<<"${lines[-2]}")" =~ ^tiny/llama\ q8\ decode_batch\ 1\ 4\ [0-9.]+\ [0-9.]+\ [0-9.]+\ -\ [0-9.]+\ -$ ]]
+    [[ "$(tr -s ' ' <<<"${lines[-1]}")" =~ ^tiny/llama\ q8\ decode_batch\ 2\ 4\ [0-9.]+\ [0-9.]+\ [0-9.]+\ -\ [0-9.]+\ -$ ]]
+}
