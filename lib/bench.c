@@ -1,8 +1,11 @@
 /* bench.c — what a plan's launches must read and compute, from the plan
  * alone: each launch's bytes (the weights it reads whole, the cache rows an
- * attention reads at a position, its activations) and FLOPs, a step's bytes
- * (every weight once, the cache rows read at that position, the states), a
- * launch's short description; the figures logos-bench prints. */
+ * attention reads at a position, its activations), FLOPs and the ops of its
+ * Q8_0 products, a step's bytes (every weight once, the cache rows read at
+ * that position, the states) and ops, a launch's short description; the
+ * figures logos-bench prints. A prefill chunk's launches that take the
+ * runtime size compute its rows, not the plan's bound; an attention over a
+ * chunk reads the cache up to the chunk's last row. */
 #include <math.h>
 #include <string.h>
 
@@ -19,32 +22,86 @@ static double buf_bytes(const Plan *pl, int b)
     return b < 0 ? 0 : (double)plan_buf_bytes(pl, b);
 }
 
-/* The key rows an attention launch reads for a query at position pos. */
-static double attend_rows(const PLaunch *l, long pos)
+BenchAt bench_at(long pos, long rows)
+{
+    return (BenchAt){pos, rows};
+}
+
+/* The share of its plan's rows a launch computes: at.rows of them when it
+ * takes the runtime size (n: rows, or rows of RPN each), else all. */
+static double row_share(const PLaunch *l, BenchAt at)
+{
+    int n = kernel_param(l->kernel, "n");
+    double rows = C(l, "ROWS"), rpn = C(l, "RPN") > 0 ? C(l, "RPN") : 1;
+    if (n < 0 || l->arg[n] < 0 || at.rows <= 0 || rows <= 0 || (double)at.rows * rpn >= rows)
+        return 1;
+    return (double)at.rows * rpn / rows;
+}
+
+static double rows_of(const PLaunch *l, BenchAt at)
+{
+    return C(l, "ROWS") * row_share(l, at);
+}
+
+double launch_rows(const Plan *pl, int i, BenchAt at)
+{
+    return rows_of(&pl->ls[i], at);
+}
+
+/* The key rows an attention's query at position pos reads. */
+static double attend_span(const PLaunch *l, double pos)
 {
     double ctx = C(l, "NCTX"), win = C(l, "WINDOW");
-    double hi = C(l, "MODE") == 2 ? ctx : (double)pos < ctx ? (double)pos : ctx;
+    double hi = C(l, "MODE") == 2 ? ctx : pos < ctx ? pos : ctx;
     return win > 0 && hi > win ? win : hi;
 }
 
-static double attend_bytes(const Plan *pl, const PLaunch *l, long pos)
+/* The key rows an attention launch reads for a query at position pos. */
+static double attend_rows(const PLaunch *l, long pos)
 {
-    double esize = C(l, "KV") == 2 ? 2 : 4, rows = attend_rows(l, pos) * C(l, "ROWS");
-    (void)pl;
+    return attend_span(l, (double)pos);
+}
+
+/* The cache rows an attention reads, each once: a chunk's (MODE 1, its rows
+ * at positions pos, pos + 1 ...) from the first row's oldest to the last
+ * row's newest; else the rows of a query at pos, for each of its rows. */
+static double attend_bytes(const PLaunch *l, BenchAt at)
+{
+    double esize = C(l, "KV") == 2 ? 2 : 4, rows;
+    if (C(l, "MODE") == 1) {
+        double first = attend_span(l, (double)at.pos), ctx = C(l, "NCTX");
+        double hi0 = (double)at.pos < ctx ? (double)at.pos : ctx, last = (double)at.pos + rows_of(l, at) - 1;
+        rows = (last < ctx ? last : ctx) - (hi0 - first);
+    } else {
+        rows = attend_rows(l, at.pos) * C(l, "ROWS");
+    }
     return rows * C(l, "NKV") * (C(l, "HD") + C(l, "VD")) * esize;
 }
 
+/* The FLOPs of an attention: a chunk's rows each over its own keys. */
+static double attend_flops(const PLaunch *l, BenchAt at)
+{
+    double keys = 0, rows = rows_of(l, at);
+    if (C(l, "MODE") == 1)
+        for (long t = 0; t < (long)rows; t++)
+            keys += attend_span(l, (double)(at.pos + t));
+    else
+        keys = attend_rows(l, at.pos) * rows;
+    return 2 * keys * C(l, "NH") * (C(l, "HD") + C(l, "VD"));
+}
+
 /* The bytes launch l reads of weight buffer b, its parameter p needing
- * count values: an embedding gathers ROWS rows of its V, every other kernel
- * reads what it needs, the whole weight when it needs all of it. */
-static double weight_read(const Plan *pl, const PLaunch *l, int b, long count)
+ * count values: an embedding gathers its rows of its V, a mixture reads
+ * its rows' kept experts, every other kernel reads what it needs, the
+ * whole weight when it needs all of it. */
+static double weight_read(const Plan *pl, const PLaunch *l, int b, long count, BenchAt at)
 {
     if (l->kernel == KN_EMBED) {
-        double v = C(l, "V"), rows = C(l, "ROWS");
+        double v = C(l, "V"), rows = rows_of(l, at);
         return buf_bytes(pl, b) * (rows < v ? rows / v : 1);
     }
     if (l->kernel == KN_MOE) {   /* the kept experts' rows: at most K of E a row */
-        double e = C(l, "E"), kept = C(l, "K") * C(l, "ROWS");
+        double e = C(l, "E"), kept = C(l, "K") * rows_of(l, at);
         return buf_bytes(pl, b) * (kept < e ? kept / e : 1);
     }
     if (count >= pl->bufs[b].count)
@@ -58,7 +115,7 @@ static int written(const KParam *p)
     return p->name[0] == 'y' || !strcmp(p->name, "next") || !strcmp(p->name, "part") || !strcmp(p->name, "cnt");
 }
 
-double launch_bytes(const Plan *pl, int i, long pos)
+double launch_bytes(const Plan *pl, int i, BenchAt at)
 {
     const PLaunch *l = &pl->ls[i];
     const Kernel *k = kernel_info(l->kernel);
@@ -66,7 +123,7 @@ double launch_bytes(const Plan *pl, int i, long pos)
     char why[160];
     if (kernel_need(l->kernel, l->c, &need, why, sizeof why))
         return 0;
-    double bytes = 0;
+    double bytes = 0, share = row_share(l, at);
     for (int p = 0; p < k->np; p++) {
         int b = l->arg[p];
         if (b < 0 || written(&k->p[p]))
@@ -75,27 +132,50 @@ double launch_bytes(const Plan *pl, int i, long pos)
         if (l->kernel == KN_ATTEND && (!strcmp(k->p[p].name, "k") || !strcmp(k->p[p].name, "v")))
             continue;
         if (kind == B_WEIGHT)
-            bytes += weight_read(pl, l, b, need.count[p]);
-        else if (need.count[p] > 0)
-            bytes += (double)etype_bytes(pl->bufs[b].etype, need.count[p]);
+            bytes += weight_read(pl, l, b, need.count[p], at);
+        else if (need.count[p] > 0)   /* activations: the rows computed; states and tables whole */
+            bytes += (double)etype_bytes(pl->bufs[b].etype, need.count[p]) *
+                     (kind == B_STATE || kind == B_CONST ? 1 : share);
     }
     if (l->kernel == KN_ATTEND)
-        bytes += attend_bytes(pl, l, pos);
+        bytes += attend_bytes(l, at);
     return bytes;
 }
 
-double launch_flops(const Plan *pl, int i, long pos)
+/* The multiply-adds, twice, of a product: its outputs N (the parts' end to
+ * end) by its inner width K, for each of its rows. */
+static double product(const PLaunch *l, BenchAt at)
+{
+    return 2 * C(l, "K") * (C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3")) * rows_of(l, at);
+}
+
+double launch_flops(const Plan *pl, int i, BenchAt at)
 {
     const PLaunch *l = &pl->ls[i];
     switch (l->kernel) {
-    case KN_GEMV: case KN_MMA: {
-        double n = C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3");
-        return 2 * C(l, "K") * n * C(l, "ROWS");
-    }
+    case KN_GEMV: case KN_MMA:
+        return product(l, at);
     case KN_ATTEND:
-        return 2 * attend_rows(l, pos) * C(l, "ROWS") * C(l, "NH") * (C(l, "HD") + C(l, "VD"));
+        return attend_flops(l, at);
     default:
-        return launch_bytes(pl, i, pos) / 4;   /* an op or so a value */
+        return launch_bytes(pl, i, at) / 4;   /* an op or so a value */
+    }
+}
+
+double launch_ops(const Plan *pl, int i, BenchAt at)
+{
+    const PLaunch *l = &pl->ls[i];
+    switch (l->kernel) {
+    case KN_GEMV:
+        return C(l, "WQ") ? product(l, at) : 0;
+    case KN_MMA:
+        return product(l, at);
+    case KN_MOE: {   /* each row's kept experts: gate and up (PHASE 0), then down */
+        double per = 2 * C(l, "K") * C(l, "D") * C(l, "FF") * rows_of(l, at);
+        return C(l, "WQ") ? (C(l, "PHASE") ? per : 2 * per) : 0;
+    }
+    default:
+        return 0;
     }
 }
 
@@ -104,7 +184,7 @@ double launch_flops(const Plan *pl, int i, long pos)
  * as a tied head does), the cache rows attention reads at pos. seen carries
  * the weights counted across the plans of a stream: 0 read whole, n > 0 the
  * n bytes of gathered rows counted so far. */
-double plan_step_bytes(const Plan *pl, long pos, StrMap *seen)
+double plan_step_bytes(const Plan *pl, BenchAt at, StrMap *seen)
 {
     double bytes = 0;
     for (int i = 0; i < pl->nls; i++) {
@@ -118,7 +198,7 @@ double plan_step_bytes(const Plan *pl, long pos, StrMap *seen)
             int b = l->arg[p] < 0 ? -1 : plan_base(pl, l->arg[p]);
             if (b < 0 || pl->bufs[b].kind != B_WEIGHT)
                 continue;
-            double r = weight_read(pl, l, b, need.count[p]);
+            double r = weight_read(pl, l, b, need.count[p], at);
             int had = strmap_get(seen, pl->bufs[b].name);
             if (had == 0 || (had > 0 && r <= had))
                 continue;
@@ -126,9 +206,17 @@ double plan_step_bytes(const Plan *pl, long pos, StrMap *seen)
             strmap_put(seen, pl->bufs[b].name, r >= buf_bytes(pl, b) || r > 2e9 ? 0 : (int)r);
         }
         if (l->kernel == KN_ATTEND)
-            bytes += attend_bytes(pl, l, pos);
+            bytes += attend_bytes(l, at);
     }
     return bytes;
+}
+
+double plan_step_ops(const Plan *pl, BenchAt at)
+{
+    double ops = 0;
+    for (int i = 0; i < pl->nls; i++)
+        ops += launch_ops(pl, i, at);
+    return ops;
 }
 
 void launch_brief(const Plan *pl, int i, char *buf, size_t n)

@@ -1,26 +1,35 @@
 /* cuda_bench.c — logos-bench's measurements on the CUDA lane: the read
  * ceiling (a streaming read of a buffer far larger than the L2, timed by
- * events, the median of several), a step's time (the step's plans replayed
- * as their graphs, each replay between two events, the token changing
- * between replays), and each launch alone (the L2 emptied by a streaming
- * read before each timed launch, so no launch is flattered by the last). */
+ * events, the median of several), the tensor cores' int8 rate (mma.sync on
+ * register operands in every warp of every multiprocessor, the median of
+ * several), a form's time (its phase's plans replayed as their graphs, each
+ * replay between two events, the inputs changing between replays), and each
+ * launch alone (the L2 emptied by a streaming read before each timed
+ * launch, so no launch is flattered by the last). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_lane.h"
 
-/* The lane's read kernel and its buffer, made on first use. */
+/* The lane's bench.cu (readbw and mmarate), loaded on first use. */
+static int bench_module(CudaLane *c)
+{
+    if (c->rd_kern >= 0)
+        return 0;
+    c->rd_kern = lane_kernel(c, lane_kernel_source("bench.cu", ""), "readbw", "bench.cu");
+    int s = lane_load(c);
+    if (s)
+        return s;
+    CK(cu.MemAlloc(&c->rd_sink, 16));
+    return 0;
+}
+
+/* The read kernel's buffer, at least bytes long. */
 static int reader(CudaLane *c, long bytes)
 {
-    if (c->rd_kern >= 0 && c->rd_words * 16 >= bytes)
-        return 0;
-    if (c->rd_kern < 0) {
-        c->rd_kern = lane_kernel(c, lane_kernel_source("bench.cu", ""), "readbw", "bench.cu");
-        int s = lane_load(c);
-        if (s)
-            return s;
-        CK(cu.MemAlloc(&c->rd_sink, 16));
-    }
+    int s = bench_module(c);
+    if (s || c->rd_words * 16 >= bytes)
+        return s;
     if (c->rd_buf)
         CK(cu.MemFree(c->rd_buf));
     c->rd_buf = 0;
@@ -83,27 +92,63 @@ int cuda_ceiling(Lane *l, double *gbs, double *buffer_gb)
     return 0;
 }
 
-typedef struct StepArg {
-    Stream *st;
-} StepArg;
+/* A round of one warp of mmarate: bench.cu's MMA_ACC (8) mma of 2 16 8 32 ops. */
+#define ROUND_OPS (8.0 * 8192)
 
-static int step_work(CudaLane *c, void *arg)
+/* mmarate's launch: 4 blocks of 8 warps a multiprocessor, n rounds. */
+typedef struct Rate {
+    CUfunction fn;
+    long blocks, rounds;
+} Rate;
+
+static int rate_once(CudaLane *c, void *arg)
 {
-    (void)c;
-    return run_phase(((StepArg *)arg)->st, PH_STEP);
+    Rate *r = arg;
+    LParams p = {{(void *)(uintptr_t)r->rounds, (void *)(uintptr_t)c->rd_sink}};
+    void *args[] = {&p};
+    CK(cu.LaunchKernel(r->fn, (unsigned)r->blocks, 1, 1, 256, 1, 1, 0, c->stream, args, NULL));
+    return 0;
 }
 
-int cuda_step_times(Lane *l, Stream *st, long pos, int reps, double *ms)
+int cuda_tensor_rate(Lane *l, double *tops)
 {
     CudaLane *c = (CudaLane *)l;
-    StepArg a = {st};
-    long vocab = st->vocab > 0 ? st->vocab : 2;
+    Rate r = {NULL, (long)c->dev.sms * 4, 16384};
+    int s = bench_module(c);
+    if (s)
+        return s;
+    CK(cu.ModuleGetFunction(&r.fn, c->kerns[c->rd_kern].mod, "mmarate"));
+    double ms[12];
+    for (int i = 0; !s && i < 12; i++)
+        s = timed(c, rate_once, &r, &ms[i]);
+    if (s)
+        return s;
+    double m = bench_median(ms + 2, 10);   /* the first two warm the clocks */
+    *tops = (double)r.blocks * 8 * (double)r.rounds * ROUND_OPS / (m * 1e-3) / 1e12;
+    return 0;
+}
+
+typedef struct PhaseArg {
+    Stream *st;
+    int ph;
+} PhaseArg;
+
+static int phase_work(CudaLane *c, void *arg)
+{
+    (void)c;
+    PhaseArg *a = arg;
+    return run_phase(a->st, a->ph);
+}
+
+int cuda_form_times(Lane *l, Stream *st, const BenchForm *f, long pos, int reps, double *ms)
+{
+    CudaLane *c = (CudaLane *)l;
+    PhaseArg a = {st, bench_phase(f->form)};
     for (int i = -5; i < reps; i++) {   /* five untimed: graphs made, clocks up */
-        int32_t tok = (int32_t)(((long)(i + 5) * 7919 + 1) % vocab);
-        int s = step_inputs(st, tok, (int32_t)pos);
+        int s = bench_inputs(st, f, pos, i + 5);
         double t;
         if (!s)
-            s = timed(c, step_work, &a, &t);
+            s = timed(c, phase_work, &a, &t);
         if (s)
             return s;
         if (i >= 0)

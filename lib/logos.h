@@ -807,9 +807,13 @@ int run_generate(Stream *st, const Prompt *prompts, int nprompts, int ngen, FILE
 /* One decode step of the stream's step programs: token tok at position pos;
  * the next token out. 0 or an exit status. */
 int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next);
-/* A step's inputs alone (the token at a position), and one phase's programs
- * run once in order, for logos-bench's timings. */
+/* A step's inputs alone (the token at a position), a prefill chunk's (n
+ * tokens from position pos0), a batch's (st->batch tokens, each sequence's
+ * position), and one phase's programs run once in order, for logos-bench's
+ * timings. */
 int step_inputs(Stream *st, int32_t tok, int32_t pos);
+int chunk_inputs(Stream *st, const int32_t *toks, int n, int32_t pos0);
+int batch_step_inputs(Stream *st, const int32_t *toks, const int32_t *pos);
 int run_phase(Stream *st, int ph);
 /* Does program k run in phase ph? */
 int phase_is(const Stream *st, int k, int ph);
@@ -836,12 +840,46 @@ const char *lane_tp_devices(const Lane *l, int *chips, int *here);
 const char *nccl_why(void);   /* NULL when NCCL opens, else why not */
 
 /* ---- bench.c: what a plan's launches read and compute ------------------ */
-double launch_bytes(const Plan *pl, int i, long pos);   /* launch i of a query at position pos */
-double launch_flops(const Plan *pl, int i, long pos);
+/* Where a plan runs: a query at position pos (a chunk's first row, the
+ * next ones after it), rows the rows bound at run time (a prefill chunk's
+ * T; 0: the plan's own rows). */
+typedef struct BenchAt {
+    long pos, rows;
+} BenchAt;
+BenchAt bench_at(long pos, long rows);
+double launch_rows(const Plan *pl, int i, BenchAt at);    /* the rows launch i computes */
+double launch_bytes(const Plan *pl, int i, BenchAt at);
+double launch_flops(const Plan *pl, int i, BenchAt at);
+/* The ops of launch i's Q8_0 products: 2 rows N K for each (0: none). */
+double launch_ops(const Plan *pl, int i, BenchAt at);
 /* A step's bytes: each weight once (seen holds the names counted, across
- * the plans of a stream), the cache rows read at pos. */
-double plan_step_bytes(const Plan *pl, long pos, StrMap *seen);
+ * the plans of a stream), the cache rows its attention reads. */
+double plan_step_bytes(const Plan *pl, BenchAt at, StrMap *seen);
+double plan_step_ops(const Plan *pl, BenchAt at);   /* every launch's launch_ops */
 void launch_brief(const Plan *pl, int i, char *buf, size_t n);   /* "gemv 6144x4096/parts q8 a8" */
+
+/* ---- bench_form.c: the forms logos-bench times ------------------------ */
+enum BenchFormKind { BF_STEP, BF_PREFILL, BF_BATCH };
+typedef struct BenchForm {
+    int form;            /* enum BenchFormKind */
+    long rows;           /* the tokens of one timed run: 1, a chunk's T, a batch's B (0: not yet known) */
+} BenchForm;
+const char *bench_form_word(int form);   /* "step", "prefill", "decode_batch" */
+int bench_phase(int form);               /* the stream's phase it times */
+/* Does the stream hold the form? 0, or EXIT_INPUT after a message naming
+ * the file and what it holds. */
+int bench_holds(const Stream *st, int form);
+/* Do the form's rows fit the stream's plans (a chunk's T at most the
+ * plans' rows; a batch's B the stream's)? Fills rows where 0: the plans'
+ * (dflt for a chunk without plans), the stream's batch. 0 or EXIT_INPUT. */
+int bench_fits(const Stream *st, BenchForm *f, long dflt);
+/* Does the form at pos (a chunk's first row) stay within the states? */
+int bench_pos_fits(const Stream *st, const BenchForm *f, long pos);
+/* The inputs of timed run `run`: tokens that change from run to run, at
+ * pos (every sequence of a batch there). */
+int bench_inputs(Stream *st, const BenchForm *f, long pos, int run);
+/* ms[reps]: the form's phase on the CPU reference, with its inputs. */
+int bench_cpu_times(Stream *st, const BenchForm *f, long pos, int reps, double *ms);
 
 /* ---- bench_report.c: logos-bench's figures ------------------------------ */
 typedef struct BenchPos {
@@ -852,10 +890,13 @@ typedef struct BenchPos {
     int nlaunch, *lk, *li;        /* each launch of the step: its program, its index */
     double *launch_ms;            /* each launch alone */
     int launch_reps;
+    long rows;                    /* the tokens a run computes (BenchForm's rows) */
+    double ops;                   /* its Q8_0 products' ops */
 } BenchPos;
 typedef struct BenchRun {
     const char *label;            /* the plan's file */
     Stream *st;
+    int prog;                     /* the first program of the phase timed */
     int numerics, fuse_quant;
     BenchPos *ps; int nps;
 } BenchRun;
@@ -863,6 +904,8 @@ typedef struct BenchHead {
     const char *gpu;              /* NULL on the CPU */
     int sms;
     double ceiling, buffer_gb;    /* GB/s; 0 when none */
+    int form;                     /* enum BenchFormKind */
+    double tensor;                /* the tensor cores' int8 rate, TOP/s; 0 when none */
 } BenchHead;
 void bench_summarize(BenchPos *b);   /* median, 10th and 90th percentiles of ms */
 double bench_median(double *v, int n);   /* sorts v; the middle value, or the mean of the two */
@@ -874,9 +917,11 @@ void bench_svg(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
 /* ---- cuda_bench.c: logos-bench's measurements on the CUDA lane --------- */
 /* The read ceiling in GB/s: a streaming read of a buffer far past the L2. */
 int cuda_ceiling(Lane *l, double *gbs, double *buffer_gb);
-/* ms[reps]: the step phase's plans replayed at position pos, each timed by
- * events; the token changes every replay. */
-int cuda_step_times(Lane *l, Stream *st, long pos, int reps, double *ms);
+/* The tensor cores' int8 rate in TOP/s: mma.sync on every multiprocessor. */
+int cuda_tensor_rate(Lane *l, double *tops);
+/* ms[reps]: the form's phase's plans replayed at position pos, each timed
+ * by events; the inputs change every replay. */
+int cuda_form_times(Lane *l, Stream *st, const BenchForm *f, long pos, int reps, double *ms);
 /* ms[launch]: each launch of program k alone (the L2 emptied before each),
  * the median of reps. */
 int cuda_launch_times(Lane *l, Stream *st, int k, int reps, double *ms);

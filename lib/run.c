@@ -339,6 +339,22 @@ int step_inputs(Stream *st, int32_t tok, int32_t pos)
     return s ? s : put_role(st, PH_STEP, R_POS, 0, &pos, 1);
 }
 
+int chunk_inputs(Stream *st, const int32_t *toks, int n, int32_t pos0)
+{
+    int s = put_role(st, PH_CHUNK, R_TOKENS, 0, toks, n);
+    return s ? s : put_role(st, PH_CHUNK, R_POS0, 0, &pos0, 1);
+}
+
+int batch_step_inputs(Stream *st, const int32_t *toks, const int32_t *pos)
+{
+    for (int b = 0; b < st->batch; b++) {
+        int s = put_role(st, PH_BATCH, R_POS, b, &pos[b], 1);
+        if (s)
+            return s;
+    }
+    return put_role(st, PH_BATCH, R_TOKENS, 0, toks, st->batch);
+}
+
 int run_step(Stream *st, int32_t tok, int32_t pos, int32_t *next)
 {
     int s = step_inputs(st, tok, pos);
@@ -354,10 +370,7 @@ static int run_chunks(Stream *st, const Prompt *pr, int32_t *next)
     int rows = st->chunk_rows > 0 ? st->chunk_rows : pr->n;
     for (int at = 0; at < pr->n; at += rows) {
         int n = pr->n - at < rows ? pr->n - at : rows;
-        int32_t pos0 = at + 1;
-        int s = put_role(st, PH_CHUNK, R_TOKENS, 0, pr->ids + at, n);
-        if (!s)
-            s = put_role(st, PH_CHUNK, R_POS0, 0, &pos0, 1);
+        int s = chunk_inputs(st, pr->ids + at, n, at + 1);
         if (!s)
             s = run_phase(st, PH_CHUNK);
         if (s)
@@ -420,17 +433,17 @@ static int run_batch(Stream *st, const Prompt *pr, int ngen, FILE *out)
 {
     int B = st->batch, longest = 0;
     int32_t *toks = arena_alloc(st->a, (size_t)B * sizeof *toks), *next = arena_alloc(st->a, (size_t)B * sizeof *next);
+    int32_t *pos = arena_alloc(st->a, (size_t)B * sizeof *pos);
     int *made = arena_alloc(st->a, (size_t)B * sizeof *made);
     for (int b = 0; b < B; b++)
         longest = pr[b].n > longest ? pr[b].n : longest;
     int s = 0;
     for (int step = 0; !s && step < longest + ngen - 1; step++) {
-        int32_t pos = step + 1;
-        for (int b = 0; !s && b < B; b++) {
+        for (int b = 0; b < B; b++) {
             toks[b] = step < pr[b].n ? pr[b].ids[step] : fed(st, b, step - pr[b].n, next[b]);
-            s = put_role(st, PH_BATCH, R_POS, b, &pos, 1);
+            pos[b] = step + 1;
         }
-        if (s || (s = put_role(st, PH_BATCH, R_TOKENS, 0, toks, B)) || (s = run_phase(st, PH_BATCH)) ||
+        if ((s = batch_step_inputs(st, toks, pos)) || (s = run_phase(st, PH_BATCH)) ||
             (s = harvest(st, PH_BATCH, next, B)))
             break;
         for (int b = 0; !s && b < B; b++)

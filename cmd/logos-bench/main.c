@@ -1,21 +1,24 @@
-/* logos-bench — times the decode step of a plan (or of a program stream,
- * fused with logos-fuse's defaults) at one or more positions: the bytes the
- * step must read against the read ceiling it measures itself, the step's
- * time over many graph replays, each launch alone, and the gap between;
- * a table, CSV, JSON or an SVG roofline. --compare times a second plan in
- * the same run. On the CPU it times the reference and says so. */
+/* logos-bench — times a form of a plan (or of a program stream, fused
+ * with logos-fuse's defaults): a decode step (--form step, the default), a
+ * prefill chunk (--form prefill --chunk T) or a batch of decode steps
+ * (--form decode_batch --batch B), at one or more positions. The bytes a
+ * run must read against the read ceiling it measures itself, the ops of
+ * its Q8_0 products against the tensor-core rate it measures too (chunks
+ * and batches), the run's time over many graph replays, each launch alone,
+ * and the gap between; a table, CSV, JSON or an SVG roofline. --compare
+ * times a second plan in the same run. On the CPU it times the reference
+ * and says so. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "logos.h"
 
 typedef struct Opts {
     const char *input, *compare, *svg;
     WeightsArg w;
-    long reps, launch_reps, pos[16];
-    int npos, fmt, device;   /* fmt: 0 table, 1 csv, 2 json */
-    double ceiling;
+    long reps, launch_reps, pos[16], chunk, batch;
+    int npos, fmt, device, form;   /* fmt: 0 table, 1 csv, 2 json; form: enum BenchFormKind */
+    double ceiling, tensor;
 } Opts;
 
 static int pos_opt(void *field, const char *flag, const char *value)
@@ -29,12 +32,20 @@ static int pos_opt(void *field, const char *flag, const char *value)
 }
 
 static const Opt opts[] = {
-    {.arg = "FILE", .help = "a plan or program stream with a decode step (stdin when absent)"},
+    {.arg = "FILE", .help = "a plan or program stream with the form timed (stdin when absent)"},
     WEIGHTS_OPTS(Opts, w),
+    {.l = "form", .kind = OPT_WORD, .at = offsetof(Opts, form), .arg = "F", .what = "step prefill decode_batch",
+     .help = "what is timed: step (a decode step, the default), prefill\n"
+             "(a chunk) or decode_batch (a batch of decode steps)"},
+    {.l = "chunk", .kind = OPT_LONG, .at = offsetof(Opts, chunk), .arg = "T", .lo = 1, .hi = 65536,
+     .help = "the prefill chunk's tokens, 1 to 65536 (default: the plan's rows)"},
+    {.l = "batch", .kind = OPT_LONG, .at = offsetof(Opts, batch), .arg = "B", .lo = 1, .hi = 256,
+     .help = "the batch's sequences, 1 to 256 (default: the stream's)"},
     {.l = "pos", .kind = OPT_CALL, .fn = pos_opt, .arg = "P",
-     .help = "the position the step is timed at (default 512, or the context); again for more"},
+     .help = "the position timed at, a chunk's first row (default 512, or the\n"
+             "context when it holds fewer; 1 for a chunk); again for more"},
     {.s = 'n', .kind = OPT_LONG, .at = offsetof(Opts, reps), .arg = "REPLAYS", .lo = 1, .hi = 1000000,
-     .help = "timed steps at each position (default 100 on the GPU, 4 on the CPU)"},
+     .help = "timed runs at each position (default 100 on the GPU, 4 on the CPU)"},
     {.l = "launch-reps", .kind = OPT_LONG, .at = offsetof(Opts, launch_reps), .arg = "N", .lo = 1, .hi = 10000,
      .help = "timings of each launch alone (default 20)"},
     {.l = "compare", .kind = OPT_STR, .at = offsetof(Opts, compare), .arg = "PLAN2",
@@ -43,15 +54,19 @@ static const Opt opts[] = {
      .help = "auto (the GPU when a driver answers, the default), cuda or cpu"},
     {.l = "ceiling", .kind = OPT_NUM, .at = offsetof(Opts, ceiling), .arg = "GBPS", .lo = 1e-3, .hi = 1e6,
      .help = "compare with this read bandwidth (GB/s) instead of the measured one"},
+    {.l = "tensor-rate", .kind = OPT_NUM, .at = offsetof(Opts, tensor), .arg = "TOPS", .lo = 1e-6, .hi = 1e6,
+     .help = "compare a chunk or a batch with this int8 rate (TOP/s)\n"
+             "instead of the measured one"},
     {.l = "csv", .kind = OPT_FLAG, .at = offsetof(Opts, fmt), .lo = 1, .help = "CSV output"},
     {.l = "json", .kind = OPT_FLAG, .at = offsetof(Opts, fmt), .lo = 2, .help = "JSON output"},
     {.l = "svg", .kind = OPT_STR, .at = offsetof(Opts, svg), .arg = "FILE",
      .help = "draw every launch on a roofline into FILE (SVG)"},
     {0},
 };
-static const Cli cli = {"usage: logos-bench (--weights DIR | --synthetic SEED) [--pos P]... [-n REPLAYS]\n"
-                        "                   [--compare PLAN2] [--device D] [--ceiling GBPS]\n"
-                        "                   [--csv | --json] [--svg FILE] [FILE]\n",
+static const Cli cli = {"usage: logos-bench (--weights DIR | --synthetic SEED) [--form F] [--chunk T | --batch B]\n"
+                        "                   [--pos P]... [-n REPLAYS] [--compare PLAN2] [--device D]\n"
+                        "                   [--ceiling GBPS] [--tensor-rate TOPS] [--csv | --json] [--svg FILE]\n"
+                        "                   [FILE]\n",
                         opts};
 
 static int options(int argc, char **argv, Opts *o)
@@ -63,35 +78,39 @@ static int options(int argc, char **argv, Opts *o)
         diag("one plan at a time (a second one: --compare PLAN2)");
         return EXIT_USAGE;
     }
+    if (o->chunk && o->form != BF_PREFILL) {
+        diag("--chunk is for --form prefill");
+        return EXIT_USAGE;
+    }
+    if (o->batch && o->form != BF_BATCH) {
+        diag("--batch is for --form decode_batch");
+        return EXIT_USAGE;
+    }
     o->input = n ? argv[1] : "-";
     return weights_given(&o->w);
 }
 
-/* A stream of decode steps alone, and its lane. */
-static int load(Arena *a, const char *path, const Opts *o, Stream *st)
+/* A stream that holds the form, its plans (made for the chunk's rows) and
+ * its lane; the form's rows from the first stream when not given. */
+static int load(Arena *a, const char *path, const Opts *o, BenchForm *f, Stream *st)
 {
-    if (stream_load(a, path, st) || stream_phases(st))
+    if (stream_load(a, path, st) || stream_phases(st) || bench_holds(st, f->form))
         return EXIT_INPUT;
-    if (!st->has[PH_STEP] || st->has[PH_CHUNK]) {
-        diag_file(st->src, "logos-bench times decode steps: give a plan or stream of decode-step programs only");
-        return EXIT_INPUT;
-    }
     FuseOpts fo;
     fuse_defaults(&fo, st->ctx);
+    if (f->form == BF_PREFILL && f->rows)
+        fo.rows = (int)f->rows;
     int s;
     Lane *lane = lane_choose(st, o->device, &fo, 1, &s);   /* the table says which lane ran */
     fo.quiet = 1;
     for (int k = 0; lane && k < st->nprogs; k++)   /* plans count the bytes on the CPU too, where the lane has kernels */
         if (!st->plans[k])
             st->plans[k] = fuse(st->a, st->progs[k], st->graphs[k], &fo);
+    if (lane && (s = bench_fits(st, f, fo.rows))) {
+        lane->close(lane);
+        return s;
+    }
     return lane ? stream_open(st, lane, &o->w) : s;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static int on_gpu(const Stream *st)
@@ -113,32 +132,18 @@ static double prog_step_bytes(const Prog *p, StrMap *seen)
     return bytes;
 }
 
-/* The CPU reference's step times at a position. */
-static int cpu_times(Stream *st, long pos, int reps, double *ms)
-{
-    int32_t tok = 1;
-    for (int i = 0; i < reps; i++) {
-        double t0 = now();
-        int s = run_step(st, tok, (int32_t)pos, &tok);
-        if (s)
-            return s;
-        ms[i] = (now() - t0) * 1e3;
-    }
-    return 0;
-}
-
-/* Every launch of the step's plans, each alone, in order. */
-static int launches(Arena *a, Stream *st, BenchPos *b, int reps)
+/* Every launch of the phase's plans, each alone, in order. */
+static int launches(Arena *a, Stream *st, int ph, BenchPos *b, int reps)
 {
     int n = 0;
     for (int k = 0; k < st->nprogs; k++)
-        n += phase_is(st, k, PH_STEP) ? st->plans[k]->nls : 0;
+        n += phase_is(st, k, ph) ? st->plans[k]->nls : 0;
     b->lk = arena_alloc(a, sizeof *b->lk * (size_t)(n + 1));
     b->li = arena_alloc(a, sizeof *b->li * (size_t)(n + 1));
     b->launch_ms = arena_alloc(a, sizeof *b->launch_ms * (size_t)(n + 1));
     b->launch_reps = reps;
     for (int k = 0; k < st->nprogs; k++) {
-        if (!phase_is(st, k, PH_STEP))
+        if (!phase_is(st, k, ph))
             continue;
         int s = cuda_launch_times(st->lane, st, k, reps, b->launch_ms + b->nlaunch);
         if (s)
@@ -151,49 +156,64 @@ static int launches(Arena *a, Stream *st, BenchPos *b, int reps)
     return 0;
 }
 
-static int measure_pos(Arena *a, BenchRun *r, long pos, const Opts *o, BenchPos *b)
+/* The bytes and ops of the form's run at pos, counted from its plans. */
+static void count(Stream *st, const BenchForm *f, BenchPos *b)
+{
+    StrMap *seen = strmap_new(st->a);
+    BenchAt at = bench_at(b->pos, f->form == BF_PREFILL ? f->rows : 0);
+    for (int k = 0; k < st->nprogs; k++) {
+        if (!phase_is(st, k, bench_phase(f->form)))
+            continue;
+        b->bytes += st->plans[k] ? plan_step_bytes(st->plans[k], at, seen) : prog_step_bytes(st->progs[k], seen);
+        b->ops += st->plans[k] ? plan_step_ops(st->plans[k], at) : 0;
+    }
+}
+
+static int measure_pos(Arena *a, BenchRun *r, long pos, const Opts *o, const BenchForm *f, BenchPos *b)
 {
     Stream *st = r->st;
-    StrMap *seen = strmap_new(a);
     b->pos = pos;
-    for (int k = 0; k < st->nprogs; k++)
-        if (phase_is(st, k, PH_STEP))
-            b->bytes += st->plans[k] ? plan_step_bytes(st->plans[k], pos, seen) : prog_step_bytes(st->progs[k], seen);
+    b->rows = f->rows;
+    count(st, f, b);
     int gpu = on_gpu(st);
     b->reps = (int)(o->reps ? o->reps : gpu ? 100 : 4);
     b->ms = arena_alloc(a, sizeof *b->ms * (size_t)b->reps);
-    int s = gpu ? cuda_step_times(st->lane, st, pos, b->reps, b->ms) : cpu_times(st, pos, b->reps, b->ms);
+    int s = gpu ? cuda_form_times(st->lane, st, f, pos, b->reps, b->ms) : bench_cpu_times(st, f, pos, b->reps, b->ms);
     if (!s && gpu)
-        s = launches(a, st, b, (int)(o->launch_reps ? o->launch_reps : 20));
+        s = launches(a, st, bench_phase(f->form), b, (int)(o->launch_reps ? o->launch_reps : 20));
     bench_summarize(b);
     return s;
 }
 
-static int measure(Arena *a, BenchRun *r, const Opts *o)
+static int measure(Arena *a, BenchRun *r, const Opts *o, const BenchForm *f)
 {
     long ctx = r->st->ctx;
-    long def = ctx > 0 && ctx < 512 ? ctx : 512;
+    long def = f->form == BF_PREFILL ? 1 : ctx > 0 && ctx < 512 ? ctx : 512;
     int np = o->npos ? o->npos : 1;
     r->ps = arena_alloc(a, sizeof *r->ps * (size_t)np);
     for (int p = 0; p < np; p++) {
         long pos = o->npos ? o->pos[p] : def;
-        if (ctx > 0 && pos > ctx) {
-            diag("position %ld is past the %ld positions the states hold", pos, ctx);
-            return EXIT_INPUT;
-        }
-        int s = measure_pos(a, r, pos, o, &r->ps[r->nps++]);
+        int s = bench_pos_fits(r->st, f, pos);
+        if (!s)
+            s = measure_pos(a, r, pos, o, f, &r->ps[r->nps++]);
         if (s)
             return s;
     }
-    const Plan *pl = r->st->plans[0];
+    while (!phase_is(r->st, r->prog, bench_phase(f->form)))
+        r->prog++;
+    const Plan *pl = r->st->plans[r->prog];
     r->numerics = pl ? pl->numerics : NUM_PRECISE;
     r->fuse_quant = pl ? pl->fuse_quant : 0;
     return 0;
 }
 
+/* The device and the rates the runs are measured against: the read
+ * ceiling, and for a chunk or a batch the tensor cores' rate. */
 static int head(const Stream *st, const Opts *o, BenchHead *h)
 {
+    h->form = o->form;
     h->ceiling = o->ceiling;
+    h->tensor = o->form == BF_STEP ? 0 : o->tensor;
     if (!on_gpu(st))
         return 0;
     h->gpu = lane_cuda_device(st->lane, &h->sms);
@@ -201,6 +221,8 @@ static int head(const Stream *st, const Opts *o, BenchHead *h)
     int s = cuda_ceiling(st->lane, &measured, &h->buffer_gb);
     if (!o->ceiling)
         h->ceiling = measured;
+    if (!s && o->form != BF_STEP && !o->tensor)
+        s = cuda_tensor_rate(st->lane, &h->tensor);
     return s;
 }
 
@@ -232,23 +254,25 @@ int main(int argc, char **argv)
     Stream st[2] = {{0}};
     BenchRun runs[2] = {{.label = NULL}};
     BenchHead h = {0};
+    BenchForm f = {0};
     int nr = 1, s = options(argc, argv, &o);
     if (s == OPT_DONE) {
         arena_free(a);
         return stdout_done(EXIT_OK);
     }
     diag_progress = 1;
+    f = (BenchForm){o.form, o.form == BF_PREFILL ? o.chunk : o.batch};
     runs[0] = (BenchRun){.label = o.input, .st = &st[0]};
     if (o.compare) {
         runs[1] = (BenchRun){.label = o.compare, .st = &st[1]};
         nr = 2;
     }
     for (int i = 0; !s && i < nr; i++)
-        s = load(a, runs[i].label, &o, runs[i].st);
+        s = load(a, runs[i].label, &o, &f, runs[i].st);
     if (!s)
         s = head(&st[0], &o, &h);
     for (int i = 0; !s && i < nr; i++)
-        s = measure(a, &runs[i], &o);
+        s = measure(a, &runs[i], &o, &f);
     if (!s)
         s = report(runs, nr, &h, &o);
     for (int i = 0; i < nr; i++)

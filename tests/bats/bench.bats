@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
-# bench.bats — logos-bench where no GPU answers: the bytes a step must read
-# (checked against a hand count), the table, CSV, JSON and SVG shapes,
-# --compare, and every rejected input with its status and message. What
-# needs a GPU (the read ceiling, the launches) runs in tests/gpu/run.
+# bench.bats — logos-bench where no GPU answers: the bytes a step, a prefill
+# chunk and a batch must read and the ops of their products (checked
+# against hand counts from the spec's dimensions), the table, CSV, JSON and
+# SVG shapes, --compare, and every rejected input with its status and
+# message. What needs a GPU (the read ceiling, the tensor-core rate, the
+# launches) runs in tests/gpu/run and tests/gpu/benchforms.
 
 load common
 bats_require_minimum_version 1.5.0
@@ -115,16 +117,28 @@ PY
     [ "$stderr" = "logos-bench: w/wo1.q: missing (expected 4096 bytes for q8[64,64])" ]
 }
 
-@test "logos-bench rejects a stream without a decode step, or with a prefill" {
+@test "logos-bench rejects a stream that does not hold the form, naming the file and what it holds" {
     "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >prefill.logos
     run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 prefill.logos
     [ "$status" -eq 1 ]
     [ -z "$output" ]
-    [ "$stderr" = "logos-bench: prefill.logos: logos-bench times decode steps: give a plan or stream of decode-step programs only" ]
-    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >gen.logos
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 gen.logos
+    [ "$stderr" = "logos-bench: prefill.logos: --form step times decode steps: the stream holds a prefill chunk (--form prefill)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill step.logos
     [ "$status" -eq 1 ]
-    [ "$stderr" = "logos-bench: gen.logos: logos-bench times decode steps: give a plan or stream of decode-step programs only" ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: step.logos: --form prefill times a prefill chunk: the stream holds decode steps (--form step)" ]
+    "$LOGOS_BIN/logos-author" decode_batch --batch 3 "$TINY/llama.yaml" >batch.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill batch.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-bench: batch.logos: --form prefill times a prefill chunk: the stream holds a batch of 3 decode steps (--form decode_batch)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 batch.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-bench: batch.logos: --form step times decode steps: the stream holds a batch of 3 decode steps (--form decode_batch)" ]
+    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >gen.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form decode_batch gen.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: gen.logos: --form decode_batch times a batch of decode steps: the stream holds a prefill chunk (--form prefill) and decode steps (--form step)" ]
 }
 
 @test "logos-bench rejects a position past the context" {
@@ -152,7 +166,7 @@ PY
     [ "$stderr" = "logos-bench: --device is auto, cuda or cpu, not 'tpu'" ]
     run --separate-stderr "$LOGOS_BIN/logos-bench" -h
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "usage: logos-bench (--weights DIR | --synthetic SEED) [--pos P]... [-n REPLAYS]" ]
+    [ "${lines[0]}" = "usage: logos-bench (--weights DIR | --synthetic SEED) [--form F] [--chunk T | --batch B]" ]
 }
 
 @test "logos-bench --device cuda without a GPU: exit 3 saying why" {
@@ -163,4 +177,269 @@ PY
     [ "$status" -eq 3 ]
     [ -z "$output" ]
     [[ "$stderr" =~ ^logos-bench:\ --device\ cuda:\ no\ CUDA\ (driver|device) ]]
+}
+
+# ---- the forms: a prefill chunk and a batch of decode steps ----
+
+# The tiny Llama's dimensions (examples/tiny/llama.yaml, checked below):
+# vocabulary, width, layers, heads, key heads, head width, hidden width.
+V=256 D=64 L=2 H=4 KV=2 HD=16 FF=128
+
+dims_are_the_specs() {
+    local y="$TINY/llama.yaml"
+    grep -q "^vocab: $V$" "$y" && grep -q "^dim: $D$" "$y" && grep -q "^layers: $L$" "$y" &&
+        grep -q " heads: $H$" "$y" && grep -q "kv_heads: $KV$" "$y" && grep -q "head_dim: $HD$" "$y" &&
+        grep -q "hidden: $FF," "$y" && grep -q "tied: true" "$y"
+}
+
+# Its weights once: Q8_0 values at 1 + 2/32 bytes (an f16 scale a 32), the
+# norms' f32 values at 4; the head is the embedding's table (tied), read whole.
+weights() {
+    local q=$((V * D + L * (D * H * HD + 2 * D * KV * HD + H * HD * D + 2 * FF * D + D * FF)))
+    echo $((q + q / 16 + 4 * (2 * L + 1) * D))
+}
+# A position's cache rows: keys and values over the key heads, f32, a layer each.
+row() { echo $((L * KV * 2 * HD * 4)); }
+# The ops of one row through a layer's products (q, k, v, o, gate, up,
+# down: 2 N K each), and through the head's (2 V D).
+layer_ops() { echo $((2 * D * H * HD + 2 * D * 2 * KV * HD + 2 * H * HD * D + 2 * D * 2 * FF + 2 * FF * D)); }
+head_ops() { echo $((2 * V * D)); }
+
+# A chunk at position P of T rows reads the cache up to its last row
+# (P + T - 1); its products run on each row, the head on the last alone.
+chunk_bytes() { echo $(($(weights) + ($1 + $2 - 1) * $(row))); }
+chunk_ops() { echo $(($2 * L * $(layer_ops) + $(head_ops))); }
+# A batch at position P of B sequences: each reads its own cache's P rows;
+# every product, the head's too, runs on B rows.
+batch_bytes() { echo $(($(weights) + $2 * $1 * $(row))); }
+batch_ops() { echo $(($2 * (L * $(layer_ops) + $(head_ops)))); }
+
+@test "logos-bench: the hand count's dimensions are the tiny Llama's, and its step is the step's count" {
+    dims_are_the_specs
+    [ "$(batch_bytes 17 1)" -eq "$(hand 17)" ]
+    [ "$(chunk_bytes 17 1)" -eq "$(hand 17)" ]
+}
+
+@test "logos-bench --form prefill: bytes and ops of a chunk against a hand count, at each position" {
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >pre.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --form prefill --chunk 16 \
+        --pos 1 --pos 9 --pos 49 pre.logos
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    [ "${lines[0]}" = "device: none: the CPU reference's time, no GPU figures were taken" ]
+    [ "${lines[1]}" = "pre.logos: tiny-llama prefill, numerics q8x2, fuse_quant" ]
+    [ "$(tr -s ' ' <<<"${lines[2]}")" = " pos bytes ms/chunk (p10-p90) tok/s GB/s ceiling rows ops TOP/s tensor" ]
+    [ "${#lines[@]}" -eq 6 ]
+    local i=3 p
+    for p in 1 9 49; do
+        [[ "$(tr -s ' ' <<<"${lines[$i]}")" =~ ^\ $p\ $(chunk_bytes $p 16)\ [0-9.]+\ \([0-9.]+-[0-9.]+\)\ [0-9.]+\ [0-9.]+\ -\ 16\ $(chunk_ops $p 16)\ [0-9.]+\ -$ ]]
+        i=$((i + 1))
+    done
+}
+
+@test "logos-bench --form prefill: the chunk is the plan's rows by default, at position 1; a plan's rows bound it" {
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >pre.logos
+    "$LOGOS_BIN/logos-fuse" --rows 32 pre.logos >pre32.plan
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form prefill --csv pre32.plan
+    [ "$status" -eq 0 ]
+    [[ "${lines[1]}" == step,pre32.plan,tiny-llama,prefill,1,,,1,*,$(chunk_bytes 1 32),*,,1,32,$(chunk_ops 1 32),*, ]]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form prefill --chunk 7 --csv pre32.plan
+    [ "$status" -eq 0 ]
+    [[ "${lines[1]}" == step,pre32.plan,tiny-llama,prefill,1,,,1,*,$(chunk_bytes 1 7),*,,1,7,$(chunk_ops 1 7),*, ]]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form prefill --chunk 33 pre32.plan
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: pre32.plan: a chunk of 33 rows: the plan's chunks hold at most 32 (logos-fuse --rows 33)" ]
+    # a program is fused for the chunk asked for; the context bounds it
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form prefill --chunk 64 --csv pre.logos
+    [ "$status" -eq 0 ]
+    [[ "${lines[1]}" == step,pre.logos,tiny-llama,prefill,1,,,1,*,$(chunk_bytes 1 64),*,,1,64,$(chunk_ops 1 64),*, ]]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form prefill --chunk 16 --pos 50 pre.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: a chunk of 16 rows at position 50 reaches position 65, past the 64 positions the states hold" ]
+}
+
+@test "logos-bench --form decode_batch: bytes and ops of a batch against a hand count, at each position" {
+    "$LOGOS_BIN/logos-author" decode_batch --batch 3 "$TINY/llama.yaml" >batch.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --form decode_batch --batch 3 \
+        --pos 1 --pos 40 --pos 64 batch.logos
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    [ "${lines[1]}" = "batch.logos: tiny-llama decode_batch, numerics q8x2, fuse_quant" ]
+    [ "$(tr -s ' ' <<<"${lines[2]}")" = " pos bytes ms/step (p10-p90) tok/s GB/s ceiling rows ops TOP/s tensor" ]
+    [ "${#lines[@]}" -eq 6 ]
+    local i=3 p
+    for p in 1 40 64; do
+        [[ "$(tr -s ' ' <<<"${lines[$i]}")" =~ ^\ $p\ $(batch_bytes $p 3)\ [0-9.]+\ \([0-9.]+-[0-9.]+\)\ [0-9.]+\ [0-9.]+\ -\ 3\ $(batch_ops $p 3)\ [0-9.]+\ -$ ]]
+        i=$((i + 1))
+    done
+    # without --batch, the stream's; the default position as for a step
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form decode_batch --csv batch.logos
+    [ "$status" -eq 0 ]
+    [[ "${lines[1]}" == step,batch.logos,tiny-llama,decode_batch,64,,,1,*,$(batch_bytes 64 3),*,,1,3,$(batch_ops 64 3),*, ]]
+}
+
+@test "logos-bench --form decode_batch: the stream's batch and no other" {
+    "$LOGOS_BIN/logos-author" decode_batch --batch 3 "$TINY/llama.yaml" >batch.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form decode_batch --batch 4 batch.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: batch.logos: --batch 4: the stream steps 3 sequences together, not 4 (logos-author decode_batch --batch 4 writes a batch of 4)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form decode_batch --pos 65 batch.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-bench: position 65 is past the 64 positions the states hold" ]
+}
+
+@test "logos-bench: a stream of a chunk and steps (generate's) times either" {
+    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >gen.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --pos 17 --csv gen.logos
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 2 ]
+    [[ "${lines[1]}" == step,gen.logos,tiny-llama,decode_step,17,,,1,*,$(hand 17),*,,1 ]]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form prefill --chunk 5 --pos 17 --csv gen.logos
+    [ "$status" -eq 0 ]
+    [[ "${lines[1]}" == step,gen.logos,tiny-llama,prefill,17,,,1,*,$(chunk_bytes 17 5),*,,1,5,$(chunk_ops 17 5),*, ]]
+}
+
+@test "logos-bench --form: a bad word, --chunk or --batch without their form, out of range" {
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form chunk step.logos
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: --form is step, prefill or decode_batch, not 'chunk'" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --chunk 16 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: --chunk is for --form prefill" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form decode_batch --chunk 16 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: --chunk is for --form prefill" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill --batch 4 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: --batch is for --form decode_batch" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form decode_batch --batch 0 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: --batch takes a whole number from 1 to 256, not '0'" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form decode_batch --batch 257 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: --batch takes a whole number from 1 to 256, not '257'" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill --chunk 0 step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: --chunk takes a whole number from 1 to 65536, not '0'" ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill --tensor-rate 0 step.logos
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == "logos-bench: --tensor-rate takes a number from "* ]]
+}
+
+@test "logos-bench --csv for a chunk and a batch: the step's columns, then rows, ops, TOP/s and the tensor fraction" {
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >pre.logos
+    "$LOGOS_BIN/logos-author" decode_batch --batch 2 "$TINY/llama.yaml" >batch.logos
+    local head="what,plan,model,form,pos,launch,kernel,count,ms,ms_p10,ms_p90,bytes,gb_per_s,fraction_of_ceiling,share,rows,ops,top_per_s,fraction_of_tensor_rate"
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --form prefill --chunk 8 --csv pre.logos
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 2 ]
+    [ "${lines[0]}" = "$head" ]
+    [[ "${lines[1]}" =~ ^step,pre.logos,tiny-llama,prefill,1,,,1,[0-9.]+,[0-9.]+,[0-9.]+,$(chunk_bytes 1 8),[0-9.]+,,1,8,$(chunk_ops 1 8),[0-9.]+,$ ]]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --form decode_batch --csv \
+        --ceiling 0.001 --tensor-rate 0.000001 --pos 5 --pos 6 batch.logos
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 3 ]
+    [ "${lines[0]}" = "$head" ]
+    [[ "${lines[1]}" =~ ^step,batch.logos,tiny-llama,decode_batch,5,,,1,[0-9.]+,[0-9.]+,[0-9.]+,$(batch_bytes 5 2),[0-9.]+,[0-9.]+,1,2,$(batch_ops 5 2),[0-9.]+,[0-9.]+$ ]]
+    [[ "${lines[2]}" =~ ^step,batch.logos,tiny-llama,decode_batch,6,,,1,[0-9.]+,[0-9.]+,[0-9.]+,$(batch_bytes 6 2),[0-9.]+,[0-9.]+,1,2,$(batch_ops 6 2),[0-9.]+,[0-9.]+$ ]]
+}
+
+@test "logos-bench --json for a chunk: the step's keys, then rows, ops, TOP/s, the form and the tensor rate" {
+    command -v python3 >/dev/null || skip "no python3 to parse JSON"
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >pre.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --json --form prefill --chunk 12 \
+        --pos 3 --tensor-rate 500 pre.logos
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 1 ]
+    python3 - "$output" "$(chunk_bytes 3 12)" "$(chunk_ops 3 12)" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+assert list(d) == ["device", "ceiling_gb_per_s", "plans", "form", "tensor_top_per_s"], list(d)
+assert d["device"] is None and d["ceiling_gb_per_s"] is None, d
+assert d["form"] == "prefill" and d["tensor_top_per_s"] == 500, d
+(p,) = d["plans"]
+assert p["plan"] == "pre.logos" and p["model"] == "tiny-llama" and p["numerics"] == "q8x2", p
+(s,) = p["steps"]
+assert list(s) == ["pos", "bytes", "ms", "ms_p10", "ms_p90", "tokens_per_s", "gb_per_s", "fraction_of_ceiling",
+                   "launches", "rows", "ops", "top_per_s", "fraction_of_tensor_rate"], list(s)
+assert s["pos"] == 3 and s["rows"] == 12 and s["launches"] == [], s
+assert s["bytes"] == int(sys.argv[2]) and s["ops"] == int(sys.argv[3]), s
+assert abs(s["tokens_per_s"] - 12e3 / s["ms"]) < 1e-3 * s["tokens_per_s"], s
+assert abs(s["top_per_s"] - s["ops"] / s["ms"] / 1e9) < 1e-3 * s["top_per_s"] + 1e-6, s
+assert abs(s["fraction_of_tensor_rate"] - s["top_per_s"] / 500) < 1e-5, s
+assert s["fraction_of_ceiling"] is None
+PY
+}
+
+@test "logos-bench --json for a batch without a tensor rate: null where there is no rate" {
+    command -v python3 >/dev/null || skip "no python3 to parse JSON"
+    "$LOGOS_BIN/logos-author" decode_batch --batch 2 "$TINY/llama.yaml" >batch.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --json --form decode_batch --pos 7 batch.logos
+    [ "$status" -eq 0 ]
+    python3 - "$output" "$(batch_bytes 7 2)" "$(batch_ops 7 2)" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["form"] == "decode_batch" and d["tensor_top_per_s"] is None, d
+(s,) = d["plans"][0]["steps"]
+assert s["rows"] == 2 and s["bytes"] == int(sys.argv[2]) and s["ops"] == int(sys.argv[3]), s
+assert s["fraction_of_tensor_rate"] is None and s["fraction_of_ceiling"] is None, s
+PY
+}
+
+@test "logos-bench --compare and --svg for a chunk" {
+    command -v python3 >/dev/null || skip "no python3 to parse XML"
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >pre.logos
+    "$LOGOS_BIN/logos-fuse" --numerics q8 --rows 16 pre.logos >q8.plan
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --form prefill --chunk 16 --pos 8 \
+        --ceiling 4500 --tensor-rate 800 --svg r.svg pre.logos --compare q8.plan
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = "pre.logos: tiny-llama prefill, numerics q8x2, fuse_quant" ]
+    [ "${lines[4]}" = "q8.plan: tiny-llama prefill, numerics q8, fuse_quant" ]
+    [[ "$(tr -s ' ' <<<"${lines[6]}")" =~ ^\ 8\ $(chunk_bytes 8 16)\ .*\ 16\ $(chunk_ops 8 16)\ [0-9.]+\ [0-9.]+%$ ]]
+    [[ "${lines[-1]}" =~ ^at\ position\ 8,\ q8.plan\ takes\ [0-9.]+\ times\ the\ time\ of\ pre.logos$ ]]
+    python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert d.documentElement.tagName == "svg"' r.svg
+    grep -q 'read ceiling 4500 GB/s' r.svg
+    grep -q 'tensor cores 800 TOP/s' r.svg
+    # the compared plan's chunks must hold the first's
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --form prefill --chunk 17 pre.logos --compare q8.plan
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-bench: q8.plan: a chunk of 17 rows: the plan's chunks hold at most 16 (logos-fuse --rows 17)" ]
+}
+
+@test "logos-bench --form prefill and decode_batch --device cuda without a GPU: exit 3 saying why" {
+    if "$LOGOS_BIN/logos-run" -q --device cuda --synthetic 1 -p 1 -n 1 "$TOP/tests/gpu/one.logos" >/dev/null 2>&1; then
+        skip "a GPU answers here: tests/gpu/benchforms times it"
+    fi
+    "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >pre.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cuda --synthetic 1 --form prefill --chunk 16 pre.logos
+    [ "$status" -eq 3 ]
+    [ -z "$output" ]
+    [[ "$stderr" =~ ^logos-bench:\ --device\ cuda:\ no\ CUDA\ (driver|device) ]]
+    "$LOGOS_BIN/logos-author" decode_batch --batch 2 "$TINY/llama.yaml" >batch.logos
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cuda --synthetic 1 --form decode_batch batch.logos
+    [ "$status" -eq 3 ]
+    [[ "$stderr" =~ ^logos-bench:\ --device\ cuda:\ no\ CUDA\ (driver|device) ]]
+}
+
+@test "tests/gpu/benchforms skips cleanly without a GPU" {
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+        skip "a GPU answers here: the script runs for real"
+    fi
+    run --separate-stderr sh "$TOP/tests/gpu/benchforms"
+    [ "$status" -eq 0 ]
+    [ "$output" = "benchforms: skipped: no GPU" ]
+}
+
+@test "tests/gpu/benchforms checks itself on the CPU reference (BENCH_DEVICE=cpu): a row a run" {
+    run --separate-stderr env BENCH_DEVICE=cpu BENCH_NUMERICS=q8 BENCH_CHUNKS=8 BENCH_BATCHES="1 2" \
+        BENCH_BATCH_CTX=16 BENCH_BATCH_POS=4 BENCH_REPS=1 BENCH_LAUNCH_REPS=1 sh "$TOP/tests/gpu/benchforms" tiny/llama
+    [ "$status" -eq 0 ]
+    [ "$(tr -s ' ' <<<"${lines[-4]}")" = "shape num form rows pos ms tok/s TOP/s tensor GB/s ceiling" ]
+    [[ "$(tr -s ' ' <<<"${lines[-3]}")" =~ ^tiny/llama\ q8\ prefill\ 8\ 1\ [0-9.]+\ [0-9.]+\ [0-9.]+\ -\ [0-9.]+\ -$ ]]
+    [[ "$(tr -s ' ' <<<"${lines[-2]}")" =~ ^tiny/llama\ q8\ decode_batch\ 1\ 4\ [0-9.]+\ [0-9.]+\ [0-9.]+\ -\ [0-9.]+\ -$ ]]
+    [[ "$(tr -s ' ' <<<"${lines[-1]}")" =~ ^tiny/llama\ q8\ decode_batch\ 2\ 4\ [0-9.]+\ [0-9.]+\ [0-9.]+\ -\ [0-9.]+\ -$ ]]
 }

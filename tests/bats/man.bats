@@ -32,6 +32,8 @@ logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 8 --pos 64 step.plan	
 logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 17 --ceiling 4500 --csv step.plan	times
 logos-bench.1	logos-bench --device cpu --synthetic 1 --pos 17 step.plan --compare precise.plan | tail -1	times
 logos-bench.1	logos-bench --device cpu --weights w --pos 4 --json cut.logos	times
+logos-bench.1	logos-bench --device cpu --synthetic 1 --form prefill --chunk 32 --pos 1 --pos 17 prefill.plan	times
+logos-bench.1	logos-bench --device cpu --synthetic 1 --form decode_batch --pos 8 --ceiling 4500 --tensor-rate 800 --csv batch.plan	times
 logos-run.1	logos-run --device cpu --synthetic 1 -p \"1 2 3\" -n 2 -o ids gen.logos	times
 logos-run.1	logos-run --device cpu --tp 4 --synthetic 1 -p \"1 2 3\" tp.plan	status 1"
 
