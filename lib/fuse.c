@@ -250,6 +250,22 @@ static void prologue(Fz *f, Group *gr)
         fuse_note(f, x, "no prologue: the norm's weight is computed, not a weight");
         return;
     }
+    /* stacked rows for the tensor cores (Q8_0 parts, quantized numerics,
+     * at least the crossover's rows): every block of an MMA would norm and
+     * quantize its 64 rows again for each tile of outputs it takes; the
+     * norm runs once instead, quantizing in its epilogue */
+    const Type *pt = &N(f, gr->prod[0])->ty;
+    long rows = 1;
+    int q8 = f->o->numerics != NUM_PRECISE;
+    for (int i = 0; i < pt->rank - 1; i++)
+        rows *= pt->d[i].sym ? f->o->rows : pt->d[i].n;
+    for (int p = 0; p < gr->parts; p++)
+        q8 &= N(f, N(f, gr->prod[p])->args[0])->ty.base == T_Q8;
+    if (q8 && rows >= (f->o->mma_rows > 0 ? f->o->mma_rows : MMA_ROWS)) {
+        fuse_note(f, x, "no prologue: %ld stacked rows go to the tensor cores, whose blocks would each norm them again",
+                  rows);
+        return;
+    }
     /* every reader, through reshapes, is a product of this group */
     int stack[64], ns = 0;
     stack[ns++] = x;
