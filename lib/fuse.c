@@ -239,6 +239,20 @@ static void epilogue(Fz *f, Group *gr, int p, int k)
     }
 }
 
+/* The stacked rows of a product group bound for the tensor cores (Q8_0
+ * parts, quantized numerics, at least the crossover's rows), else 0. */
+static long mma_bound(const Fz *f, const Group *gr)
+{
+    const Type *pt = &N(f, gr->prod[0])->ty;
+    long rows = 1;
+    int q8 = f->o->numerics != NUM_PRECISE;
+    for (int i = 0; i < pt->rank - 1; i++)
+        rows *= pt->d[i].sym ? f->o->rows : pt->d[i].n;
+    for (int p = 0; p < gr->parts; p++)
+        q8 &= N(f, N(f, gr->prod[p])->args[0])->ty.base == T_Q8;
+    return q8 && rows >= (f->o->mma_rows > 0 ? f->o->mma_rows : MMA_ROWS) ? rows : 0;
+}
+
 /* Takes the norm that feeds every product of the group as its prologue. */
 static void prologue(Fz *f, Group *gr)
 {
@@ -250,18 +264,11 @@ static void prologue(Fz *f, Group *gr)
         fuse_note(f, x, "no prologue: the norm's weight is computed, not a weight");
         return;
     }
-    /* stacked rows for the tensor cores (Q8_0 parts, quantized numerics,
-     * at least the crossover's rows): every block of an MMA would norm and
-     * quantize its 64 rows again for each tile of outputs it takes; the
-     * norm runs once instead, quantizing in its epilogue */
-    const Type *pt = &N(f, gr->prod[0])->ty;
-    long rows = 1;
-    int q8 = f->o->numerics != NUM_PRECISE;
-    for (int i = 0; i < pt->rank - 1; i++)
-        rows *= pt->d[i].sym ? f->o->rows : pt->d[i].n;
-    for (int p = 0; p < gr->parts; p++)
-        q8 &= N(f, N(f, gr->prod[p])->args[0])->ty.base == T_Q8;
-    if (q8 && rows >= (f->o->mma_rows > 0 ? f->o->mma_rows : MMA_ROWS)) {
+    /* every block of an MMA would norm and quantize its 64 rows again for
+     * each tile of outputs it takes; the norm runs once instead, quantizing
+     * in its epilogue */
+    long rows = mma_bound(f, gr);
+    if (rows) {
         fuse_note(f, x, "no prologue: %ld stacked rows go to the tensor cores, whose blocks would each norm them again",
                   rows);
         return;
@@ -789,7 +796,7 @@ static void quantizing(Fz *f)
         switch (gr->kind) {
         case GK_GEMV:
             width = gr->parts == 1 + (gr->gate != 0) && gr->argmax < 0 && !(last_dim(&N(f, k)->ty) % 32);
-            if (width && gr->gate && gr->norm < 0) {   /* a shared expert beside its mixture */
+            if (width && gr->gate && gr->norm < 0 && !mma_bound(f, gr)) {   /* a shared expert beside its mixture */
                 fuse_note(f, k, "no fuse_quant: a gated pair with no norm prologue rounds its activation itself, "
                           "and at the epilogue's 4 rows a warp its registers spill");
                 continue;
