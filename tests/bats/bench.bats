@@ -302,29 +302,23 @@ batch_ops() { echo $(($2 * (L * $(layer_ops) + $(head_ops)))); }
     [[ "${lines[1]}" == step,gen.logos,tiny-llama,prefill,17,,,1,*,$(chunk_bytes 17 5),*,,1,5,$(chunk_ops 17 5),*, ]]
 }
 
+# usage_is MESSAGE ARGS...: logos-bench ARGS step.logos exits 2 with
+# "logos-bench: MESSAGE" alone on stderr and nothing on stdout.
+usage_is() {
+    local msg=$1
+    shift
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 "$@" step.logos
+    [ "$status" -eq 2 ] && [ -z "$output" ] && [ "$stderr" = "logos-bench: $msg" ]
+}
+
 @test "logos-bench --form: a bad word, --chunk or --batch without their form, out of range" {
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form chunk step.logos
-    [ "$status" -eq 2 ]
-    [ -z "$output" ]
-    [ "$stderr" = "logos-bench: --form is step, prefill or decode_batch, not 'chunk'" ]
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --chunk 16 step.logos
-    [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-bench: --chunk is for --form prefill" ]
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form decode_batch --chunk 16 step.logos
-    [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-bench: --chunk is for --form prefill" ]
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill --batch 4 step.logos
-    [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-bench: --batch is for --form decode_batch" ]
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form decode_batch --batch 0 step.logos
-    [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-bench: --batch takes a whole number from 1 to 256, not '0'" ]
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form decode_batch --batch 257 step.logos
-    [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-bench: --batch takes a whole number from 1 to 256, not '257'" ]
-    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill --chunk 0 step.logos
-    [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-bench: --chunk takes a whole number from 1 to 65536, not '0'" ]
+    usage_is "--form is step, prefill or decode_batch, not 'chunk'" --form chunk
+    usage_is "--chunk is for --form prefill" --chunk 16
+    usage_is "--chunk is for --form prefill" --form decode_batch --chunk 16
+    usage_is "--batch is for --form decode_batch" --form prefill --batch 4
+    usage_is "--batch takes a whole number from 1 to 256, not '0'" --form decode_batch --batch 0
+    usage_is "--batch takes a whole number from 1 to 256, not '257'" --form decode_batch --batch 257
+    usage_is "--chunk takes a whole number from 1 to 65536, not '0'" --form prefill --chunk 0
     run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --form prefill --tensor-rate 0 step.logos
     [ "$status" -eq 2 ]
     [[ "$stderr" == "logos-bench: --tensor-rate takes a number from "* ]]

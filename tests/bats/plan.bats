@@ -208,11 +208,12 @@ same() {
         skip "a GPU answers here: tests/gpu/run runs for real"
     fi
     [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
-    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane shapes startup bench tp
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane shapes startup bench forms tp
     [ "$status" -eq 0 ]
     local summary
     summary=$(sed -n '/^== summary$/,$p' <<<"$output")
-    [ "$(grep -c 'skipped' <<<"$summary")" -eq 6 ]
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 7 ]
+    grep -q '^forms    0 runs timed: skipped: no GPU$' <<<"$summary"
     grep -q '^tp       skipped: logos-run: --device cuda: ' <<<"$summary"
     grep -q '^kernels  skipped: ' <<<"$summary"
     grep -q '^bench    skipped: no GPU$' <<<"$summary"
@@ -234,6 +235,20 @@ same() {
     ! grep -q '^launch mma ' s.plan
     run --separate-stderr logos-fuse --mma-rows 1 p.logos
     [ "$status" -eq 2 ]
+}
+
+@test "logos-fuse: products of stacked rows for the tensor cores take no norm prologue; the norm quantizes once, the gated pair in its epilogue" {
+    logos-author prefill "$EX/llama-3-8b.yaml" >p.logos
+    run --separate-stderr logos-fuse -v --numerics q8 --rows 512 p.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"no prologue: 512 stacked rows go to the tensor cores, whose blocks would each norm them again"* ]]
+    [ "$(grep -c '^launch rownorm D=4096 ROWS=512 .* OQ=1 ' <<<"$output")" -eq 64 ]
+    [ "$(grep -c '^launch mma .* XIN=1 XQ=1 ROWS=512 NORM=0 ' <<<"$output")" -eq 128 ]
+    [ "$(grep -c '^launch mma .* GATE=1 CAP=0 OQ=1 ' <<<"$output")" -eq 32 ]
+    # below the crossover the norm stays in the GEMV's prologue
+    run --separate-stderr logos-fuse -v --numerics q8 --rows 64 p.logos
+    [[ "$stderr" != *"no prologue: 64 stacked rows"* ]]
+    [ "$(grep -c '^launch gemv .* NORM=1 ' <<<"$output")" -eq 65 ]
 }
 
 @test "latent attention: one absorbed launch a layer, its cache row copied in place; -v says how the per-head products read" {

@@ -11,16 +11,8 @@
 #include <unistd.h>
 
 #include "logos.h"
+#include "tap.h"
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *what)
-{
-    ntest++;
-    if (!cond)
-        nfail++;
-    printf("%sok %d - %s\n", cond ? "" : "not ", ntest, what);
-}
 
 /* ---- f16 ---- */
 
@@ -387,6 +379,5 @@ int main(void)
     remove_dir(dir);
     unlink(outside);
 
-    printf("1..%d\n", ntest);
-    return nfail != 0;
+    return tap_done();
 }

@@ -11,18 +11,11 @@
 #include <unistd.h>
 
 #include "logos.h"
+#include "tap.h"
 
-static int ntest, nfail;
 static int covered[OP_COUNT];   /* ops a numeric check has checked */
 static Arena *A;
 static uint64_t seed = 88172645463325252ull;
-
-static void ok(int cond, const char *what)
-{
-    ntest++;
-    nfail += !cond;
-    printf("%sok %d - %s\n", cond ? "" : "not ", ntest, what);
-}
 
 /* A random value in [-1,1], never near zero. */
 static float rnd(void)
@@ -821,6 +814,5 @@ int main(void)
     test_collectives();
     test_coverage();
     arena_free(A);
-    printf("1..%d\n", ntest);
-    return nfail != 0;
+    return tap_done();
 }
