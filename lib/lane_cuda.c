@@ -346,6 +346,9 @@ static void emit_gemv(Fz *f, const Group *gr)
         tr = 1;
     while (tr > 1 && tr * (xq ? xq * K + K / 8 : 4 * K) > 96 * 1024)
         tr--;
+    if (rows > tr)
+        fuse_note(f, gr->node, "%ld stacked rows in %ld passes of %ld rows (%d a warp): each pass reads the weights again",
+                  rows, (rows + tr - 1) / tr, tr, wr);
     C(L, "K", (double)K);
     C(L, "PARTS", gr->parts);
     C(L, "WQ", wq(f, gr->prod[0]));

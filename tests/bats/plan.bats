@@ -237,6 +237,18 @@ same() {
     [ "$status" -eq 2 ]
 }
 
+@test "logos-fuse -v: stacked rows on the GEMV in passes, each reading the weights again" {
+    logos-author decode_batch --batch 16 "$TINY/llama.yaml" >b.logos
+    run --separate-stderr logos-fuse -v b.logos
+    [ "$status" -eq 0 ]
+    # the gated pair quantizes its outputs (4 rows a warp): 2 activation rows a pass
+    [ "$(grep -c '16 stacked rows in 8 passes of 2 rows (4 a warp): each pass reads the weights again' <<<"$stderr")" -eq 2 ]
+    [ "$(grep -c '16 stacked rows in 2 passes of 8 rows (1 a warp)' <<<"$stderr")" -eq 7 ]
+    # a decode step's one row: no passes
+    logos-author decode_step "$TINY/llama.yaml" | logos-fuse -v 2>s.err >/dev/null
+    ! grep -q 'passes of' s.err
+}
+
 @test "logos-fuse: products of stacked rows for the tensor cores take no norm prologue; the norm quantizes once, the gated pair in its epilogue" {
     logos-author prefill "$EX/llama-3-8b.yaml" >p.logos
     run --separate-stderr logos-fuse -v --numerics q8 --rows 512 p.logos
