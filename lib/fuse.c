@@ -239,18 +239,20 @@ static void epilogue(Fz *f, Group *gr, int p, int k)
     }
 }
 
-/* The stacked rows of a product group bound for the tensor cores (Q8_0
- * parts, quantized numerics, at least the crossover's rows), else 0. */
+/* The stacked rows of a product group bound for the tensor cores (at
+ * least the crossover's rows, Q8_0 parts over whole 32-value blocks,
+ * quantized numerics, no arg-max: the facts the lane's take_mma decides
+ * by, less the activation's format, which the norm decides here), else 0. */
 static long mma_bound(const Fz *f, const Group *gr)
 {
     const Type *pt = &N(f, gr->prod[0])->ty;
     long rows = 1;
-    int q8 = f->o->numerics != NUM_PRECISE;
+    int q8 = f->o->numerics != NUM_PRECISE && gr->argmax < 0 && !(N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n % 32);
     for (int i = 0; i < pt->rank - 1; i++)
         rows *= pt->d[i].sym ? f->o->rows : pt->d[i].n;
     for (int p = 0; p < gr->parts; p++)
         q8 &= N(f, N(f, gr->prod[p])->args[0])->ty.base == T_Q8;
-    return q8 && rows >= (f->o->mma_rows > 0 ? f->o->mma_rows : MMA_ROWS) ? rows : 0;
+    return q8 && rows >= mma_crossover(f->o) ? rows : 0;
 }
 
 /* Takes the norm that feeds every product of the group as its prologue. */

@@ -231,7 +231,7 @@ static int gemv_wr(int oq)
  * -v says the decision for stacked rows. */
 static int take_mma(Fz *f, const Group *gr)
 {
-    int n, cross = f->o->mma_rows > 0 ? f->o->mma_rows : MMA_ROWS;
+    int n, cross = mma_crossover(f->o);   /* fuse.c's mma_bound decides the norm prologue by the same facts */
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     long K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
     int xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype, q8 = 1;

@@ -741,6 +741,11 @@ typedef struct FuseOpts {
 /* The default crossover of --mma-rows: an estimate, not yet the bench's
  * measurement (logos-fuse(1) says how it was reckoned). */
 #define MMA_ROWS 128
+/* The stacked rows from which products run on the tensor cores. */
+static inline int mma_crossover(const FuseOpts *o)
+{
+    return o->mma_rows > 0 ? o->mma_rows : MMA_ROWS;
+}
 /* The plan of a checked program under the knobs; NULL after reporting an op
  * the lane has no kernel for (exit 1). */
 Plan *fuse(Arena *a, Prog *p, Graph *g, const FuseOpts *o);
