@@ -6,7 +6,6 @@
  * is flattered) and the CPU reference's times. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "logos.h"
 
@@ -123,23 +122,16 @@ int bench_inputs(Stream *st, const BenchForm *f, long pos, int run)
     return s;
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int bench_cpu_times(Stream *st, const BenchForm *f, long pos, int reps, double *ms)
 {
     for (int i = 0; i < reps; i++) {
-        double t0 = now();
+        double t0 = mono_s();
         int s = bench_inputs(st, f, pos, i);
         if (!s)
             s = run_phase(st, bench_phase(f->form));
         if (s)
             return s;
-        ms[i] = (now() - t0) * 1e3;
+        ms[i] = (mono_s() - t0) * 1e3;
     }
     return 0;
 }

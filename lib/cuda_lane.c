@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuda_lane.h"
 
@@ -84,17 +83,10 @@ int lane_kernel(CudaLane *c, char *src, const char *name, const char *file)
     return c->nkerns - 1;
 }
 
-double lane_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Compiles or reads every kernel the stream asks for, all at once. */
 int lane_load(CudaLane *c)
 {
-    double t0 = lane_now();
+    double t0 = mono_s();
     int first = c->nkerns - c->njobs;   /* the jobs are the newest kernels, in order */
     for (int i = 0; i < c->njobs; i++)
         c->jobs[i].out = &c->kerns[first + i];
@@ -104,7 +96,7 @@ int lane_load(CudaLane *c)
         c->compiled += c->kerns[first + i].compiled;
     }
     c->njobs = 0;
-    c->compile_s += lane_now() - t0;
+    c->compile_s += mono_s() - t0;
     return s;
 }
 
@@ -112,7 +104,7 @@ int lane_load(CudaLane *c)
 
 static void progress(const char *what, double t0, long done, long total, int *shown)
 {
-    double t = lane_now() - t0;
+    double t = mono_s() - t0;
     if (t < 1 || total <= 0)
         return;
     fprintf(stderr, "\r%s: %s %ld of %ld MB (%.0f%%)", diag_tool, what, done >> 20, total >> 20, 100.0 * (double)done / (double)total);
@@ -335,7 +327,7 @@ static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
     c->poolsize = pool;
     if (s || (s = dalloc(c, pool, &c->pool)))
         return s;
-    Fill f = {.w = w, .t0 = lane_now(), .total = total};
+    Fill f = {.w = w, .t0 = mono_s(), .total = total};
     if (!w->synthetic) {
         f.env = env_new();
         f.maps = arena_alloc(c->a, sizeof *f.maps * (size_t)st->nprogs);

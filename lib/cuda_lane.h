@@ -58,7 +58,6 @@ typedef struct CudaLane {
 
 
 int lane_launch(CudaLane *c, Rt *rt, int i, int pdl);   /* launch i of a plan on the lane's stream */
-double lane_now(void);                                  /* seconds, monotonic */
 int lane_kernel(CudaLane *c, char *src, const char *name, const char *file);   /* queue an instantiation */
 int lane_load(CudaLane *c);                             /* compile or read the queued ones */
 /* The lane on GPU `ordinal`, its context current on the calling thread;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "logos.h"
 
@@ -217,4 +218,11 @@ int stdout_done(int status)
         return status;
     diag("cannot write to standard output: %s", strerror(errno));
     return EXIT_SYSTEM;
+}
+
+double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }

@@ -44,6 +44,7 @@ typedef struct Src {
 extern const char *diag_tool;   /* "logos-check", set by main */
 extern int diag_errors;         /* input errors reported so far */
 extern int diag_progress;       /* progress lines on stderr for long work (main sets it; -q does not) */
+double mono_s(void);            /* seconds on the monotonic clock: for progress lines and timings */
 /* tool: file:line:col: message, then the source line and a caret. */
 void diag_at(const Src *s, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

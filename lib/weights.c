@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "logos.h"
@@ -63,16 +62,9 @@ typedef struct Progress {
     int width;            /* of the last line, on a terminal */
 } Progress;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static Progress progress_start(const char *what, double total)
 {
-    return (Progress){.what = what, .total = total, .t0 = now()};
+    return (Progress){.what = what, .total = total, .t0 = mono_s()};
 }
 
 static void progress_line(Progress *p, double t, int end)
@@ -98,7 +90,7 @@ static void progress_add(Progress *p, double n)
     p->done += n;
     if (!diag_progress)
         return;
-    double t = now();
+    double t = mono_s();
     if (t - p->t0 >= 1 && t - p->shown >= 1)
         progress_line(p, t, 0);
 }
@@ -107,7 +99,7 @@ static void progress_add(Progress *p, double n)
 static void progress_end(Progress *p)
 {
     if (diag_progress && p->shown)
-        progress_line(p, now(), 1);
+        progress_line(p, mono_s(), 1);
 }
 
 /* ---- synthetic values ---- */

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "logos.h"
 
@@ -256,14 +255,12 @@ static int generate(Stream *st, Opts *o, double start)
     st->outname = o->out;
     st->follow = o->follow;
     st->nfollow = o->nfollow;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = mono_s();
     if (!s)
         s = run_generate(st, o->prompts, o->nprompts, (int)o->ngen, tokens.f);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = mono_s() - t0;
     s = outfile_close(&logits, s);
     s = outfile_close(&tokens, s);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (!s && !o->quiet)
         figures(st, secs, start);
     return s;
@@ -314,13 +311,12 @@ int main(int argc, char **argv)
     FuseOpts fo;
     fuse_defaults(&fo, st.ctx);
     Lane *lane = s ? NULL : lane_choose(&st, o.device, &fo, o.quiet, &s);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = mono_s();
     if (lane)
         s = stream_open(&st, lane, &o.w);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double opened = mono_s() - t0;
     if (!s)
-        s = generate(&st, &o, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+        s = generate(&st, &o, opened);
     stream_close(&st);
     arena_free(a);
     return s;

@@ -22,14 +22,19 @@ setup() {
 # two attentions read (P rows, 2 kv heads of 16 keys and 16 values, f32).
 hand() { echo $((97024 + 2 * $1 * 2 * (16 + 16) * 4)); }
 
+# cpu_table TITLE HEADER: the last run printed the CPU's table of three
+# positions: status 0, no stderr, the device line, TITLE, HEADER (spaces
+# squeezed), three rows.
+cpu_table() {
+    [ "$status" -eq 0 ] && [ -z "$stderr" ] &&
+        [ "${lines[0]}" = "device: none: the CPU reference's time, no GPU figures were taken" ] &&
+        [ "${lines[1]}" = "$1" ] && [ "$(tr -s ' ' <<<"${lines[2]}")" = "$2" ] && [ "${#lines[@]}" -eq 6 ]
+}
+
 @test "logos-bench: the bytes a step reads, against a hand count, at each position" {
     run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --pos 1 --pos 33 --pos 64 step.logos
-    [ "$status" -eq 0 ]
-    [ -z "$stderr" ]
-    [ "${lines[0]}" = "device: none: the CPU reference's time, no GPU figures were taken" ]
-    [ "${lines[1]}" = "step.logos: tiny-llama decode_step, numerics q8x2, fuse_quant" ]
-    [ "$(tr -s ' ' <<<"${lines[2]}")" = " pos bytes ms/step (p10-p90) tok/s GB/s ceiling" ]
-    [ "${#lines[@]}" -eq 6 ]
+    cpu_table "step.logos: tiny-llama decode_step, numerics q8x2, fuse_quant" \
+        " pos bytes ms/step (p10-p90) tok/s GB/s ceiling"
     local i=3 p
     for p in 1 33 64; do
         [[ "$(tr -s ' ' <<<"${lines[$i]}")" =~ ^\ $p\ $(hand $p)\ [0-9.]+\ \([0-9.]+-[0-9.]+\)\ [0-9.]+\ [0-9.]+\ -$ ]]
@@ -224,12 +229,8 @@ batch_ops() { echo $(($2 * (L * $(layer_ops) + $(head_ops)))); }
     "$LOGOS_BIN/logos-author" prefill "$TINY/llama.yaml" >pre.logos
     run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 2 --form prefill --chunk 16 \
         --pos 1 --pos 9 --pos 49 pre.logos
-    [ "$status" -eq 0 ]
-    [ -z "$stderr" ]
-    [ "${lines[0]}" = "device: none: the CPU reference's time, no GPU figures were taken" ]
-    [ "${lines[1]}" = "pre.logos: tiny-llama prefill, numerics q8x2, fuse_quant" ]
-    [ "$(tr -s ' ' <<<"${lines[2]}")" = " pos bytes ms/chunk (p10-p90) tok/s GB/s ceiling rows ops TOP/s tensor" ]
-    [ "${#lines[@]}" -eq 6 ]
+    cpu_table "pre.logos: tiny-llama prefill, numerics q8x2, fuse_quant" \
+        " pos bytes ms/chunk (p10-p90) tok/s GB/s ceiling rows ops TOP/s tensor"
     local i=3 p
     for p in 1 9 49; do
         [[ "$(tr -s ' ' <<<"${lines[$i]}")" =~ ^\ $p\ $(chunk_bytes $p 16)\ [0-9.]+\ \([0-9.]+-[0-9.]+\)\ [0-9.]+\ [0-9.]+\ -\ 16\ $(chunk_ops $p 16)\ [0-9.]+\ -$ ]]
