@@ -20,32 +20,40 @@
 // (rows, N_p); b_p (N_p). K is whole 32-value slabs. Under GATE parts 0 and
 // 1 are the gate and up of one hidden width (N_0 = N_1) and y_1 is unused.
 // The parameters are gemv's, in its order, less next and part.
-// Launch: 128 threads (4 warps), grid (units / BU, rows / BM) rounded up; a
-// block owns BM = 64 activation rows by WC = 64 weight rows: BU = 64 units
-// (output rows of the parts, end to end), or under GATE 32 gate rows and
-// their 32 up rows. Warp (wm, wn) computes rows 32 wm .. + 32 by weight rows
-// 32 wn .. + 32 as 2 x 4 tiles of 16 x 8. K goes KT = 64 (two slabs) a
-// stage, STAGES stages in flight: weight rows and quantized activations by
-// cp.async (zero-filled past K, the rows and the units), f32 activations
-// quantized by the block into the stage, the weights' f16 scales held in
-// registers over the stage's compute and stored after it.
-// Shared memory: STAGES x STAGE bytes, then 64 floats of the norm's
-// factors; the stages are reused for the 64 x 65 float tile of sums that
-// the epilogue reads.
+// Launch: 256 threads (8 warps, 2 along the rows by 4 along the weight
+// rows), grid (units / BU, rows / BM) rounded up; a block owns BM (64 or
+// 128) activation rows by WC = 128 weight rows: BU = 128 units (output rows
+// of the parts, end to end), or under GATE 64 gate rows and their 64 up
+// rows. Warp (wm, wn) computes rows BM/2 wm .. + BM/2 by weight rows 32 wn
+// .. + 32 as MT x 4 tiles of 16 x 8 (MT = BM / 32), its fragments read by
+// ldmatrix. K goes KT = 128 (four slabs) a stage, STAGES stages in flight:
+// weight rows and quantized activations by cp.async (zero-filled past K,
+// the rows and the units), f32 activations quantized by the block into the
+// stage, the weights' f16 scales held in registers over the stage's compute
+// and stored after it. Each slab's int32 sums become floats by the
+// exponent trick (|sum| <= 32 * 127 * 127 < 2^22: the bits of 2^23 + 2^22
+// plus the sum, less that float, exactly), then scaled.
+// Shared memory: STAGES x STAGE bytes (or the BM x (WC + 1) float tile of
+// sums the epilogue reads, in the same place, if larger), then BM floats of
+// the norm's factors.
 
-constexpr int BM = 64, WC = 64, KT = 64, STAGES = 3;
+constexpr int WC = 128, KT = 128, SLABS = KT / 32, STAGES = 3, THREADS = 256;
+constexpr int MT = BM / 32;                     // 16-row tiles a warp
 constexpr int GATED = GATE ? 1 : 0;
-constexpr int BU = GATED ? 32 : 64;
+constexpr int BU = GATED ? WC / 2 : WC;
 constexpr long UNITS = GATED ? N0 + N2 + N3 : N0 + N1 + N2 + N3;
-constexpr int PITCH = KT + 16;                  // bytes of a staged row: no bank conflicts
+constexpr int PITCH = KT + 16;                  // bytes of a staged row: ldmatrix without bank conflicts
 constexpr int A_LO = BM * PITCH;                // the lo words (XQ 2)
 constexpr int W_AT = XQ * BM * PITCH;
-constexpr int AS_AT = W_AT + WC * PITCH;        // f32 [BM][2]: the activation scales
-constexpr int WS_AT = AS_AT + BM * 2 * 4;       // u16 [WC][2]: the weight scales
-constexpr int STAGE = WS_AT + WC * 2 * 2;
-constexpr int INV_AT = STAGES * STAGE;
-constexpr int KTILES = (K + KT - 1) / KT;
+constexpr int AS_AT = W_AT + WC * PITCH;        // f32 [BM][SLABS]: the activation scales
+constexpr int WS_AT = AS_AT + BM * SLABS * 4;   // u16 [WC][SLABS]: the weight scales
+constexpr int STAGE = WS_AT + WC * SLABS * 2;
 constexpr int EP = WC + 1;                      // floats a row of the sums' tile
+constexpr int TILE = BM * EP * 4;
+constexpr int INV_AT = STAGES * STAGE > TILE ? STAGES * STAGE : TILE;
+constexpr int KTILES = (K + KT - 1) / KT;
+constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
+static_assert(BM == 64 || BM == 128, "a block takes 64 or 128 rows");
 
 struct Unit {
     int part;
@@ -111,6 +119,16 @@ DEV void cp_wait_all()
     asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 
+// Four 8 x 16-byte matrices of shared memory, lane l giving the address of
+// row l % 8 of matrix l / 8; register i gets matrix i, lane l holding bytes
+// 4 (l % 4) .. + 4 of its row l / 4.
+DEV void ldsm4(u32 *r, const void *at)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(at)));
+}
+
 // d = a (16 x 32, row) . b (32 x 8, col), int8 in, int32 out.
 DEV void mma_k32(int *d, const u32 *a, const u32 *b)
 {
@@ -119,6 +137,13 @@ DEV void mma_k32(int *d, const u32 *a, const u32 *b)
         "{%10, %11, %12, %13};"
         : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(z), "r"(z), "r"(z), "r"(z));
+}
+
+// An int32 sum of one slab (|s| < 2^22) as a float, exactly, without the
+// slow conversion unit.
+DEV float i2f(int s)
+{
+    return __int_as_float(s + MAGIC) - __int_as_float(MAGIC);
 }
 
 // Weight row c (0 .. WC) of the block whose first unit is u0: its part and
@@ -134,7 +159,8 @@ DEV Unit wrow(long u0, int c)
     return r;
 }
 
-// The weights' f16 scales of stage kt that thread i < WC loads: two slabs'.
+// The weights' f16 scales of stage kt that thread i loads: two slabs of
+// weight row i / 2.
 struct Scales {
     u16 s[2];
 };
@@ -142,30 +168,29 @@ struct Scales {
 DEV Scales load_scales(const Params &p, long u0, int kt)
 {
     Scales r = {{0, 0}};
-    int c = threadIdx.x, k0 = kt * KT;
-    if (c >= WC)
-        return r;
+    int c = threadIdx.x >> 1, j0 = (threadIdx.x & 1) * 2;
+    long b = (long)kt * SLABS + j0;   // the slab
     Unit w = wrow(u0, c);
-    if (w.part < 0)
+    if (w.part < 0 || b * 32 >= K)
         return r;
-    const u16 *s = (const u16 *)(part_w(p, w.part) + align16(rows_in(w.part) * K)) + (long)w.row * (K / 32) + k0 / 32;
+    const u16 *s = (const u16 *)(part_w(p, w.part) + align16(rows_in(w.part) * K)) + (long)w.row * (K / 32) + b;
     r.s[0] = s[0];
-    if (k0 + 32 < K)
+    if ((b + 1) * 32 < K)
         r.s[1] = s[1];
     return r;
 }
 
 DEV void store_scales(char *st, Scales s)
 {
-    if (threadIdx.x < WC)
-        *(u32 *)(st + WS_AT + threadIdx.x * 4) = (u32)s.s[0] | (u32)s.s[1] << 16;
+    *(u32 *)(st + WS_AT + threadIdx.x * 4) = (u32)s.s[0] | (u32)s.s[1] << 16;
 }
 
-// The stage's weight rows: 64 rows of 4 chunks of 16 bytes.
+// The stage's weight rows: WC rows of KT / 16 chunks of 16 bytes.
 DEV void issue_w(const Params &p, long u0, int kt, char *st)
 {
-    for (int i = threadIdx.x; i < WC * 4; i += blockDim.x) {
-        int c = i >> 2, q = i & 3;
+#pragma unroll 1
+    for (int i = threadIdx.x; i < WC * (KT / 16); i += THREADS) {
+        int c = i / (KT / 16), q = i % (KT / 16);
         long k = (long)kt * KT + q * 16;
         Unit w = wrow(u0, c);
         const char *W = part_w(p, w.part < 0 ? 0 : w.part);
@@ -179,8 +204,9 @@ DEV void issue_x_copy(const void *x, int m0, int rows, int kt, char *st)
 {
     const long n = (long)ROWS * K;
     const char *src = (const char *)x;
-    for (int i = threadIdx.x; i < BM * 4; i += blockDim.x) {
-        int r = i >> 2, q = i & 3;
+#pragma unroll 1
+    for (int i = threadIdx.x; i < BM * (KT / 16); i += THREADS) {
+        int r = i / (KT / 16), q = i % (KT / 16);
         long k = (long)kt * KT + q * 16, at = (long)(m0 + r) * K + k;
         int ok = m0 + r < rows && k < K;
         cp16(st + r * PITCH + q * 16, ok ? src + at : src, ok ? 16 : 0);
@@ -188,8 +214,9 @@ DEV void issue_x_copy(const void *x, int m0, int rows, int kt, char *st)
             cp16(st + A_LO + r * PITCH + q * 16, ok ? src + n + at : src, ok ? 16 : 0);
     }
     const float *xs = (const float *)(src + align16(n * XQ));
-    for (int i = threadIdx.x; i < BM * 2; i += blockDim.x) {
-        int r = i >> 1, j = i & 1;
+#pragma unroll
+    for (int i = threadIdx.x; i < BM * SLABS; i += THREADS) {
+        int r = i / SLABS, j = i % SLABS;
         long k = (long)kt * KT + j * 32;
         int ok = m0 + r < rows && k < K;
         cp4(st + AS_AT + i * 4, ok ? xs + ((long)(m0 + r) * K + k) / 32 : xs, ok ? 4 : 0);
@@ -205,10 +232,10 @@ DEV float norm_w(const float *nw, long i)
 // to XQ by the block: a warp a (row, slab), a value a lane.
 DEV void issue_x_quant(const void *x, const float *nw, const float *inv, int m0, int rows, int kt, char *st)
 {
-    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 #pragma unroll 4
-    for (int i = w; i < BM * 2; i += nwarps) {
-        int r = i >> 1, j = i & 1;
+    for (int i = w; i < BM * SLABS; i += THREADS / 32) {
+        int r = i / SLABS, j = i % SLABS;
         long k = (long)kt * KT + j * 32 + lane;
         float v = 0.0f;
         if (m0 + r < rows && k < K) {
@@ -230,8 +257,8 @@ DEV void issue_x_quant(const void *x, const float *nw, const float *inv, int m0,
 // The norm's factor of each of the block's rows, into inv.
 DEV void norm_rows(const void *x, int m0, int rows, float *inv)
 {
-    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    for (int r = w; r < BM; r += nwarps) {
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    for (int r = w; r < BM; r += THREADS / 32) {
         float ss = 0.0f;
         if (m0 + r < rows)
             for (long i = lane; i < K; i += 32) {
@@ -256,56 +283,60 @@ DEV void issue(const Params &p, long u0, int m0, int rows, int kt, char *st, con
     cp_commit();
 }
 
-// acc += the stage's two slabs: warp (wm, wn)'s 2 x 4 tiles of 16 x 8.
+// acc += the stage's slabs: warp (wm, wn)'s MT x 4 tiles of 16 x 8. Lane l
+// of a tile holds sums at rows g = l / 4 and g + 8, columns 2 t and 2 t + 1
+// (t = l % 4) as the mma's C fragment places them.
 DEV void compute(const char *st, int kt, float (*acc)[4][4])
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-    int wm = w >> 1, wn = w & 1;
-#pragma unroll
-    for (int j = 0; j < 2; j++) {
+    int wm = w >> 2, wn = w & 3;
+    int arow = wm * (BM / 2) + (lane & 7) + ((lane >> 3) & 1) * 8, acol = (lane >> 4) * 16;
+    int brow = wn * 32 + (lane & 7) + (lane >> 4) * 8, bcol = ((lane >> 3) & 1) * 16;
+#pragma unroll 1
+    for (int j = 0; j < SLABS; j++) {
         if (kt * KT + j * 32 >= K)
             break;
-        u32 ah[2][4], al[2][4];
-        float xs[2][2];
+        u32 ah[MT][4], al[MT][4], bf[4][2];
+        float xs[MT][2], ws[4][2];
 #pragma unroll
-        for (int m = 0; m < 2; m++) {
-            int r = wm * 32 + m * 16 + g;
-            const char *a = st + r * PITCH + j * 32 + 4 * t;
-            ah[m][0] = *(const u32 *)a;
-            ah[m][1] = *(const u32 *)(a + 8 * PITCH);
-            ah[m][2] = *(const u32 *)(a + 16);
-            ah[m][3] = *(const u32 *)(a + 8 * PITCH + 16);
-            if (XQ == 2) {
-                al[m][0] = *(const u32 *)(a + A_LO);
-                al[m][1] = *(const u32 *)(a + A_LO + 8 * PITCH);
-                al[m][2] = *(const u32 *)(a + A_LO + 16);
-                al[m][3] = *(const u32 *)(a + A_LO + 8 * PITCH + 16);
-            }
-            xs[m][0] = ((const float *)(st + AS_AT))[r * 2 + j];
-            xs[m][1] = ((const float *)(st + AS_AT))[(r + 8) * 2 + j];
+        for (int m = 0; m < MT; m++) {
+            const char *a = st + (arow + m * 16) * PITCH + j * 32 + acol;
+            ldsm4(ah[m], a);
+            if (XQ == 2)
+                ldsm4(al[m], a + A_LO);
+            int r = wm * (BM / 2) + m * 16 + g;
+            xs[m][0] = ((const float *)(st + AS_AT))[r * SLABS + j];
+            xs[m][1] = ((const float *)(st + AS_AT))[(r + 8) * SLABS + j];
+        }
+#pragma unroll
+        for (int n = 0; n < 4; n += 2) {
+            u32 b4[4];
+            ldsm4(b4, st + W_AT + (brow + n * 8) * PITCH + j * 32 + bcol);
+            bf[n][0] = b4[0], bf[n][1] = b4[1], bf[n + 1][0] = b4[2], bf[n + 1][1] = b4[3];
         }
 #pragma unroll
         for (int n = 0; n < 4; n++) {
-            int c = wn * 32 + n * 8;
-            const char *b = st + W_AT + (c + g) * PITCH + j * 32 + 4 * t;
-            u32 bf[2] = {*(const u32 *)b, *(const u32 *)(b + 16)};
-            const u16 *ws = (const u16 *)(st + WS_AT);
-            float s0 = h2f(ws[(c + 2 * t) * 2 + j]), s1 = h2f(ws[(c + 2 * t + 1) * 2 + j]);
+            const u16 *wsc = (const u16 *)(st + WS_AT);
+            int c = wn * 32 + n * 8 + 2 * t;
+            ws[n][0] = h2f(wsc[c * SLABS + j]);
+            ws[n][1] = h2f(wsc[(c + 1) * SLABS + j]);
+        }
 #pragma unroll
-            for (int m = 0; m < 2; m++) {
+        for (int m = 0; m < MT; m++)
+#pragma unroll
+            for (int n = 0; n < 4; n++) {
                 int hi[4], lo[4];
-                mma_k32(hi, ah[m], bf);
+                mma_k32(hi, ah[m], bf[n]);
                 if (XQ == 2)
-                    mma_k32(lo, al[m], bf);
+                    mma_k32(lo, al[m], bf[n]);
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
-                    float f = (float)hi[i];
+                    float f = i2f(hi[i]);
                     if (XQ == 2)
-                        f += (float)lo[i] * (1.0f / 254.0f);
-                    acc[m][n][i] += f * (i & 1 ? s1 : s0) * xs[m][i >> 1];
+                        f = fmaf(i2f(lo[i]), 1.0f / 254.0f, f);
+                    acc[m][n][i] = fmaf(f, ws[n][i & 1] * xs[m][i >> 1], acc[m][n][i]);
                 }
             }
-        }
     }
 }
 
@@ -355,8 +386,9 @@ DEV void finish(const Params &p, long u0, int m0, int rows, const float *e)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(128, 1) mma(const Params p)
+extern "C" __global__ void __launch_bounds__(THREADS, 1) mma(const Params p)
 {
+    static_assert(WC * SLABS == 2 * THREADS, "a thread loads two weight scales a stage");
     extern __shared__ __align__(16) char sm[];
     pdl_begin();
     int rows = rows_of(p.a[6], ROWS), m0 = blockIdx.y * BM;
@@ -373,9 +405,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) mma(const Params p)
         if (s < KTILES)
             store_scales(sm + s * STAGE, load_scales(p, u0, s));
     }
-    float acc[2][4][4];
+    float acc[MT][4][4];
 #pragma unroll
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < MT; m++)
 #pragma unroll
         for (int n = 0; n < 4; n++)
 #pragma unroll
@@ -399,12 +431,12 @@ extern "C" __global__ void __launch_bounds__(128, 1) mma(const Params p)
     float *e = (float *)sm;
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < MT; m++)
 #pragma unroll
         for (int n = 0; n < 4; n++)
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                e[((w >> 1) * 32 + m * 16 + g + (i >> 1) * 8) * EP + (w & 1) * 32 + n * 8 + 2 * t + (i & 1)] =
+                e[((w >> 2) * (BM / 2) + m * 16 + g + (i >> 1) * 8) * EP + (w & 3) * 32 + n * 8 + 2 * t + (i & 1)] =
                     acc[m][n][i];
     __syncthreads();
     finish(p, u0, m0, rows, e);

@@ -517,16 +517,19 @@ static int need_delta(Need *n)
     return 0;
 }
 
-/* mma.cu: tiles of 64 rows by 64 weight rows (32 units under GATE), three
- * stages of 64 values of K; its opening comment has the layout. */
+/* mma.cu: tiles of BM (64 or 128) rows by 128 weight rows (64 units under
+ * GATE), three stages of 128 values of K; its opening comment has the
+ * layout, and the shared memory here is its INV_AT plus the norm's factors. */
 static int need_mma(Need *n)
 {
     long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), xq = C(n, "XQ"),
-         xin = C(n, "XIN"), units;
+         xin = C(n, "XIN"), bm = C(n, "BM"), units;
     if (need_parts(n, &units))
         return -1;
     if (K % 32)
         return bad(n, "the tensor cores take whole 32-value slabs of K");
+    if (bm != 64 && bm != 128)
+        return bad(n, "a block takes 64 or 128 rows (BM)");
     if (C(n, "NORM") && xin)
         return bad(n, "a norm prologue reads f32 activations");
     if (xin && xin != xq)
@@ -536,9 +539,9 @@ static int need_mma(Need *n)
     need(n, "x", rows * K);
     if (C(n, "NW"))
         need(n, "nw", K);
-    grid(n, cdiv(units, gate ? 32 : 64), cdiv(rows, 64), 1);
-    long stage = (xq + 1) * 64 * 80 + 64 * 8 + 64 * 4;
-    n->out->smem = 3 * stage + 64 * 4;
+    grid(n, cdiv(units, gate ? 64 : 128), cdiv(rows, bm), 1);
+    long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 8, tile = bm * 129 * 4;
+    n->out->smem = (3 * stage > tile ? 3 * stage : tile) + bm * 4;
     return 0;
 }
 
