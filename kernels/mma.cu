@@ -53,6 +53,7 @@ constexpr int TILE = BM * EP * 4;
 constexpr int INV_AT = STAGES * STAGE > TILE ? STAGES * STAGE : TILE;
 constexpr int KTILES = (K + KT - 1) / KT;
 constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
+constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
 static_assert(BM == 64 || BM == 128, "a block takes 64 or 128 rows");
 
 struct Unit {
@@ -122,28 +123,30 @@ DEV void cp_wait_all()
 // Four 8 x 16-byte matrices of shared memory, lane l giving the address of
 // row l % 8 of matrix l / 8; register i gets matrix i, lane l holding bytes
 // 4 (l % 4) .. + 4 of its row l / 4.
-DEV void ldsm4(u32 *r, const void *at)
+DEV void ldsm4(u32 *r, u32 at)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(at)));
+                 : "r"(at));
 }
 
-// d = a (16 x 32, row) . b (32 x 8, col), int8 in, int32 out.
+// d = a (16 x 32, row) . b (32 x 8, col) + MAGIC, int8 in, int32 out: the
+// bits of the float 2^23 + 2^22 + the sum (exact: |sum| <= 32 127 127 <
+// 2^22), so that the sum is that float less 2^23 + 2^22, with no
+// conversion.
 DEV void mma_k32(int *d, const u32 *a, const u32 *b)
 {
-    int z = 0;
+    int z = MAGIC;
     asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
         "{%10, %11, %12, %13};"
         : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(z), "r"(z), "r"(z), "r"(z));
 }
 
-// An int32 sum of one slab (|s| < 2^22) as a float, exactly, without the
-// slow conversion unit.
-DEV float i2f(int s)
+// A slab's sum from mma_k32's bits, exactly.
+DEV float i2f(int d)
 {
-    return __int_as_float(s + MAGIC) - __int_as_float(MAGIC);
+    return __int_as_float(d) - MAGICF;
 }
 
 // Weight row c (0 .. WC) of the block whose first unit is u0: its part and
@@ -159,21 +162,60 @@ DEV Unit wrow(long u0, int c)
     return r;
 }
 
+// What a thread copies each stage, found once: the first byte of its
+// weight chunks (WI of them, rows tid / 8 + 32 i, bytes 16 (tid % 8) .. of
+// each stage's KT), its activation chunks (XI, the same places in the
+// block's rows), its activation scales (SI: rows (tid + THREADS i) / SLABS,
+// slab tid % SLABS) and its two weight scales (row tid / 2, slabs 2 (tid %
+// 2) and + 1): null where the row is past the units or the rows.
+constexpr int WI = WC * (KT / 16) / THREADS, XI = BM * (KT / 16) / THREADS, SI = BM * SLABS / THREADS;
+struct Feed {
+    const char *w[WI], *x[XI];
+    const float *xs[SI];
+    const u16 *ws;
+};
+
+DEV Feed feed_of(const Params &p, long u0, int m0, int rows)
+{
+    Feed f;
+    int tid = threadIdx.x, q = tid % (KT / 16);
+#pragma unroll
+    for (int i = 0; i < WI; i++) {
+        Unit w = wrow(u0, tid / (KT / 16) + i * (THREADS / (KT / 16)));
+        f.w[i] = w.part < 0 ? nullptr : part_w(p, w.part) + (long)w.row * K + q * 16;
+    }
+    const char *x = (const char *)p.a[4];
+    const float *xs = (const float *)(x + align16((long)ROWS * K * XQ));
+#pragma unroll
+    for (int i = 0; i < XI; i++) {
+        int r = tid / (KT / 16) + i * (THREADS / (KT / 16));
+        f.x[i] = m0 + r < rows ? x + (long)(m0 + r) * K + q * 16 : nullptr;
+    }
+#pragma unroll
+    for (int i = 0; i < SI; i++) {
+        int r = (tid + i * THREADS) / SLABS;
+        f.xs[i] = m0 + r < rows ? xs + (long)(m0 + r) * (K / 32) + tid % SLABS : nullptr;
+    }
+    Unit w = wrow(u0, tid >> 1);
+    f.ws = w.part < 0 ? nullptr
+                      : (const u16 *)(part_w(p, w.part) + align16(rows_in(w.part) * K)) + (long)w.row * (K / 32) +
+                            (tid & 1) * 2;
+    return f;
+}
+
 // The weights' f16 scales of stage kt that thread i loads: two slabs of
 // weight row i / 2.
 struct Scales {
     u16 s[2];
 };
 
-DEV Scales load_scales(const Params &p, long u0, int kt)
+DEV Scales load_scales(const Feed &f, int kt)
 {
     Scales r = {{0, 0}};
-    int c = threadIdx.x >> 1, j0 = (threadIdx.x & 1) * 2;
-    long b = (long)kt * SLABS + j0;   // the slab
-    Unit w = wrow(u0, c);
-    if (w.part < 0 || b * 32 >= K)
+    long b = (long)kt * SLABS + (threadIdx.x & 1) * 2;   // the slab
+    if (!f.ws || b * 32 >= K)
         return r;
-    const u16 *s = (const u16 *)(part_w(p, w.part) + align16(rows_in(w.part) * K)) + (long)w.row * (K / 32) + b;
+    const u16 *s = f.ws + (long)kt * SLABS;
     r.s[0] = s[0];
     if ((b + 1) * 32 < K)
         r.s[1] = s[1];
@@ -186,40 +228,36 @@ DEV void store_scales(char *st, Scales s)
 }
 
 // The stage's weight rows: WC rows of KT / 16 chunks of 16 bytes.
-DEV void issue_w(const Params &p, long u0, int kt, char *st)
+DEV void issue_w(const Params &p, const Feed &f, int kt, char *st)
 {
-#pragma unroll 1
-    for (int i = threadIdx.x; i < WC * (KT / 16); i += THREADS) {
-        int c = i / (KT / 16), q = i % (KT / 16);
-        long k = (long)kt * KT + q * 16;
-        Unit w = wrow(u0, c);
-        const char *W = part_w(p, w.part < 0 ? 0 : w.part);
-        int ok = w.part >= 0 && k < K;
-        cp16(st + W_AT + c * PITCH + q * 16, ok ? W + (long)w.row * K + k : W, ok ? 16 : 0);
+    int q = threadIdx.x % (KT / 16);
+    long k = (long)kt * KT + q * 16;
+#pragma unroll
+    for (int i = 0; i < WI; i++) {
+        int c = threadIdx.x / (KT / 16) + i * (THREADS / (KT / 16)), ok = f.w[i] && k < K;
+        cp16(st + W_AT + c * PITCH + q * 16, ok ? f.w[i] + (long)kt * KT : (const char *)p.a[0], ok ? 16 : 0);
     }
 }
 
 // The stage's activation rows, already in format XQ: quants and scales copied.
-DEV void issue_x_copy(const void *x, int m0, int rows, int kt, char *st)
+DEV void issue_x_copy(const Params &p, const Feed &f, int kt, char *st)
 {
     const long n = (long)ROWS * K;
-    const char *src = (const char *)x;
-#pragma unroll 1
-    for (int i = threadIdx.x; i < BM * (KT / 16); i += THREADS) {
-        int r = i / (KT / 16), q = i % (KT / 16);
-        long k = (long)kt * KT + q * 16, at = (long)(m0 + r) * K + k;
-        int ok = m0 + r < rows && k < K;
-        cp16(st + r * PITCH + q * 16, ok ? src + at : src, ok ? 16 : 0);
-        if (XQ == 2)
-            cp16(st + A_LO + r * PITCH + q * 16, ok ? src + n + at : src, ok ? 16 : 0);
-    }
-    const float *xs = (const float *)(src + align16(n * XQ));
+    int q = threadIdx.x % (KT / 16);
+    long k = (long)kt * KT + q * 16;
 #pragma unroll
-    for (int i = threadIdx.x; i < BM * SLABS; i += THREADS) {
-        int r = i / SLABS, j = i % SLABS;
-        long k = (long)kt * KT + j * 32;
-        int ok = m0 + r < rows && k < K;
-        cp4(st + AS_AT + i * 4, ok ? xs + ((long)(m0 + r) * K + k) / 32 : xs, ok ? 4 : 0);
+    for (int i = 0; i < XI; i++) {
+        int r = threadIdx.x / (KT / 16) + i * (THREADS / (KT / 16)), ok = f.x[i] && k < K;
+        const char *src = ok ? f.x[i] + (long)kt * KT : (const char *)p.a[4];
+        cp16(st + r * PITCH + q * 16, src, ok ? 16 : 0);
+        if (XQ == 2)
+            cp16(st + A_LO + r * PITCH + q * 16, ok ? src + n : src, ok ? 16 : 0);
+    }
+#pragma unroll
+    for (int i = 0; i < SI; i++) {
+        int ok = f.xs[i] && (long)kt * KT + (threadIdx.x % SLABS) * 32 < K;
+        cp4(st + AS_AT + (threadIdx.x + i * THREADS) * 4, ok ? f.xs[i] + (long)kt * SLABS : (const float *)p.a[4],
+            ok ? 4 : 0);
     }
 }
 
@@ -271,12 +309,12 @@ DEV void norm_rows(const void *x, int m0, int rows, float *inv)
     }
 }
 
-DEV void issue(const Params &p, long u0, int m0, int rows, int kt, char *st, const float *inv)
+DEV void issue(const Params &p, const Feed &f, int m0, int rows, int kt, char *st, const float *inv)
 {
     if (kt < KTILES) {
-        issue_w(p, u0, kt, st);
+        issue_w(p, f, kt, st);
         if (XIN == XQ)
-            issue_x_copy(p.a[4], m0, rows, kt, st);
+            issue_x_copy(p, f, kt, st);
         else
             issue_x_quant(p.a[4], (const float *)p.a[5], inv, m0, rows, kt, st);
     }
@@ -292,6 +330,7 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
     int wm = w >> 2, wn = w & 3;
     int arow = wm * (BM / 2) + (lane & 7) + ((lane >> 3) & 1) * 8, acol = (lane >> 4) * 16;
     int brow = wn * 32 + (lane & 7) + (lane >> 4) * 8, bcol = ((lane >> 3) & 1) * 16;
+    u32 sa = smem_addr(st) + arow * PITCH + acol, sb = smem_addr(st) + W_AT + brow * PITCH + bcol;
 #pragma unroll 1
     for (int j = 0; j < SLABS; j++) {
         if (kt * KT + j * 32 >= K)
@@ -300,7 +339,7 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
         float xs[MT][2], ws[4][2];
 #pragma unroll
         for (int m = 0; m < MT; m++) {
-            const char *a = st + (arow + m * 16) * PITCH + j * 32 + acol;
+            u32 a = sa + m * 16 * PITCH + j * 32;
             ldsm4(ah[m], a);
             if (XQ == 2)
                 ldsm4(al[m], a + A_LO);
@@ -311,7 +350,7 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
 #pragma unroll
         for (int n = 0; n < 4; n += 2) {
             u32 b4[4];
-            ldsm4(b4, st + W_AT + (brow + n * 8) * PITCH + j * 32 + bcol);
+            ldsm4(b4, sb + n * 8 * PITCH + j * 32);
             bf[n][0] = b4[0], bf[n][1] = b4[1], bf[n + 1][0] = b4[2], bf[n + 1][1] = b4[3];
         }
 #pragma unroll
@@ -331,10 +370,12 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
                     mma_k32(lo, al[m], bf[n]);
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
-                    float f = i2f(hi[i]);
+                    // (2^23 + 2^22) ws is exact (ws has 11 bits), so one fma
+                    // gives the slab's sum times ws rounded once.
+                    float w = ws[n][i & 1], u = fmaf(__int_as_float(hi[i]), w, -MAGICF * w);
                     if (XQ == 2)
-                        f = fmaf(i2f(lo[i]), 1.0f / 254.0f, f);
-                    acc[m][n][i] = fmaf(f, ws[n][i & 1] * xs[m][i >> 1], acc[m][n][i]);
+                        u = fmaf(i2f(lo[i]), w * (1.0f / 254.0f), u);
+                    acc[m][n][i] = fmaf(u, xs[m][i >> 1], acc[m][n][i]);
                 }
             }
     }
@@ -400,10 +441,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mma(const Params p)
         norm_rows(p.a[4], m0, rows, inv);
         __syncthreads();
     }
+    Feed f = feed_of(p, u0, m0, rows);
     for (int s = 0; s < STAGES - 1; s++) {
-        issue(p, u0, m0, rows, s, sm + s * STAGE, inv);
+        issue(p, f, m0, rows, s, sm + s * STAGE, inv);
         if (s < KTILES)
-            store_scales(sm + s * STAGE, load_scales(p, u0, s));
+            store_scales(sm + s * STAGE, load_scales(f, s));
     }
     float acc[MT][4][4];
 #pragma unroll
@@ -418,10 +460,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mma(const Params p)
         __syncthreads();
         int nk = kt + STAGES - 1;
         char *next = sm + (nk % STAGES) * STAGE;
-        issue(p, u0, m0, rows, nk, next, inv);
+        issue(p, f, m0, rows, nk, next, inv);
         Scales sc = {{0, 0}};
         if (nk < KTILES)
-            sc = load_scales(p, u0, nk);
+            sc = load_scales(f, nk);
         compute(sm + (kt % STAGES) * STAGE, kt, acc);
         if (nk < KTILES)
             store_scales(next, sc);
