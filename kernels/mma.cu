@@ -26,18 +26,24 @@
 // of the parts, end to end), or under GATE 64 gate rows and their 64 up
 // rows. Warp (wm, wn) computes rows BM/2 wm .. + BM/2 by weight rows 32 wn
 // .. + 32 as MT x 4 tiles of 16 x 8 (MT = BM / 32), its fragments read by
-// ldmatrix. K goes KT = 128 (four slabs) a stage, STAGES stages in flight:
+// ldmatrix; at BM 64 two blocks share a multiprocessor. K goes KT = 128
+// (four slabs) a stage, STAGES stages in flight (3; 2 for a8x2 at BM 64):
 // weight rows and quantized activations by cp.async (zero-filled past K,
 // the rows and the units), f32 activations quantized by the block into the
 // stage, the weights' f16 scales held in registers over the stage's compute
-// and stored after it. Each slab's int32 sums become floats by the
-// exponent trick (|sum| <= 32 * 127 * 127 < 2^22: the bits of 2^23 + 2^22
-// plus the sum, less that float, exactly), then scaled.
+// and stored after it as f32 pairs (ws, -(2^23 + 2^22) ws). Each slab's
+// int32 sums come out of the mma with 2^23 + 2^22 added in its accumulator
+// (|sum| <= 32 * 127 * 127 < 2^22: the bits of that float plus the sum,
+// exactly), and one fma with the pair gives the sum times ws rounded once
+// ((2^23 + 2^22) ws is exact, ws having 11 bits); a second fma takes it
+// times the activation's scale into the accumulator.
 // Shared memory: STAGES x STAGE bytes (or the BM x (WC + 1) float tile of
 // sums the epilogue reads, in the same place, if larger), then BM floats of
 // the norm's factors.
 
-constexpr int WC = 128, KT = 128, SLABS = KT / 32, STAGES = 3, THREADS = 256;
+constexpr int WC = 128, KT = 128, SLABS = KT / 32, THREADS = 256;
+constexpr int STAGES = XQ == 2 && BM == 64 ? 2 : 3;   // two blocks a multiprocessor at BM 64
+constexpr int BLOCKS = BM == 64 ? 2 : 1;               // blocks a multiprocessor
 constexpr int MT = BM / 32;                     // 16-row tiles a warp
 constexpr int GATED = GATE ? 1 : 0;
 constexpr int BU = GATED ? WC / 2 : WC;
@@ -46,8 +52,8 @@ constexpr int PITCH = KT + 16;                  // bytes of a staged row: ldmatr
 constexpr int A_LO = BM * PITCH;                // the lo words (XQ 2)
 constexpr int W_AT = XQ * BM * PITCH;
 constexpr int AS_AT = W_AT + WC * PITCH;        // f32 [BM][SLABS]: the activation scales
-constexpr int WS_AT = AS_AT + BM * SLABS * 4;   // u16 [WC][SLABS]: the weight scales
-constexpr int STAGE = WS_AT + WC * SLABS * 2;
+constexpr int WS_AT = AS_AT + BM * SLABS * 4;   // f32 [SLABS][WC][2]: each weight scale ws and -(2^23 + 2^22) ws
+constexpr int STAGE = WS_AT + WC * SLABS * 8;
 constexpr int EP = WC + 1;                      // floats a row of the sums' tile
 constexpr int TILE = BM * EP * 4;
 constexpr int INV_AT = STAGES * STAGE > TILE ? STAGES * STAGE : TILE;
@@ -224,7 +230,12 @@ DEV Scales load_scales(const Feed &f, int kt)
 
 DEV void store_scales(char *st, Scales s)
 {
-    *(u32 *)(st + WS_AT + threadIdx.x * 4) = (u32)s.s[0] | (u32)s.s[1] << 16;
+    int c = threadIdx.x >> 1, j = (threadIdx.x & 1) * 2;
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        float w = h2f(s.s[i]);
+        *(float2 *)(st + WS_AT + ((j + i) * WC + c) * 8) = make_float2(w, -MAGICF * w);
+    }
 }
 
 // The stage's weight rows: WC rows of KT / 16 chunks of 16 bytes.
@@ -336,7 +347,7 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
         if (kt * KT + j * 32 >= K)
             break;
         u32 ah[MT][4], al[MT][4], bf[4][2];
-        float xs[MT][2], ws[4][2];
+        float xs[MT][2], ws[4][2], mws[4][2];
 #pragma unroll
         for (int m = 0; m < MT; m++) {
             u32 a = sa + m * 16 * PITCH + j * 32;
@@ -355,10 +366,9 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
         }
 #pragma unroll
         for (int n = 0; n < 4; n++) {
-            const u16 *wsc = (const u16 *)(st + WS_AT);
             int c = wn * 32 + n * 8 + 2 * t;
-            ws[n][0] = h2f(wsc[c * SLABS + j]);
-            ws[n][1] = h2f(wsc[(c + 1) * SLABS + j]);
+            float4 w = *(const float4 *)(st + WS_AT + (j * WC + c) * 8);
+            ws[n][0] = w.x, mws[n][0] = w.y, ws[n][1] = w.z, mws[n][1] = w.w;
         }
 #pragma unroll
         for (int m = 0; m < MT; m++)
@@ -372,7 +382,7 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
                 for (int i = 0; i < 4; i++) {
                     // (2^23 + 2^22) ws is exact (ws has 11 bits), so one fma
                     // gives the slab's sum times ws rounded once.
-                    float w = ws[n][i & 1], u = fmaf(__int_as_float(hi[i]), w, -MAGICF * w);
+                    float w = ws[n][i & 1], u = fmaf(__int_as_float(hi[i]), w, mws[n][i & 1]);
                     if (XQ == 2)
                         u = fmaf(i2f(lo[i]), w * (1.0f / 254.0f), u);
                     acc[m][n][i] = fmaf(u, xs[m][i >> 1], acc[m][n][i]);
@@ -427,7 +437,7 @@ DEV void finish(const Params &p, long u0, int m0, int rows, const float *e)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) mma(const Params p)
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) mma(const Params p)
 {
     static_assert(WC * SLABS == 2 * THREADS, "a thread loads two weight scales a stage");
     extern __shared__ __align__(16) char sm[];

@@ -518,8 +518,9 @@ static int need_delta(Need *n)
 }
 
 /* mma.cu: tiles of BM (64 or 128) rows by 128 weight rows (64 units under
- * GATE), three stages of 128 values of K; its opening comment has the
- * layout, and the shared memory here is its INV_AT plus the norm's factors. */
+ * GATE), three stages of 128 values of K (two for a8x2 at BM 64); its
+ * opening comment has the layout, and the shared memory here is its INV_AT
+ * plus the norm's factors. */
 static int need_mma(Need *n)
 {
     long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), xq = C(n, "XQ"),
@@ -540,8 +541,8 @@ static int need_mma(Need *n)
     if (C(n, "NW"))
         need(n, "nw", K);
     grid(n, cdiv(units, gate ? 64 : 128), cdiv(rows, bm), 1);
-    long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 8, tile = bm * 129 * 4;
-    n->out->smem = (3 * stage > tile ? 3 * stage : tile) + bm * 4;
+    long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 32, tile = bm * 129 * 4, stages = xq == 2 && bm == 64 ? 2 : 3;
+    n->out->smem = (stages * stage > tile ? stages * stage : tile) + bm * 4;
     return 0;
 }
 
