@@ -21,7 +21,8 @@
 // 1 are the gate and up of one hidden width (N_0 = N_1) and y_1 is unused.
 // The parameters are gemv's, in its order, less next and part.
 // Launch: 256 threads (8 warps, 2 along the rows by 4 along the weight
-// rows), grid (units / BU, rows / BM) rounded up; a block owns BM (64 or
+// rows), grid (rows / BM, units / BU) rounded up (the blocks of one weight
+// tile run together, so it comes from the memory once); a block owns BM (64 or
 // 128) activation rows by WC = 128 weight rows: BU = 128 units (output rows
 // of the parts, end to end), or under GATE 64 gate rows and their 64 up
 // rows. Warp (wm, wn) computes rows BM/2 wm .. + BM/2 by weight rows 32 wn
@@ -442,10 +443,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) mma(const Params p
     static_assert(WC * SLABS == 2 * THREADS, "a thread loads two weight scales a stage");
     extern __shared__ __align__(16) char sm[];
     pdl_begin();
-    int rows = rows_of(p.a[6], ROWS), m0 = blockIdx.y * BM;
+    int rows = rows_of(p.a[6], ROWS), m0 = blockIdx.x * BM;
     if (m0 >= rows)
         return;
-    long u0 = (long)blockIdx.x * BU;
+    long u0 = (long)blockIdx.y * BU;
     float *inv = (float *)(sm + INV_AT);
     if (NORM) {
         norm_rows(p.a[4], m0, rows, inv);

@@ -540,7 +540,9 @@ static int need_mma(Need *n)
     need(n, "x", rows * K);
     if (C(n, "NW"))
         need(n, "nw", K);
-    grid(n, cdiv(units, gate ? 64 : 128), cdiv(rows, bm), 1);
+    if (cdiv(units, gate ? 64 : 128) > 65535)
+        return bad(n, "more than 65535 tiles of weight rows");
+    grid(n, cdiv(rows, bm), cdiv(units, gate ? 64 : 128), 1);
     long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 32, tile = bm * 129 * 4, stages = xq == 2 && bm == 64 ? 2 : 3;
     n->out->smem = (stages * stage > tile ? stages * stage : tile) + bm * 4;
     return 0;

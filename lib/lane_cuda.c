@@ -304,7 +304,7 @@ static void emit_mma(Fz *f, const Group *gr)
     C(L, "XIN", xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0);
     C(L, "XQ", f->o->numerics == NUM_Q8 ? 1 : 2);
     C(L, "ROWS", (double)rows);
-    C(L, "BM", rows > 64 ? 128 : 64);   /* the larger tile reads each weight tile for more rows */
+    C(L, "BM", 64);   /* two blocks a multiprocessor: 3-7% ahead of BM 128 on the 8B's chunks (bench/NOTES.md, run44) */
     C(L, "BIAS", bias);
     C(L, "RES", res);
     C(L, "GATE", gr->gate);
