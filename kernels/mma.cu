@@ -51,7 +51,7 @@
 
 constexpr int WC = 128, KT = 128, SLABS = KT / 32, THREADS = 256;
 constexpr int STAGES = XQ == 2 && BM == 64 ? 2 : 3;   // two blocks a multiprocessor at BM 64
-constexpr int BLOCKS = BM == 64 && !F16 ? 2 : 1;       // blocks a multiprocessor
+constexpr int BLOCKS = BM == 64 && !F16 && XIN == XQ ? 2 : 1;   // blocks a multiprocessor (128 registers)
 constexpr int MT = BM / 32;                     // 16-row tiles a warp
 constexpr int GATED = GATE ? 1 : 0;
 constexpr int BU = GATED ? WC / 2 : WC;
