@@ -4,7 +4,8 @@
  * quantizing epilogues; norms, rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
  * heads (a key head's query heads over several blocks where they are many
- * and wide), split chunks, causal rows; embeddings, elementwise ops with
+ * and wide), split chunks, causal rows (under q8 a chunk's on the tensor cores:
+ * flash.cu); embeddings, elementwise ops with
  * broadcasting, row copies, ranges; the short convolution with its gates,
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
  * softmax, groups, a selection bias, norm and scale) and the experts' two
