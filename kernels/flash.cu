@@ -87,6 +87,13 @@ DEV u16 vhalf(float x)
     return fabsf(x) <= 65504.0f ? f2h(x) : (u16)0;
 }
 
+DEV uint2 make_pair2(u32 a, u32 b)
+{
+    uint2 r;
+    r.x = a, r.y = b;
+    return r;
+}
+
 DEV u32 ld32(const u16 *s)
 {
     return *(const u32 *)s;
@@ -117,14 +124,14 @@ DEV void stage_q(const Params &p, int g, long i0, long all, u16 *qs)
             float4 f = *(const float4 *)(q + (i / GG) * QS + (g * GG + i % GG) * HD + d);
             v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
         }
-        u32 *s = (u32 *)(qs + r * QP + d);
-        s[0] = pack(v[0] * SCALE, v[1] * SCALE);
-        s[1] = pack(v[2] * SCALE, v[3] * SCALE);
+        *(uint2 *)(qs + r * QP + d) = make_pair2(pack(v[0] * SCALE, v[1] * SCALE), pack(v[2] * SCALE, v[3] * SCALE));
     }
 }
 
 // Key rows j0 .. j0 + BK - 1 of head g as f16 rows, value rows as f16
-// columns; rows from jhi on are 0.
+// columns; rows from jhi on are 0. A warp stages the values of 16 rows by
+// 8 values (lanes 0-15 the rows' first four, 16-31 the next four), so that
+// its stores down the columns fall on distinct banks.
 DEV void stage_kv(const Params &p, int g, int j0, int jhi, u16 *ks, u16 *vt)
 {
     for (int e = threadIdx.x; e < BK * HD / 4; e += blockDim.x) {
@@ -133,12 +140,11 @@ DEV void stage_kv(const Params &p, int g, int j0, int jhi, u16 *ks, u16 *vt)
         float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (j < jhi)
             load4(p.a[1], (j * NKV + g) * HD + d, v);
-        u32 *s = (u32 *)(ks + r * QP + d);
-        s[0] = pack(v[0], v[1]);
-        s[1] = pack(v[2], v[3]);
+        *(uint2 *)(ks + r * QP + d) = make_pair2(pack(v[0], v[1]), pack(v[2], v[3]));
     }
     for (int e = threadIdx.x; e < BK * VD / 4; e += blockDim.x) {
-        int r = e / (VD / 4), d = 4 * (e % (VD / 4));
+        int rb = e / (4 * VD), c = e % (4 * VD);   // 16 rows hold 4 VD quads
+        int r = 16 * rb + c % 16, d = 4 * (c / 16);
         long j = (long)j0 + r;
         float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (j < jhi)
