@@ -9,8 +9,8 @@
 //     m   = max_j s_j
 //     y[t, h, :] = sum_j f16(e^(s_j - m)) f16(V[j, g, :]) / (sum_j e^(s_j - m) [+ e^(sinks[h] - m)])
 //
-// (sums in f32; the f16 operands leave about 1e-3 relative error, so the
-// lane takes this kernel under the q8 numerics only.) Value words that are
+// (sums in f32; the f16 operands leave some 1e-4 of relative error, more
+// where scores are large, so the lane takes this kernel under q8 only.) Value words that are
 // not finite in f16 (NaN, or beyond 65504) are read as 0: a masked key's
 // weight is 0, and 0 times a garbage row must stay 0.
 //

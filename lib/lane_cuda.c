@@ -479,11 +479,12 @@ static long heads_a_block(long g, long hd, long vd, int rope)
 
 /* Whether a chunk's causal attention (MODE 1, more than one row bound)
  * runs on the tensor cores (flash.cu): under the q8 numerics only (its f16
- * operands leave about 1e-3 relative error, q8x2's bound end to end), heads
- * and values of whole 16-value steps of at most 256; -v says the decision. */
+ * operands leave some 1e-4 of relative error, more where scores are large:
+ * too near q8x2's 1e-3 end to end), heads and values of whole 16-value
+ * steps of at most 256; -v says the decision. */
 static int take_flash(Fz *f, const Group *gr, long rows, long hd, long vd)
 {
-    const char *why = f->o->numerics != NUM_Q8 ? "f16 operands (about 1e-3) are for --numerics q8 only"
+    const char *why = f->o->numerics != NUM_Q8 ? "f16 operands (near q8x2's 1e-3) are for --numerics q8 only"
                       : hd % 16 || vd % 16 ? "heads or values not whole 16-value steps"
                       : hd > 256 || vd > 256 ? "heads or values wider than 256"
                       : NULL;

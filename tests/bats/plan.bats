@@ -307,7 +307,7 @@ same() {
     run --separate-stderr logos-fuse -v --rows 512 p.logos
     ! grep -q '^launch flash ' <<<"$output"
     [ "$(grep -c '^launch attend .* MODE=1 ' <<<"$output")" -eq 32 ]
-    [[ "$stderr" == *"attention of 512 causal rows by attend, not on the tensor cores: f16 operands (about 1e-3) are for --numerics q8 only"* ]]
+    [[ "$stderr" == *"attention of 512 causal rows by attend, not on the tensor cores: f16 operands (near q8x2's 1e-3) are for --numerics q8 only"* ]]
     run --separate-stderr logos-fuse --numerics precise --rows 512 p.logos
     ! grep -q '^launch flash ' <<<"$output"
     # heads of 256 (Gemma-2's, soft-capped, every other layer windowed): tiles of 32 keys; gpt-oss's sinks
