@@ -48,11 +48,23 @@ double launch_rows(const Plan *pl, int i, BenchAt at)
     return rows_of(&pl->ls[i], at);
 }
 
+/* Whether a launch is an attention over a cache (attend, or a chunk's
+ * causal rows on the tensor cores: flash, attend's MODE 1), and its mode. */
+static int attention(const PLaunch *l)
+{
+    return l->kernel == KN_ATTEND || l->kernel == KN_FLASH;
+}
+
+static double mode_of(const PLaunch *l)
+{
+    return l->kernel == KN_FLASH ? 1 : C(l, "MODE");
+}
+
 /* The key rows an attention's query at position pos reads. */
 static double attend_span(const PLaunch *l, double pos)
 {
     double ctx = C(l, "NCTX"), win = C(l, "WINDOW");
-    double hi = C(l, "MODE") == 2 ? ctx : pos < ctx ? pos : ctx;
+    double hi = mode_of(l) == 2 ? ctx : pos < ctx ? pos : ctx;
     return win > 0 && hi > win ? win : hi;
 }
 
@@ -68,7 +80,7 @@ static double attend_rows(const PLaunch *l, long pos)
 static double attend_bytes(const PLaunch *l, BenchAt at)
 {
     double esize = C(l, "KV") == 2 ? 2 : 4, rows;
-    if (C(l, "MODE") == 1) {
+    if (mode_of(l) == 1) {
         double first = attend_span(l, (double)at.pos), ctx = C(l, "NCTX");
         double hi0 = (double)at.pos < ctx ? (double)at.pos : ctx, last = (double)at.pos + rows_of(l, at) - 1;
         rows = (last < ctx ? last : ctx) - (hi0 - first);
@@ -82,7 +94,7 @@ static double attend_bytes(const PLaunch *l, BenchAt at)
 static double attend_flops(const PLaunch *l, BenchAt at)
 {
     double keys = 0, rows = rows_of(l, at);
-    if (C(l, "MODE") == 1)
+    if (mode_of(l) == 1)
         for (long t = 0; t < (long)rows; t++)
             keys += attend_span(l, (double)(at.pos + t));
     else
@@ -129,7 +141,7 @@ double launch_bytes(const Plan *pl, int i, BenchAt at)
         if (b < 0 || written(&k->p[p]))
             continue;
         int kind = pl->bufs[plan_base(pl, b)].kind;
-        if (l->kernel == KN_ATTEND && (!strcmp(k->p[p].name, "k") || !strcmp(k->p[p].name, "v")))
+        if (attention(l) && (!strcmp(k->p[p].name, "k") || !strcmp(k->p[p].name, "v")))
             continue;
         if (kind == B_WEIGHT)
             bytes += weight_read(pl, l, b, need.count[p], at);
@@ -137,7 +149,7 @@ double launch_bytes(const Plan *pl, int i, BenchAt at)
             bytes += (double)etype_bytes(pl->bufs[b].etype, need.count[p]) *
                      (kind == B_STATE || kind == B_CONST ? 1 : share);
     }
-    if (l->kernel == KN_ATTEND)
+    if (attention(l))
         bytes += attend_bytes(l, at);
     return bytes;
 }
@@ -155,7 +167,7 @@ double launch_flops(const Plan *pl, int i, BenchAt at)
     switch (l->kernel) {
     case KN_GEMV: case KN_MMA:
         return product(l, at);
-    case KN_ATTEND:
+    case KN_ATTEND: case KN_FLASH:
         return attend_flops(l, at);
     default:
         return launch_bytes(pl, i, at) / 4;   /* an op or so a value */
@@ -205,7 +217,7 @@ double plan_step_bytes(const Plan *pl, BenchAt at, StrMap *seen)
             bytes += r - (had > 0 ? had : 0);
             strmap_put(seen, pl->bufs[b].name, r >= buf_bytes(pl, b) || r > 2e9 ? 0 : (int)r);
         }
-        if (l->kernel == KN_ATTEND)
+        if (attention(l))
             bytes += attend_bytes(l, at);
     }
     return bytes;
@@ -237,6 +249,9 @@ void launch_brief(const Plan *pl, int i, char *buf, size_t n)
         break;
     case KN_ATTEND:
         snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f split %.0f", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"), C(l, "SPLIT"));
+        break;
+    case KN_FLASH:
+        snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f f16", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"));
         break;
     case KN_EMBED: case KN_NORM:
         snprintf(buf, n, "%s %.0f", name, C(l, "D"));

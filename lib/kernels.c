@@ -379,6 +379,34 @@ static int need_attend(Need *n)
     return 0;
 }
 
+/* flash.cu: tiles of 64 query rows (a key head's query heads stacked) by
+ * BK key rows (64; 32 where a head or value row passes 128), staged as f16;
+ * its opening comment has the layout. */
+static int need_flash(Need *n)
+{
+    long nh = C(n, "NH"), nkv = C(n, "NKV"), hd = C(n, "HD"), vd = C(n, "VD"), R = C(n, "ROWS"),
+         ctx = C(n, "NCTX"), bk = hd > 128 || vd > 128 ? 32 : 64;
+    if (nh % nkv)
+        return bad(n, "the query heads do not group over the key heads");
+    if (hd % 16 || vd % 16)
+        return bad(n, "the tensor cores take heads and values of whole 16-value steps");
+    if (C(n, "QS") < nh * hd || C(n, "QS") % 4)
+        return bad(n, "the query row stride is less than its heads, or not whole fours (read four values at a time)");
+    if (C(n, "OQ") && vd % 32)
+        return bad(n, "a quantized output needs values of whole 32-value blocks");
+    need(n, "q", (R - 1) * C(n, "QS") + nh * hd);
+    need(n, "k", ctx * nkv * hd);
+    need(n, "v", ctx * nkv * vd);
+    need(n, "pos", R);
+    if (C(n, "SINKS"))
+        need(n, "sinks", nh);
+    need(n, "y", R * nh * vd);
+    grid(n, cdiv(R * (nh / nkv), 64), nkv, 1);
+    long tiles = 2 * (64 * (hd + 8) + bk * (hd + 8) + vd * (bk + 8)), out = 4 * 16 * 33 * 4;
+    n->out->smem = tiles > out ? tiles : out;
+    return 0;
+}
+
 static int need_argmax(Need *n)
 {
     long R = C(n, "ROWS");
@@ -586,7 +614,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
 {
     static int (*const fns[KN_COUNT])(Need *) = {
         [KN_EMBED] = need_embed, [KN_GEMV] = need_gemv, [KN_NORM] = need_norm, [KN_ROPE] = need_rope,
-        [KN_ATTEND] = need_attend, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
+        [KN_ATTEND] = need_attend, [KN_FLASH] = need_flash, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
         [KN_RANGE] = need_range, [KN_CONV] = need_conv,
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
         [KN_MMA] = need_mma,

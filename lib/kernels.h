@@ -59,6 +59,11 @@ K(ATTEND, "attend", "attend.cu",
   "q:tios:f32 k:tios:f32,f16 v:tios:f32,f16 pos:tiz?:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2 "
   "part:x?:f32 cnt:x?:i32 kx:tios?:f32 vx:tios?:f32 qnw:w?:f32 knw:w?:f32 freq:c?:f64", 128)
 
+K(FLASH, "flash", "flash.cu",
+  "NH:i:1:4096 NKV:i:1:4096 HD:i:16:256 VD:i:16:256 ROWS:i:1:65536 NCTX:i:1:16777216 KV:i:1:2 "
+  "SCALE:f:0:1e30 CAP:f:0:1e30 WINDOW:i:0:16777216 SINKS:i:0:1 QS:i:1:1048576 OQ:i:0:2",
+  "q:tios:f32 k:tios:f32,f16 v:tios:f32,f16 pos:tiz:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2", 128)
+
 K(ARGMAX, "argmax", "argmax.cu",
   "V:i:1:16777216 ROWS:i:1:65536",
   "x:tios:f32 n:z?:i32 y:to:i32", 1024)

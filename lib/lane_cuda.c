@@ -483,9 +483,58 @@ static long heads_a_block(long g, long hd, long vd, int rope)
     return hg;
 }
 
+/* Whether a chunk's causal attention (MODE 1, more than one row bound)
+ * runs on the tensor cores (flash.cu): under the q8 numerics only (its f16
+ * operands leave some 1e-4 of relative error, more where scores are large:
+ * too near q8x2's 1e-3 end to end), heads and values of whole 16-value
+ * steps of at most 256; -v says the decision. */
+static int take_flash(Fz *f, const Group *gr, long rows, long hd, long vd)
+{
+    const char *why = f->o->numerics != NUM_Q8 ? "f16 operands (near q8x2's 1e-3) are for --numerics q8 only"
+                      : hd % 16 || vd % 16 ? "heads or values not whole 16-value steps"
+                      : hd > 256 || vd > 256 ? "heads or values wider than 256"
+                      : NULL;
+    if (why)
+        fuse_note(f, gr->node, "attention of %ld causal rows by attend, not on the tensor cores: %s", rows, why);
+    else
+        fuse_note(f, gr->node, "attention of %ld causal rows on the tensor cores (flash): f16 operands, "
+                  "tiles of 64 rows by %d keys", rows, hd > 128 || vd > 128 ? 32 : 64);
+    return !why;
+}
+
+/* flash.cu: a chunk's causal attention on the tensor cores, the constants
+ * and parameters attend's MODE 1 would have. */
+static void emit_flash(Fz *f, const Group *gr, int kb, int vb, int n, long rows, long ctx, int kv)
+{
+    L L = launch(f, KN_FLASH, gr);
+    const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *k = N(f, a->args[1]), *v = N(f, a->args[2]);
+    long nh = q->ty.d[1].n;
+    C(L, "NH", (double)nh);
+    C(L, "NKV", (double)k->ty.d[1].n);
+    C(L, "HD", (double)last(&q->ty));
+    C(L, "VD", (double)last(&v->ty));
+    C(L, "ROWS", (double)rows);
+    C(L, "NCTX", (double)ctx);
+    C(L, "KV", kv);
+    C(L, "SCALE", attr_num(a->e, "scale", 1));
+    C(L, "CAP", attr_num(a->e, "softcap", 0));
+    C(L, "WINDOW", attr_num(a->e, "window", 0));
+    C(L, "SINKS", a->nargs == 4);
+    C(L, "QS", (double)(nh * last(&q->ty)));
+    C(L, "OQ", gr->oq);
+    A(L, "q", buf_of(f, a->args[0]));
+    A(L, "k", kb);
+    A(L, "v", vb);
+    A(L, "pos", buf_of(f, k->args[1]));
+    A(L, "n", n);
+    if (a->nargs == 4)
+        A(L, "sinks", buf_of(f, a->args[3]));
+    A(L, "y", buf_of(f, gr->node));
+    finish(L);
+}
+
 static void emit_attend(Fz *f, const Group *gr)
 {
-    L L = launch(f, KN_ATTEND, gr);
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *k = N(f, a->args[1]), *v = N(f, a->args[2]);
     int st = q->ty.rank == 3, n = -1, mode = 2, kv = 0;
     long rows = st ? (q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n) : 1, ctx = k->ty.d[0].n;
@@ -499,11 +548,17 @@ static void emit_attend(Fz *f, const Group *gr)
         vb = buf_of(f, v->args[0]);
         kv = f->pl->bufs[kb].etype == ET_F16 ? 2 : 1;
         ctx = N(f, k->args[0])->ty.d[0].n;
-        A(L, "pos", buf_of(f, k->args[1]));
+        if (mode == 1 && st && rows > 1 && !gr->rparts && take_flash(f, gr, rows, last(&q->ty), last(&v->ty))) {
+            emit_flash(f, gr, kb, vb, n, rows, ctx, kv);
+            return;
+        }
     } else {
         kb = buf_of(f, a->args[1]);
         vb = buf_of(f, a->args[2]);
     }
+    L L = launch(f, KN_ATTEND, gr);
+    if (mode != 2)
+        A(L, "pos", buf_of(f, k->args[1]));
     long nh = q->ty.d[st].n, nkv = k->ty.d[1].n;
     long hg = heads_a_block(nh / nkv, last(&q->ty), last(&v->ty), gr->rparts > 0);
     if (hg < nh / nkv)

@@ -296,6 +296,44 @@ same() {
     ! grep -q 'a block (a thread' p8.err
 }
 
+@test "logos-fuse: a prefill chunk's causal attention on the tensor cores (flash) under q8 only, -v says which way; a decode step never" {
+    logos-author prefill "$EX/llama-3-8b.yaml" >p.logos
+    run --separate-stderr logos-fuse -v --numerics q8 --rows 512 p.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^launch flash NH=32 NKV=8 HD=128 VD=128 ROWS=512 NCTX=8192 KV=1 .* OQ=1 grid 32 8 1 block 128 smem 53248 ' <<<"$output")" -eq 32 ]
+    ! grep -q '^launch attend ' <<<"$output"
+    [[ "$stderr" == *"attention of 512 causal rows on the tensor cores (flash): f16 operands, tiles of 64 rows by 64 keys"* ]]
+    # q8x2 (the default) and precise: attend, and -v says why
+    run --separate-stderr logos-fuse -v --rows 512 p.logos
+    ! grep -q '^launch flash ' <<<"$output"
+    [ "$(grep -c '^launch attend .* MODE=1 ' <<<"$output")" -eq 32 ]
+    [[ "$stderr" == *"attention of 512 causal rows by attend, not on the tensor cores: f16 operands (near q8x2's 1e-3) are for --numerics q8 only"* ]]
+    run --separate-stderr logos-fuse --numerics precise --rows 512 p.logos
+    ! grep -q '^launch flash ' <<<"$output"
+    # heads of 256 (Gemma-2's, soft-capped, every other layer windowed): tiles of 32 keys; gpt-oss's sinks
+    logos-author prefill "$EX/gemma-2-2b.yaml" | logos-fuse -v --numerics q8 >g.plan 2>g.err
+    grep -q '^launch flash NH=8 NKV=4 HD=256 VD=256 .* CAP=50 WINDOW=4096 ' g.plan
+    grep -q 'tiles of 64 rows by 32 keys' g.err
+    logos-author prefill "$EX/gpt-oss-20b.yaml" | logos-fuse --numerics q8 >o.plan
+    grep -q '^launch flash NH=64 NKV=8 HD=64 VD=64 .* WINDOW=128 SINKS=1 ' o.plan
+    # a decode step's one row (its rope in the attention): attend, no word of it
+    logos-author decode_step "$EX/llama-3-8b.yaml" | logos-fuse -v --numerics q8 >s.plan 2>s.err
+    ! grep -q '^launch flash ' s.plan
+    ! grep -q 'causal rows' s.err
+}
+
+@test "flash plans on the CPU reference: the tiny models' prefill under q8 gives the tokens and logits of their programs" {
+    local s
+    for s in llama gemma2 gptoss; do
+        logos-author generate "$TINY/$s.yaml" >g.logos
+        logos-fuse --numerics q8 g.logos >g.plan
+        grep -q '^launch flash ' g.plan
+        logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 g.logos >a.tok
+        logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 g.plan >b.tok
+        cmp a.tok b.tok
+    done
+}
+
 @test "logos-fuse: a latent attention with few heads takes its cache in chunks (chunks_apart), -v says so; --sms decides" {
     logos-author decode_step "$EX/deepseek-v2-lite.yaml" >p.logos
     run --separate-stderr logos-fuse -v p.logos

@@ -4,7 +4,8 @@
  * quantizing epilogues; norms, rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
  * heads (a key head's query heads over several blocks where they are many
- * and wide), split chunks, causal rows; embeddings, elementwise ops with
+ * and wide), split chunks, causal rows (under q8 a chunk's on the tensor cores:
+ * flash.cu); embeddings, elementwise ops with
  * broadcasting, row copies, ranges; the short convolution with its gates,
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
  * softmax, groups, a selection bias, norm and scale) and the experts' two
@@ -95,6 +96,30 @@ static const Case cases[] = {
      "state Kc : f32[64,2,32]\nstate Vc : f32[64,2,32]\nout o : f32[T,4,32]\n"
      "p = range(pos0, n=T)\nqh = rope(q, p, theta=10000)\nKc[p] = rope(k, p, theta=10000)\nVc[p] = v\n"
      "o = attend(qh, Kc[..p], Vc[..p], scale=0.17)\n", 3},
+    /* a chunk's causal rows: under q8 on the tensor cores (flash.cu),
+     * under precise and q8x2 by attend.cu; chunks a step, so that the
+     * later steps read the cache rows of the earlier ones too */
+    {"flash: T causal rows, 4 query heads a key head of 64, values of 32",
+     "size T\nin q : f32[T,8,64]\nin k : f32[T,2,64]\nin v : f32[T,2,32]\nin pos0 : i32\n"
+     "state Kc : f32[64,2,64]\nstate Vc : f32[64,2,32]\nout o : f32[T,8,32]\n"
+     "p = range(pos0, n=T)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.125)\n", 3},
+    {"flash: 70 causal rows (280 stacked), head 128, f16 cache, soft-cap, window 40",
+     "in q : f32[70,8,128]\nin k : f32[70,2,128]\nin v : f32[70,2,128]\nin pos0 : i32\n"
+     "state Kc : f16[256,2,128]\nstate Vc : f16[256,2,128]\nout o : f32[70,8,128]\n"
+     "p = range(pos0, n=70)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.088, softcap=50, window=40)\n", 3},
+    {"flash: T causal rows, head 256, 4 query heads a key head, sinks",
+     "size T\nin q : f32[T,8,256]\nin k : f32[T,2,256]\nin v : f32[T,2,256]\nin pos0 : i32\nweight sk : f32[8]\n"
+     "state Kc : f32[64,2,256]\nstate Vc : f32[64,2,256]\nout o : f32[T,8,256]\n"
+     "p = range(pos0, n=T)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], sk, scale=0.0625)\n", 3},
+    {"flash: 40 rows, 7 query heads a key head of 64, sinks, window 50, quantized out",
+     "in q : f32[40,14,64]\nin k : f32[40,2,64]\nin v : f32[40,2,64]\nin pos0 : i32\nweight sk : f32[14]\n"
+     "weight w : q8[64,896]\nstate Kc : f32[128,2,64]\nstate Vc : f32[128,2,64]\nout y : f32[40,64]\n"
+     "p = range(pos0, n=40)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], sk, scale=0.125, window=50)\n"
+     "y = w @ (o ~ [40,896])\n", 3},
+    {"flash: 100 causal rows, head 16, 2 query heads a key head, soft-cap",
+     "in q : f32[100,4,16]\nin k : f32[100,2,16]\nin v : f32[100,2,16]\nin pos0 : i32\n"
+     "state Kc : f32[128,2,16]\nstate Vc : f32[128,2,16]\nout o : f32[100,4,16]\n"
+     "p = range(pos0, n=100)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.25, softcap=30)\n", 3},
     {"embed q8 with a scale, embed f32",
      "in tok : i32\nweight e : q8[300,128]\nweight f : f32[50,96]\nout y : f32[128]\nout z : f32[96]\n"
      "y = e[tok] * 8\nz = f[tok]\n", 3},
