@@ -3,10 +3,11 @@
  * buffers (weights, states, inputs, outputs, sizes) allocated once and
  * shared by name across its plans, weights uploaded from their files or
  * synthesized on the GPU, one pool for the temporaries, each plan's scratch,
- * rope tables and tables of buffers' addresses; put: an input (and the sizes it binds) copied to the
- * device; run: a plan's launches, captured once as a CUDA graph (with
- * programmatic dependent launch between them) and replayed, every input read
- * from device memory; fetch: an output copied back. */
+ * rope tables and tables of buffers' addresses; put: an input (and the
+ * sizes it binds) copied to the device; run: a plan's launches, captured
+ * once as a CUDA graph (with programmatic dependent launch between them)
+ * and replayed, every input read from device memory; fetch: an output
+ * copied back. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,8 @@
 /* plan.c — launch plans as text (man5/logos-plan.5): printing, parsing, and
  * the check logos-run makes before any launch. A plan is a header (lane,
  * numerics, knobs, the lane rules taken), the program itself, its buffers
- * and its launches in order, then `done`; each launch names a kernel of the
+ * (tables among them: named buffers' addresses, a batch's caches) and its
+ * launches in order, then `done`; each launch names a kernel of the
  * table with its constants, its grid, block and shared memory, a buffer
  * for each parameter, and the program statements (or nodes of them) it
  * covers. A plan never carries code. */

@@ -1,6 +1,7 @@
 /* plan_check.c — what logos-run checks of a plan before any launch: every
  * buffer agrees with what it holds (a declaration's type and size, a view
- * inside its base, a rope table from a rope), every launch names a kernel
+ * inside its base, a rope table from a rope, a table's entries named
+ * buffers of its type and count), every launch names a kernel
  * of the table with all its constants in range, an argument of an accepted
  * kind and element type for each parameter, buffers large enough for what
  * its constants make it read and write, the grid, block and shared memory
