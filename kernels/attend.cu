@@ -386,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
             head_vals(q + (long)(h0 + h) * HD, qr[h]);
     if (ROPE && c == lc) {   // the newest row, before any warp reads it
         if (w == 0)
-            append_row(p, cache(p, rc, 1), cache(p, rc, 2), t, g, pp[0], asn, acs, sl);
+            append_row(p, cache(p, rc, 1), cache(p, rc, 2), MODE == 3 ? t : 0, g, pp[0], asn, acs, sl);
         __syncthreads();
     }
 #pragma unroll
