@@ -2,29 +2,33 @@
 // chunks of key rows that are merged at the end (split attention):
 //
 //   for row t < rows (n or ROWS) and head h < NH, its key head g = h / (NH / NKV):
-//     hi = MODE 0: *pos   1: pos[t]   2: NCTX            (at most NCTX)
+//     hi = MODE 0: *pos   1: pos[t]   2: NCTX   3: *pos[t]   (at most NCTX)
 //     lo = WINDOW and hi > WINDOW ? hi - WINDOW : 0
 //     s_j = SCALE q[t, h, :] . K[j, g, :]   (CAP > 0: CAP tanh(s_j / CAP))    lo <= j < hi
 //     y[t, h, :] = sum_j e^(s_j - m) V[j, g, :] / (sum_j e^(s_j - m) [+ e^(sinks[h] - m)])
 //
 // Shapes: q (rows, NH, HD) f32 at row stride QS; K (NCTX, NKV, HD) and V
-// (NCTX, NKV, VD) f32, or f16 (KV 2); y (rows, NH, VD) in format OQ. Values
+// (NCTX, NKV, VD) f32, or f16 (KV 2); y (rows, NH, VD) in format OQ.
+// MODE 3 (a batch of decode steps, row t its sequence t's): pos, K and V
+// are tables of ROWS addresses, row t reading its position at pos[t] and
+// its own cache K[t], V[t] (the lane writes the tables once, at load). Values
 // are read in place from an even place at an even pitch, a pair at a time
 // or two pairs (VD even). Where HD and VD are whole 32-value blocks (CONT),
 // a lane holds HD/32 consecutive key values and VD/32 consecutive values of
 // a row, read as 16-byte (or 8-, 4-byte) words; otherwise lane i holds
 // values i, i + 32, ... of a key and pairs 2i, 2i + 64, ... of a value row.
-// EARLY (a decode step whose position the host wrote): the first round's key
-// and value rows but the newest are loaded before the wait for the launch
-// before, which appends only that row.
-// ROPE (rule rope_attend, a decode step): q, kx and vx are the rows as the
-// products made them, and the attention does the rope's work (rope.cu's
+// EARLY (a decode step, or a batch's, whose positions the host wrote): the
+// first round's key and value rows but the newest are loaded before the
+// wait for the launch before, which appends only that row.
+// ROPE (rule rope_attend, a decode step or a batch's, MODE 3): q, kx
+// (rows, NKV, HD) and vx (rows, NKV, VD) are the rows as the products made
+// them, and the attention does the rope's work (rope.cu's
 // math): each warp turns its block's G query heads (NQ: each first divided
 // by its root mean square and times qnw + ROFF), the first ROT values as
 // NEOX pairs (i, i + ROT/2) by the angle (pos - 1) freq[i] taken in f64
 // down to [-pi, pi], times AF; and the block of the newest row turns key
-// head g of kx (NK: under knw) and appends it with value head g of vx at
-// row pos - 1 of K and V before any row is read.
+// head g of row t of kx (NK: under knw) and appends it with value head g of
+// row t of vx at row pos - 1 of row t's K and V before any row is read.
 // Launch: grid (NKV GB, BUSY or else SPLIT, ROWS), block 128 (4 warps), GB
 // = (NH / NKV) / HG. Block (u, c, t) takes chunk c of the rows [lo, hi)
 // (chunks of the larger of CHUNK rows and (hi - lo) / BUSY, so that a short
@@ -39,7 +43,8 @@
 // then merge in shared memory. When a row's keys span
 // several chunks, each busy block leaves (m, l, o[VD]) per head in part,
 // and the last of them to finish (cnt counts them) merges them into y and
-// sets its count back to 0. Shared memory: 4 G (VD + 2) floats.
+// sets its count back to 0: each row its own part and count (a batch's
+// sequences never share them). Shared memory: 4 G (VD + 2) floats.
 
 constexpr int GG = NH / NKV;                        // query heads a key head
 constexpr int G = HG;                               // query heads a block
@@ -51,9 +56,12 @@ constexpr int SLOT = VD + 2;                        // m, l, then the values
 // Key rows a warp loads together: as many as the registers left by the
 // heads' queries and sums hold with a score a head each (88 values in
 // all; 80 with the heads' running maxima and sums counted when the rope's
-// turning needs registers of its own), 2 to 8.
-constexpr int RW = (ROPE ? 80 - G * (QP + VN + 2) : 88 - G * (QP + VN)) / (QP + VN + G);
-constexpr int R = RW > 8 ? 8 : RW < 2 ? 2 : RW;
+// turning needs registers of its own; 12 fewer for a batch's rows, MODE 3,
+// whose row and its caches' addresses stay live), 2 to 8 (1 to 8 under
+// MODE 3: heads of 256 values leave room for one row a round).
+constexpr int RW = ((ROPE ? 80 - G * (QP + VN + 2) : 88 - G * (QP + VN)) - (MODE == 3 ? 12 : 0)) / (QP + VN + G);
+constexpr int RMIN = MODE == 3 ? 1 : 2;
+constexpr int R = RW > 8 ? 8 : RW < RMIN ? RMIN : RW;
 
 // Lane l's key value i and value i: their places in a row.
 DEV int kat(int l, int i)
@@ -211,51 +219,62 @@ DEV void turn_head(const float *x, const float *nw, int norm, const float *sn, c
     turn_vals(nw, norm, sn, cs, out, scr);
 }
 
-// The newest row (pos - 1) of key head g, turned, and of value head g,
-// appended to K and V by warp 0 (rope_attend).
-DEV void append_row(const Params &p, int g, long pos, const float *sn, const float *cs, float *scr)
+// The newest row (pos - 1) of key head g of row t of kx, turned, and of
+// value head g of row t of vx, appended to K and V (row t's) by warp 0
+// (rope_attend).
+DEV void append_row(const Params &p, void *K, void *V, long t, int g, long pos, const float *sn, const float *cs,
+                    float *scr)
 {
     int lane = threadIdx.x & 31;
     if (pos < 1 || pos > NCTX)
         return;
     float kv[QP];
-    turn_head((const float *)p.a[9] + (long)g * HD, (const float *)p.a[12], NK, sn, cs, kv, scr);
+    turn_head((const float *)p.a[9] + (t * NKV + g) * (long)HD, (const float *)p.a[12], NK, sn, cs, kv, scr);
     long kb = ((pos - 1) * NKV + g) * (long)HD, vb = ((pos - 1) * NKV + g) * (long)VD;
 #pragma unroll
     for (int i = 0; i < QP; i++)
         if (kat(lane, i) < HD) {
             if (KV == 2)
-                ((u16 *)p.a[1])[kb + kat(lane, i)] = f2h(kv[i]);
+                ((u16 *)K)[kb + kat(lane, i)] = f2h(kv[i]);
             else
-                ((float *)p.a[1])[kb + kat(lane, i)] = kv[i];
+                ((float *)K)[kb + kat(lane, i)] = kv[i];
         }
-    const float *vx = (const float *)p.a[10] + (long)g * VD;
+    const float *vx = (const float *)p.a[10] + (t * NKV + g) * (long)VD;
     for (int e = lane; e < VD; e += 32) {
         if (KV == 2)
-            ((u16 *)p.a[2])[vb + e] = f2h(vx[e]);
+            ((u16 *)V)[vb + e] = f2h(vx[e]);
         else
-            ((float *)p.a[2])[vb + e] = vx[e];
+            ((float *)V)[vb + e] = vx[e];
     }
 }
 
-// Key row j (kr) and value row j (vr) of head group g, as lane l holds them.
-DEV void load_row(const Params &p, long j, int g, int l, float *kr, float *vr)
+// Key row j (kr) and value row j (vr) of head group g of K and V, as lane
+// l holds them.
+DEV void load_row(const void *K, const void *V, long j, int g, int l, float *kr, float *vr)
 {
     long kb = (j * NKV + g) * (long)HD, vb = (j * NKV + g) * (long)VD;
     if (CONT) {
-        loadv<QP, KV == 2>(p.a[1], kb + (long)l * QP, kr);
-        loadv<VN, KV == 2>(p.a[2], vb + (long)l * VN, vr);
+        loadv<QP, KV == 2>(K, kb + (long)l * QP, kr);
+        loadv<VN, KV == 2>(V, vb + (long)l * VN, vr);
         return;
     }
 #pragma unroll
     for (int i = 0; i < QP; i++)
-        kr[i] = kat(l, i) < HD ? key(p.a[1], kb + kat(l, i)) : 0.0f;
+        kr[i] = kat(l, i) < HD ? key(K, kb + kat(l, i)) : 0.0f;
 #pragma unroll
     for (int i = 0; i < VN; i += 2) {
         vr[i] = vr[i + 1] = 0.0f;
         if (vat(l, i) < VD)
-            val2(p.a[2], vb + vat(l, i), vr[i], vr[i + 1]);
+            val2(V, vb + vat(l, i), vr[i], vr[i + 1]);
     }
+}
+
+// Row t's keys (i 1) or values (i 2): MODE 3's address read again from
+// shared memory where it is used (a volatile read), not held in registers
+// across the rounds; else the parameter's.
+DEV void *cache(const Params &p, void *const *rc, int i)
+{
+    return MODE == 3 ? ((void *const volatile *)rc)[i - 1] : p.a[i];
 }
 
 // Merges slot b into slot a (both m, l, o[VD]).
@@ -323,8 +342,16 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
             pdl_begin();
         return;
     }
-    const int *pp = (const int *)p.a[3];
-    long hi = MODE == 0 ? pp[0] : MODE == 1 ? pp[t] : NCTX;
+    // row t's position and caches: MODE 3's from entry t of the tables, the
+    // caches' addresses kept in shared memory (rc)
+    __shared__ void *rc[2];
+    if (MODE == 3) {
+        if (threadIdx.x == 0)
+            rc[0] = ((void *const *)p.a[1])[t], rc[1] = ((void *const *)p.a[2])[t];
+        __syncthreads();
+    }
+    const int *pp = MODE == 3 ? ((const int *const *)p.a[3])[t] : (const int *)p.a[3];
+    long hi = MODE == 0 || MODE == 3 ? pp[0] : MODE == 1 ? pp[t] : NCTX;
     hi = hi > NCTX ? NCTX : hi;
     long lo = WINDOW && hi > WINDOW ? hi - WINDOW : 0;
     // the rows' chunks: at least CHUNK rows, and few enough that at most
@@ -347,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
         for (int r = 0; r < R; r++) {
             long jr = j + 4L * r < j1 ? j + 4L * r : j0;
             if (jr < hi - 1)
-                load_row(p, jr, g, lane, kr[r], vr[r]);
+                load_row(cache(p, rc, 1), cache(p, rc, 2), jr, g, lane, kr[r], vr[r]);
         }
         pdl_begin();
     }
@@ -359,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
             head_vals(q + (long)(h0 + h) * HD, qr[h]);
     if (ROPE && c == lc) {   // the newest row, before any warp reads it
         if (w == 0)
-            append_row(p, g, pp[0], asn, acs, sl);
+            append_row(p, cache(p, rc, 1), cache(p, rc, 2), MODE == 3 ? t : 0, g, pp[0], asn, acs, sl);
         __syncthreads();
     }
 #pragma unroll
@@ -386,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
         for (int r = 0; r < R; r++) {
             long jr = j + 4L * r < j1 ? j + 4L * r : j0;
             if (!EARLY || !first || jr >= hi - 1)
-                load_row(p, jr, g, lane, kr[r], vr[r]);
+                load_row(cache(p, rc, 1), cache(p, rc, 2), jr, g, lane, kr[r], vr[r]);
         }
         // the round's scores first, then each head's maximum, one
         // rescaling of its sums a round, and the rows' weights
@@ -492,8 +519,13 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
                 long kb = fc + 32 * i;
                 if (kb > lc)
                     break;
-                float ck = mk[i] == NEG_INF ? 0.0f : expf(mk[i] - M);
-                L += ck * lk[i];
+                float mi = mk[0], li = lk[0];   // entry i by selects: an index would put the arrays in local memory
+#pragma unroll
+                for (int k = 1; k < MC; k++)
+                    if (i == k)
+                        mi = mk[k], li = lk[k];
+                float ck = mi == NEG_INF ? 0.0f : expf(mi - M);
+                L += ck * li;
                 add_chunks(all, kb, lc, h, ck, acc);
             }
         } else {

@@ -2,11 +2,12 @@
  * kernels compiled (or read from the cache) and loaded, the stream's named
  * buffers (weights, states, inputs, outputs, sizes) allocated once and
  * shared by name across its plans, weights uploaded from their files or
- * synthesized on the GPU, one pool for the temporaries, each plan's scratch
- * and rope tables; put: an input (and the sizes it binds) copied to the
- * device; run: a plan's launches, captured once as a CUDA graph (with
- * programmatic dependent launch between them) and replayed, every input read
- * from device memory; fetch: an output copied back. */
+ * synthesized on the GPU, one pool for the temporaries, each plan's scratch,
+ * rope tables and tables of buffers' addresses; put: an input (and the
+ * sizes it binds) copied to the device; run: a plan's launches, captured
+ * once as a CUDA graph (with programmatic dependent launch between them)
+ * and replayed, every input read from device memory; fetch: an output
+ * copied back. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,20 @@ static int plan_buffers(CudaLane *c, int k, Fill *f)
             if (!s && cu.MemcpyHtoD(rt->ptr[i], inv, (size_t)b->count * 8))
                 s = cu_fail("cuMemcpyHtoD_v2(rope table)", 1, __FILE__, __LINE__);
             free(inv);
+            if (s)
+                return s;
+            break;
+        }
+        case B_TABLE: {   /* its entries' addresses (named buffers, made above), once */
+            CUdeviceptr *at = calloc((size_t)b->nents, sizeof *at);
+            if (!at)
+                return EXIT_SYSTEM;
+            for (int e = 0; e < b->nents; e++)
+                at[e] = rt->ptr[b->ents[e]];
+            s = dalloc(c, (long)b->nents * (long)sizeof *at, &rt->ptr[i]);
+            if (!s && cu.MemcpyHtoD(rt->ptr[i], at, (size_t)b->nents * sizeof *at))
+                s = cu_fail("cuMemcpyHtoD_v2(a table of buffers)", 1, __FILE__, __LINE__);
+            free(at);
             if (s)
                 return s;
             break;

@@ -35,7 +35,7 @@ void fuse_note(Fz *f, int node, const char *fmt, ...)
 static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
                                            "conv_gates", "moe_kept", "rope_attend",
-                                           "latent_absorbed", "concat_rows", "delta_steps"};
+                                           "latent_absorbed", "concat_rows", "delta_steps", "batch_attend"};
 
 void took(Fz *f, int rule)
 {
@@ -925,6 +925,227 @@ static void rope_into_attend(Fz *f)
     }
 }
 
+/* ---- batch_attend: a batch's attentions of one layer in one launch ---- */
+
+/* Node k as row r of a stacked value (an index of it by a literal): r, and
+ * the value in *base; -1 when it is not. */
+static int row_of(const Fz *f, int k, int *base)
+{
+    const GNode *n = N(f, k);
+    if (n->op != OP_INDEX || N(f, n->args[1])->op != G_NUM)
+        return -1;
+    *base = view_root(f->g, n->args[0]);
+    return (int)N(f, n->args[1])->e->num;
+}
+
+/* The rows attention group gr reads of stacked values: its queries, and
+ * under a rope the key and value rows it turns and appends (-1: none); the
+ * row they are all of in *row, -1 when they are not rows of one index. */
+static void rows_read(const Fz *f, const Group *gr, int *base, int *row)
+{
+    int x[3] = {gr->rparts ? gr->rx[0] : N(f, gr->node)->args[0], gr->rparts ? gr->rx[1] : -1,
+                gr->rparts ? gr->rx[2] : -1};
+    *row = -2;
+    for (int i = 0; i < 3; i++) {
+        base[i] = -1;
+        if (x[i] < 0)
+            continue;
+        int r = row_of(f, x[i], &base[i]);
+        *row = r < 0 || (*row != -2 && r != *row) ? -1 : r;
+    }
+}
+
+/* The stack that takes attention node k as its row r, in place; -1 when
+ * none does. */
+static int stacked_in(const Fz *f, int k, int r)
+{
+    int u = only_use(f, k);
+    if (u < 0 || N(f, u)->op != OP_STACK || !N(f, u)->view || r >= N(f, u)->nargs || N(f, u)->args[r] != k)
+        return -1;
+    return u;
+}
+
+/* Are the positions and caches of attention node k declarations (a
+ * table's entries are named buffers), the positions one (a step's)? */
+static int named_rows(const Fz *f, int k)
+{
+    const GNode *a = N(f, k), *kk = N(f, a->args[1]), *v = N(f, a->args[2]);
+    return kk->op == OP_UPTO && v->op == OP_UPTO && kk->args[1] == v->args[1] && N(f, kk->args[1])->op == G_DECL &&
+           N(f, kk->args[1])->ty.rank == 0 && N(f, kk->args[0])->op == G_DECL && N(f, v->args[0])->op == G_DECL;
+}
+
+/* Two optional calls (a rope, a norm), both absent or alike: one op, its
+ * attributes spelled alike, and with `weight` one weight (operand 1). */
+static int same_opt(const Fz *f, int a, int b, int weight)
+{
+    if (a < 0 || b < 0)
+        return a == b;
+    const GNode *x = N(f, a), *y = N(f, b);
+    return x->op == y->op && x->nargs == y->nargs && same_attrs(x->e, y->e) &&
+           (!weight || x->nargs < 2 || x->args[1] == y->args[1]);
+}
+
+/* Does attention group b compute what group a does for another sequence:
+ * the same shapes and attributes, the same sinks, cache format and rope? */
+static int alike(const Fz *f, const Group *a, const Group *b)
+{
+    const GNode *x = N(f, a->node), *y = N(f, b->node);
+    if (x->nargs != y->nargs || !same_attrs(x->e, y->e) || (x->nargs == 4 && x->args[3] != y->args[3]) ||
+        a->rparts != b->rparts || a->oq || b->oq)
+        return 0;
+    if (!same_type(&N(f, x->args[0])->ty, &N(f, y->args[0])->ty))
+        return 0;
+    for (int i = 1; i < 3; i++)   /* the caches (rows up to a position: their states) */
+        if (N(f, x->args[i])->op != N(f, y->args[i])->op ||
+            !same_type(&N(f, N(f, x->args[i])->args[0])->ty, &N(f, N(f, y->args[i])->args[0])->ty))
+            return 0;
+    for (int p = 0; p < a->rparts; p++)
+        if (!same_opt(f, a->rope[p], b->rope[p], 0) || !same_opt(f, a->rnorm[p], b->rnorm[p], 1))
+            return 0;
+    return 1;
+}
+
+/* Pushes the groups group g depends on through node k (depend's edges). */
+static void dep_push(const Fz *f, int g, int k, char *seen, int *stack, int *ns)
+{
+    const GNode *n = N(f, k);
+    if (n->view) {
+        for (int i = 0; i < n->nargs; i++)
+            dep_push(f, g, n->args[i], seen, stack, ns);
+        for (int i = 0; i < n->nafter; i++)
+            dep_push(f, g, n->after[i], seen, stack, ns);
+        return;
+    }
+    int p = f->group[k];
+    if (p >= 0 && p != g && !seen[p]) {
+        seen[p] = 1;
+        stack[(*ns)++] = p;
+    }
+}
+
+/* Does any of the groups seq (n of them) depend on another, or on a group
+ * that does: would one launch of them all wait on itself? */
+static int batch_cycles(const Fz *f, const int *seq, int n)
+{
+    char *seen = calloc((size_t)f->ng, 1), *in = calloc((size_t)f->ng, 1);
+    int *stack = malloc(sizeof *stack * (size_t)f->ng), ns = 0, cyc = 0;
+    if (!seen || !in || !stack) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    for (int i = 0; i < n; i++)
+        in[seq[i]] = 1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < f->gs[seq[i]].nn; j++) {
+            const GNode *x = N(f, f->gs[seq[i]].nodes[j]);
+            for (int a = 0; a < x->nargs; a++)
+                dep_push(f, seq[i], x->args[a], seen, stack, &ns);
+            for (int a = 0; a < x->nafter; a++)
+                dep_push(f, seq[i], x->after[a], seen, stack, &ns);
+        }
+    while (ns && !cyc) {
+        int g = stack[--ns];
+        cyc = in[g];
+        for (int j = 0; j < f->gs[g].nn && !cyc; j++) {
+            const GNode *x = N(f, f->gs[g].nodes[j]);
+            for (int a = 0; a < x->nargs; a++)
+                dep_push(f, g, x->args[a], seen, stack, &ns);
+            for (int a = 0; a < x->nafter; a++)
+                dep_push(f, g, x->after[a], seen, stack, &ns);
+        }
+    }
+    free(seen);
+    free(in);
+    free(stack);
+    return cyc;
+}
+
+/* The attention groups of the other sequences of group h (row 0 of its
+ * stacked values), in row order, into seq (h first): why not, or NULL. */
+static const char *batch_of(Fz *f, int h, int *seq, int *n)
+{
+    const Group *a = &f->gs[h];
+    int base[3], row, b2[3], r2;
+    rows_read(f, a, base, &row);
+    *n = 0;
+    seq[(*n)++] = h;
+    for (int r = 1;; r++) {
+        int found = -1;
+        for (int i = 0; i < f->ng && found < 0; i++) {
+            const Group *g = &f->gs[i];
+            if (g->kind != GK_ATTEND || !g->nn || i == h)
+                continue;
+            rows_read(f, g, b2, &r2);
+            if (r2 == r && b2[0] == base[0] && b2[1] == base[1] && b2[2] == base[2])
+                found = i;
+        }
+        if (found < 0)
+            break;
+        seq[(*n)++] = found;
+    }
+    if (*n < 2)
+        return NULL;
+    int stack = stacked_in(f, a->node, 0);
+    for (int t = 0; t < *n; t++) {
+        const Group *g = &f->gs[seq[t]];
+        if (!alike(f, a, g))
+            return "the sequences' attentions differ (shapes, attributes, sinks, the caches' format, the rope, a "
+                   "quantized output)";
+        if (!named_rows(f, g->node))
+            return "a sequence's position or cache is not a declaration (a table holds named buffers)";
+        if (stack < 0 || stacked_in(f, g->node, t) != stack)
+            return "the sequences' outputs are not the rows of one stack, in order";
+    }
+    if (batch_cycles(f, seq, *n))
+        return "one sequence's attention depends on another's";
+    return NULL;
+}
+
+/* The decode steps of a batch attend each with a cache of its own: one
+ * launch a layer for all of them, a row a sequence (attend.cu MODE 3),
+ * where their queries (and the rope's key and value rows) are rows 0, 1 ...
+ * of stacked values and their outputs the rows of one stack. */
+static void batch_attend(Fz *f)
+{
+    if (!f->o->lane_rules)
+        return;
+    int *seq = malloc(sizeof *seq * (size_t)(f->ng + 1));
+    if (!seq) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    for (int h = 0; h < f->ng; h++) {
+        Group *a = &f->gs[h];
+        int base[3], row, n;
+        if (a->kind != GK_ATTEND || !a->nn || a->nseq)
+            continue;
+        rows_read(f, a, base, &row);
+        if (row != 0)
+            continue;
+        const char *why = batch_of(f, h, seq, &n);
+        if (why)
+            fuse_note(f, a->node, "no batch_attend: %s: a launch a sequence", why);
+        if (why || n < 2)
+            continue;
+        a->seq = arena_alloc(f->a, sizeof *a->seq * (size_t)n);
+        memcpy(a->seq, seq, sizeof *seq * (size_t)n);
+        a->nseq = n;
+        for (int t = 1; t < n; t++) {
+            Group *g = &f->gs[seq[t]];
+            for (int j = 0; j < g->nn; j++) {
+                f->group[g->nodes[j]] = h;
+                *VEC_PUSH(f->a, a->nodes, a->nn, a->cn) = g->nodes[j];
+            }
+            g->nn = 0;
+        }
+        fuse_note(f, a->node, "rule batch_attend: the attentions of %d sequences, %s to %s, one launch: a row a "
+                  "sequence, its position and caches from tables", n, stmt_name(f, a->node),
+                  stmt_name(f, f->gs[seq[n - 1]].node));
+        took(f, RU_BATCH_ATTEND);
+    }
+    free(seq);
+}
+
 int fuse_groups(Fz *f)
 {
     const Graph *g = f->g;
@@ -949,6 +1170,7 @@ int fuse_groups(Fz *f)
             return EXIT_INPUT;
     rope_into_attend(f);
     quantizing(f);
+    batch_attend(f);
     order(f);
     return 0;
 }

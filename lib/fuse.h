@@ -42,6 +42,10 @@ typedef struct Group {
      * literal scales after them */
     int dx[3], dnorm[2];
     double dscale[2];
+    /* GK_ATTEND under batch_attend: the attention groups of a batch's
+     * sequences, row t of the launch group seq[t] (seq[0] this one; the
+     * others cover nothing of their own, their nodes moved here) */
+    int *seq, nseq;
 } Group;
 
 typedef struct Fz {
@@ -61,7 +65,7 @@ typedef struct Fz {
 enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,
             RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT,
             RU_CONV_GATES, RU_MOE_KEPT, RU_ROPE_ATTEND,
-            RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_DELTA_STEPS, RU_COUNT };
+            RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_DELTA_STEPS, RU_BATCH_ATTEND, RU_COUNT };
 
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */

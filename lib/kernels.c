@@ -179,6 +179,13 @@ static void need(Need *n, const char *param, long count)
     n->out->count[i] = count;
 }
 
+/* Parameter param is a table of `entries` buffers, each holding count. */
+static void need_table(Need *n, const char *param, long entries, long count)
+{
+    need(n, param, count);
+    n->out->entries[kernel_param(n->k, param)] = entries;
+}
+
 static int bad(Need *n, const char *msg)
 {
     if (!n->why[0])
@@ -341,18 +348,21 @@ static int need_attend(Need *n)
         return bad(n, "a quantized output needs values of whole 32-value blocks");
     if (mode == 2 && ctx > 65536)
         return bad(n, "constant rows are at most 65536");
-    if (C(n, "EARLY") && (mode != 0 || R != 1))
-        return bad(n, "EARLY loads are for one row at one position (MODE 0, ROWS 1)");
+    /* one row at one position, or a batch's rows (MODE 3) each at its own */
+    int step = (mode == 0 && R == 1) || mode == 3;
+    if (C(n, "EARLY") && !step)
+        return bad(n, "EARLY loads are for one row at one position (MODE 0, ROWS 1) or a batch's rows (MODE 3)");
     if (C(n, "ROPE")) {   /* rope_attend: the queries turned, the newest key and value row appended */
         long rot = C(n, "ROT");
-        if (mode != 0 || R != 1)
-            return bad(n, "a rope in the attention is for one row at one position (MODE 0, ROWS 1)");
+        if (!step)
+            return bad(n, "a rope in the attention is for one row at one position (MODE 0, ROWS 1) or a batch's rows "
+                       "(MODE 3)");
         if (rot < 2 || rot % 2 || rot > hd || hd > 1024)
             return bad(n, "the rope turns an even number of a head's values, at most the head (of at most 1024)");
         if (hg * (vd + 2) < hd)
             return bad(n, "a rope in the attention turns a head in a warp's shared slots: HD at most HG (VD + 2)");
-        need(n, "kx", nkv * hd);
-        need(n, "vx", nkv * vd);
+        need(n, "kx", R * nkv * hd);
+        need(n, "vx", R * nkv * vd);
         need(n, "freq", rot / 2);
         if (C(n, "NQ"))
             need(n, "qnw", hd);
@@ -362,10 +372,16 @@ static int need_attend(Need *n)
         return bad(n, "ROT, NQ and NK are the rope's: 0 without ROPE");
     }
     need(n, "q", (R - 1) * C(n, "QS") + nh * hd);
-    need(n, "k", ctx * nkv * hd);
-    need(n, "v", ctx * nkv * vd);
-    if (mode != 2)
-        need(n, "pos", mode == 1 ? R : 1);
+    if (mode == 3) {   /* a batch: row t's position, keys and values in entry t of each table */
+        need_table(n, "k", R, ctx * nkv * hd);
+        need_table(n, "v", R, ctx * nkv * vd);
+        need_table(n, "pos", R, 1);
+    } else {
+        need(n, "k", ctx * nkv * hd);
+        need(n, "v", ctx * nkv * vd);
+        if (mode != 2)
+            need(n, "pos", mode == 1 ? R : 1);
+    }
     if (C(n, "SINKS"))
         need(n, "sinks", nh);
     need(n, "y", R * nh * vd);

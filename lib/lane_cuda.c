@@ -533,17 +533,62 @@ static void emit_flash(Fz *f, const Group *gr, int kb, int vb, int n, long rows,
     finish(L);
 }
 
+/* A table of the buffers of declaration nodes decl[0..n) (batch_attend):
+ * NAME.seqs after the first, one a plan for the same buffers. */
+static int table_buf(Fz *f, const int *decl, int n)
+{
+    const PBuf *first = &f->pl->bufs[buf_of(f, decl[0])];
+    const char *name = arena_printf(f->a, "%s.seqs", first->name);
+    int b = plan_buf(f->pl, name), et = first->etype;
+    long count = first->count;
+    int *ents = arena_alloc(f->a, sizeof *ents * (size_t)n);
+    for (int i = 0; i < n; i++)
+        ents[i] = buf_of(f, decl[i]);
+    if (b >= 0) {
+        ASSERT(f->pl->bufs[b].nents == n && !memcmp(f->pl->bufs[b].ents, ents, sizeof *ents * (size_t)n));
+        return b;
+    }
+    return add_buf(f, (PBuf){.name = name, .kind = B_TABLE, .etype = et, .count = count, .ents = ents, .nents = n,
+                             .node = -1, .base = -1});
+}
+
+/* batch_attend (MODE 3): each sequence's positions, keys and values in
+ * tables (pos, k and v), row t's in entry t; the tables' buffers in *kb
+ * and *vb; whether every position is an input the host writes. */
+static int batch_tables(L L, Fz *f, const Group *gr, int *kb, int *vb)
+{
+    int n = gr->nseq, early = 1, *pos = arena_alloc(f->a, sizeof *pos * (size_t)n),
+        *ks = arena_alloc(f->a, sizeof *ks * (size_t)n), *vs = arena_alloc(f->a, sizeof *vs * (size_t)n);
+    for (int t = 0; t < n; t++) {
+        const GNode *a = N(f, f->gs[gr->seq[t]].node);
+        pos[t] = N(f, a->args[1])->args[1];
+        ks[t] = N(f, a->args[1])->args[0];
+        vs[t] = N(f, a->args[2])->args[0];
+        early &= f->pl->bufs[buf_of(f, pos[t])].kind == B_IN;
+    }
+    A(L, "pos", table_buf(f, pos, n));
+    *kb = table_buf(f, ks, n);
+    *vb = table_buf(f, vs, n);
+    return early;
+}
+
+/* The stacked value whose row t node k is (batch_attend): its buffer. */
+static int rows_buf(Fz *f, int k)
+{
+    return buf_of(f, N(f, k)->args[0]);
+}
+
 static void emit_attend(Fz *f, const Group *gr)
 {
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *k = N(f, a->args[1]), *v = N(f, a->args[2]);
-    int st = q->ty.rank == 3, n = -1, mode = 2, kv = 0;
-    long rows = st ? (q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n) : 1, ctx = k->ty.d[0].n;
+    int st = q->ty.rank == 3, n = -1, mode = 2, kv = 0, batch = gr->nseq > 1, early = 0;
+    long rows = st ? (q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n) : batch ? gr->nseq : 1, ctx = k->ty.d[0].n;
     if (st)
         n = size_buf(f, &q->ty.d[0]);
     int kb, vb;
     if (k->op == OP_UPTO) {
         const GNode *ix = N(f, k->args[1]);
-        mode = ix->ty.rank ? 1 : 0;
+        mode = batch ? 3 : ix->ty.rank ? 1 : 0;
         kb = buf_of(f, k->args[0]);
         vb = buf_of(f, v->args[0]);
         kv = f->pl->bufs[kb].etype == ET_F16 ? 2 : 1;
@@ -557,8 +602,12 @@ static void emit_attend(Fz *f, const Group *gr)
         vb = buf_of(f, a->args[2]);
     }
     L L = launch(f, KN_ATTEND, gr);
-    if (mode != 2)
+    if (mode == 3) {
+        early = batch_tables(L, f, gr, &kb, &vb);   /* each row's position and caches from tables */
+    } else if (mode != 2) {
         A(L, "pos", buf_of(f, k->args[1]));
+        early = mode == 0 && rows == 1 && !st && f->pl->bufs[buf_of(f, k->args[1])].kind == B_IN;
+    }
     long nh = q->ty.d[st].n, nkv = k->ty.d[1].n;
     long hg = heads_a_block(nh / nkv, last(&q->ty), last(&v->ty), gr->rparts > 0);
     if (hg < nh / nkv)
@@ -588,9 +637,9 @@ static void emit_attend(Fz *f, const Group *gr)
     C(L, "MODE", mode);
     C(L, "QS", (double)(nh * last(&q->ty)));
     C(L, "OQ", gr->oq);
-    /* a decode step whose position the host writes: the rows but the
-     * newest are loaded before the wait for the launch before */
-    C(L, "EARLY", mode == 0 && rows == 1 && !st && f->pl->bufs[buf_of(f, k->args[1])].kind == B_IN);
+    /* a decode step (or a batch's) whose positions the host writes: the
+     * rows but the newest are loaded before the wait for the launch before */
+    C(L, "EARLY", early);
     if (gr->rparts) {   /* rope_attend: the rope's queries, keys and values as they come */
         const GNode *r0 = N(f, gr->rope[0]);
         C(L, "ROPE", 1);
@@ -604,19 +653,19 @@ static void emit_attend(Fz *f, const Group *gr)
                 C(L, "ROFF", attr_num(nm->e, "offset", 0));
                 A(L, p ? "knw" : "qnw", buf_of(f, nm->args[1]));
             }
-        A(L, "q", buf_of(f, gr->rx[0]));
-        A(L, "kx", buf_of(f, gr->rx[1]));
-        A(L, "vx", buf_of(f, gr->rx[2]));
+        A(L, "q", batch ? rows_buf(f, gr->rx[0]) : buf_of(f, gr->rx[0]));
+        A(L, "kx", batch ? rows_buf(f, gr->rx[1]) : buf_of(f, gr->rx[1]));
+        A(L, "vx", batch ? rows_buf(f, gr->rx[2]) : buf_of(f, gr->rx[2]));
         A(L, "freq", freq_buf(f, gr->rope[0]));
     } else {
-        A(L, "q", buf_of(f, a->args[0]));
+        A(L, "q", batch ? rows_buf(f, a->args[0]) : buf_of(f, a->args[0]));
     }
     A(L, "k", kb);
     A(L, "v", vb);
     A(L, "n", n);
     if (a->nargs == 4)
         A(L, "sinks", buf_of(f, a->args[3]));
-    A(L, "y", buf_of(f, gr->node));
+    A(L, "y", batch ? buf_of(f, f->cons[gr->node][0]) : buf_of(f, gr->node));   /* batch_attend: the stack's rows */
     if (split > 1)
         merge_scratch(L, f, gr->node, rows * nkv * split * (nh / nkv) * (last(&v->ty) + 2), rows * (nh / hg));
     finish(L);
@@ -805,7 +854,7 @@ static void emit_copy(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_COPY, gr);
     const GNode *c = N(f, gr->node);
-    int n = -1, x, y = buf_of(f, gr->node), idx = -1, src = 0, dst = 0;
+    int n = -1, x, y = c->op == G_WRITE ? -1 : buf_of(f, gr->node), idx = -1, src = 0, dst = 0;   /* a write: the state's */
     long rows = 1, w, xw, yw, xrows, yrows, xat = 0, rpn = 1;
     const Type *t = &c->ty;
     if (c->op == G_WRITE) {   /* a state's rows at positions */

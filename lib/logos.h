@@ -622,7 +622,8 @@ typedef struct Kernel {
 /* What a kernel's constants ask of a launch: each parameter's least count
  * of values (-1: not read), the grid, the block and the shared memory. */
 typedef struct KNeed {
-    long count[KMAXP];
+    long count[KMAXP];   /* under a table: each entry's */
+    long entries[KMAXP]; /* the entries of the table the parameter reads (0: a buffer, not a table) */
     long grid[3];
     int block;
     long smem;
@@ -667,7 +668,7 @@ void cubin_free(Cubin *c);
 /* ---- plan.c: launch plans (man5/logos-plan.5) -------------------------- */
 enum Numerics { NUM_PRECISE, NUM_Q8, NUM_Q8X2 };
 /* Buffer kinds; the letter of each is how the kernel table names it. */
-enum BufKind { B_WEIGHT, B_STATE, B_IN, B_OUT, B_TEMP, B_CONST, B_SCRATCH, B_SIZE, B_VIEW, B_COUNT };
+enum BufKind { B_WEIGHT, B_STATE, B_IN, B_OUT, B_TEMP, B_CONST, B_SCRATCH, B_SIZE, B_VIEW, B_TABLE, B_COUNT };
 typedef struct PBuf {
     const char *name;
     int kind, etype;     /* enum BufKind, enum ElType */
@@ -676,6 +677,7 @@ typedef struct PBuf {
     int base;            /* B_VIEW: the buffer it lies in */
     int decl;            /* the program declaration it holds, or -1 */
     int node;            /* B_CONST: the rope node whose table it is, or -1 */
+    int *ents, nents;    /* B_TABLE: the named buffers whose addresses it holds, in order */
     int line, col;
 } PBuf;
 typedef struct PLaunch {

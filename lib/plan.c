@@ -1,7 +1,8 @@
 /* plan.c — launch plans as text (man5/logos-plan.5): printing, parsing, and
  * the check logos-run makes before any launch. A plan is a header (lane,
  * numerics, knobs, the lane rules taken), the program itself, its buffers
- * and its launches in order, then `done`; each launch names a kernel of the
+ * (tables among them: named buffers' addresses, a batch's caches) and its
+ * launches in order, then `done`; each launch names a kernel of the
  * table with its constants, its grid, block and shared memory, a buffer
  * for each parameter, and the program statements (or nodes of them) it
  * covers. A plan never carries code. */
@@ -11,8 +12,9 @@
 
 #include "logos.h"
 
-static const char *kind_words[B_COUNT] = {"weight", "state", "in", "out", "temp", "const", "scratch", "size", "view"};
-static const char kind_letters[B_COUNT] = {'w', 's', 'i', 'o', 't', 'c', 'x', 'z', 'v'};
+static const char *kind_words[B_COUNT] = {"weight", "state", "in", "out", "temp", "const", "scratch", "size", "view",
+                                          "table"};
+static const char kind_letters[B_COUNT] = {'w', 's', 'i', 'o', 't', 'c', 'x', 'z', 'v', 'p'};
 static const char *num_words[] = {"precise", "q8", "q8x2"};
 
 const char *numerics_name(int n)
@@ -111,6 +113,11 @@ static void print_buf(FILE *f, const Plan *pl, const PBuf *b)
     if (b->kind == B_CONST) {
         const GNode *n = &pl->g->n[b->node];
         fprintf(f, " from %d.%d", n->stmt + 1, n->sub);
+    }
+    if (b->kind == B_TABLE) {
+        fputs(" of", f);
+        for (int i = 0; i < b->nents; i++)
+            fprintf(f, " %s", pl->bufs[b->ents[i]].name);
     }
     fputc('\n', f);
 }
@@ -338,14 +345,14 @@ static int node_of(Rd *r, const Plan *pl, const Word *w, int whole_ok, int *stmt
 static void buffer_line(Rd *r, Plan *pl)
 {
     if (r->nw < 5)
-        fail_at(r, r->w[0].col, "%s%s", "buffer NAME KIND TYPE COUNT [at N] [of BUF at N] [from S.N]: too few words", "");
+        fail_at(r, r->w[0].col, "%s%s", "buffer NAME KIND TYPE COUNT [at N] [of BUF at N] [from S.N] [of BUF ...]: too few words", "");
     PBuf b = {.name = word_str(r, &r->w[1]), .decl = -1, .node = -1, .base = -1, .line = r->at, .col = r->w[1].col};
     if (plan_buf(pl, b.name) >= 0)
         fail_w(r, &r->w[1], "buffer '%s' is declared twice", "");
     for (b.kind = 0; b.kind < B_COUNT && !word_is(&r->w[2], kind_words[b.kind]); b.kind++)
         ;
     if (b.kind == B_COUNT)
-        fail_w(r, &r->w[2], "unknown buffer kind '%s' (weight, state, in, out, temp, const, scratch, size, view)", "");
+        fail_w(r, &r->w[2], "unknown buffer kind '%s' (weight, state, in, out, temp, const, scratch, size, view, table)", "");
     b.etype = etype_lookup(r->w[3].p, (size_t)r->w[3].len);
     if (b.etype < 0)
         fail_w(r, &r->w[3], "unknown element type '%s' (f32, i32, f16, f64, q8, a8, a8x2)", "");
@@ -369,6 +376,16 @@ static void buffer_line(Rd *r, Plan *pl)
             fail_at(r, r->w[0].col, "%s%s", "a constant table is: buffer NAME const f64 COUNT from S.N", "");
         b.node = node_of(r, pl, &r->w[6], 0, &stmt);
         i = 7;
+    } else if (b.kind == B_TABLE) {
+        if (r->nw < 7 || !word_is(&r->w[5], "of"))
+            fail_at(r, r->w[0].col, "%s%s", "a table is: buffer NAME table TYPE COUNT of BUF BUF ...", "");
+        int cap = 0;
+        for (i = 6; i < r->nw; i++) {
+            int e = plan_buf(pl, word_str(r, &r->w[i]));
+            if (e < 0)
+                fail_w(r, &r->w[i], "buffer '%s' is not declared before the table", "");
+            *VEC_PUSH(r->a, b.ents, b.nents, cap) = e;
+        }
     }
     if (r->nw != i)
         fail_w(r, &r->w[i], "unexpected '%s' after the buffer", "");

@@ -1,6 +1,7 @@
 /* plan_check.c — what logos-run checks of a plan before any launch: every
  * buffer agrees with what it holds (a declaration's type and size, a view
- * inside its base, a rope table from a rope), every launch names a kernel
+ * inside its base, a rope table from a rope, a table's entries named
+ * buffers of its type and count), every launch names a kernel
  * of the table with all its constants in range, an argument of an accepted
  * kind and element type for each parameter, buffers large enough for what
  * its constants make it read and write, the grid, block and shared memory
@@ -77,6 +78,23 @@ static void check_decl_buf(Pc *c, const PBuf *b)
             etype_name(b->etype), b->count, d->line, etype_name(et), want);
 }
 
+/* A table's entries: named buffers (they live the whole run, so the lane
+ * writes their addresses once, at load) of its element type, each holding
+ * its count of values. */
+static void check_table(Pc *c, const PBuf *b)
+{
+    const Plan *pl = c->pl;
+    for (int i = 0; i < b->nents; i++) {
+        const PBuf *e = &pl->bufs[b->ents[i]];
+        if (e->kind != B_WEIGHT && e->kind != B_STATE && e->kind != B_IN && e->kind != B_OUT)
+            bad(c, b->line, b->col, "table '%s' holds '%s' (%s): a table holds weight, state, in or out buffers", b->name,
+                e->name, bufkind_word(e->kind));
+        else if (e->etype != b->etype || e->count < b->count)
+            bad(c, b->line, b->col, "table '%s' holds %s %ld a buffer, but '%s' is %s %ld", b->name,
+                etype_name(b->etype), b->count, e->name, etype_name(e->etype), e->count);
+    }
+}
+
 static void check_buf(Pc *c, int i)
 {
     Plan *pl = c->pl;
@@ -114,12 +132,43 @@ static void check_buf(Pc *c, int i)
                 rot / 2);
         break;
     }
+    case B_TABLE:
+        check_table(c, b);
+        break;
     default:
         break;
     }
 }
 
 /* ---- launches ---- */
+
+/* A table for parameter p: enough entries, each of a kind and element
+ * type the parameter takes, holding what the kernel reads of each. */
+static void check_table_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
+{
+    const Plan *pl = c->pl;
+    const Kernel *k = kernel_info(l->kernel);
+    const KParam *kp = &k->p[p];
+    const PBuf *t = &pl->bufs[l->arg[p]];
+    if (t->nents < need->entries[p]) {
+        bad(c, l->line, 1, "table '%s' holds %d buffer%s; %s's %s needs %ld", t->name, t->nents,
+            t->nents == 1 ? "" : "s", k->name, kp->name, need->entries[p]);
+        return;
+    }
+    for (int i = 0; i < t->nents; i++) {
+        const PBuf *e = &pl->bufs[t->ents[i]];
+        if (!strchr(kp->kinds, bufkind_letter(e->kind))) {
+            bad(c, l->line, 1, "%s's %s does not take '%s' (%s) in its table '%s'", k->name, kp->name, e->name,
+                bufkind_word(e->kind), t->name);
+            return;
+        }
+    }
+    if (!(kp->dtypes >> t->etype & 1))
+        bad(c, l->line, 1, "%s's %s does not take %s values ('%s')", k->name, kp->name, etype_name(t->etype), t->name);
+    else if (need->count[p] > t->count)
+        bad(c, l->line, 1, "table '%s' holds %ld values a buffer; %s's %s needs %ld", t->name, t->count, k->name,
+            kp->name, need->count[p]);
+}
 
 static void check_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
 {
@@ -136,6 +185,19 @@ static void check_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
     }
     const PBuf *buf = &pl->bufs[b];
     int kind = pl->bufs[plan_base(pl, b)].kind;
+    if ((kind == B_TABLE) != (need->entries[p] > 0)) {
+        if (kind == B_TABLE)
+            bad(c, l->line, 1, "%s's %s takes a buffer under these constants, not the table '%s'", k->name, kp->name,
+                buf->name);
+        else
+            bad(c, l->line, 1, "%s's %s takes a table of %ld buffers under these constants, not '%s' (%s)", k->name,
+                kp->name, need->entries[p], buf->name, bufkind_word(kind));
+        return;
+    }
+    if (kind == B_TABLE) {
+        check_table_arg(c, l, p, need);
+        return;
+    }
     if (!strchr(kp->kinds, bufkind_letter(kind))) {
         char kinds[96] = "";
         for (const char *q = kp->kinds; *q; q++)

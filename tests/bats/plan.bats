@@ -134,6 +134,32 @@ same() {
     [ "$(grep -c '^launch rope ' nolr.plan)" -eq 32 ]
 }
 
+@test "a batch of decode steps: one attention launch a layer for all its sequences, tables of their caches" {
+    local plan="$GOLD/llama-3-8b.decode_batch.plan"
+    [ "$(grep -c '^launch attend ' "$plan")" -eq 32 ]
+    [ "$(grep -c '^launch attend .* ROWS=4 .* MODE=3 .* ROPE=1 ' "$plan")" -eq 32 ]
+    grep -qx 'rule batch_attend' "$plan"
+    grep -qx 'buffer Kc0_s0.seqs table f32 8388608 of Kc0_s0 Kc0_s1 Kc0_s2 Kc0_s3' "$plan"
+    [ "$(grep -c '^buffer pos_s0.seqs table i32 1 of pos_s0 pos_s1 pos_s2 pos_s3$' "$plan")" -eq 1 ]   # one for every layer
+    logos-author --batch 3 decode_batch "$TINY/llama.yaml" >b.logos
+    run --separate-stderr logos-fuse -v b.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^launch attend .* ROWS=3 .* MODE=3 ' <<<"$output")" -eq 2 ]
+    [[ "$stderr" == *"rule batch_attend: the attentions of 3 sequences, o0_s0 to o0_s2, one launch"* ]]
+    # each row its own chunks' partial sums and counters
+    grep -q '^buffer o0_s0.part scratch f32 864$' <<<"$output"
+    grep -q '^buffer o0_s0.count scratch i32 6$' <<<"$output"
+    # held back with the lane rules: a launch a sequence
+    [ "$(logos-fuse --no-lane-rules b.logos | grep -c '^launch attend .* MODE=0 ')" -eq 6 ]
+    # a sequence whose attention differs: a launch each, and -v says why
+    sed 's/^\(o0_s1 = attend(.*\)scale=0.25)$/\1scale=0.5)/' b.logos >d.logos
+    ! cmp -s b.logos d.logos
+    run --separate-stderr logos-fuse -v d.logos
+    [ "$(grep -c '^launch attend .* MODE=0 ' <<<"$output")" -eq 3 ]
+    [[ "$stderr" == *"d.logos:"*": no batch_attend: the sequences' attentions differ"*": a launch a sequence"* ]]
+    logos-check d.logos >/dev/null
+}
+
 @test "--no-lane-rules: products merge in parts only at whole 128-output tiles" {
     logos-author decode_step "$TINY/llama.yaml" >s.logos
     run --separate-stderr logos-fuse -v --no-lane-rules s.logos

@@ -4,9 +4,11 @@
  * quantizing epilogues; norms, rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
  * heads (a key head's query heads over several blocks where they are many
- * and wide), split chunks, causal rows (under q8 a chunk's on the tensor cores:
- * flash.cu); embeddings, elementwise ops with
- * broadcasting, row copies, ranges; the short convolution with its gates,
+ * and wide), split chunks, causal rows (under q8 a chunk's on the tensor
+ * cores: flash.cu), a batch's sequences in one launch each at its own
+ * position over its own cache (f32 and f16, with and without the rope);
+ * embeddings, elementwise ops with broadcasting, row copies, ranges; the
+ * short convolution with its gates,
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
  * softmax, groups, a selection bias, norm and scale) and the experts' two
  * products over the kept experts, q8 and f32, with gpt-oss's biases and
@@ -40,6 +42,15 @@ typedef struct Case {
     const char *src;     /* the program (its header is added) */
     int steps;           /* steps with fresh inputs, the states carried */
 } Case;
+
+/* Sequence S of the f16 batch: its rope under per-head norms, its appends
+ * and its attention. */
+#define BATCH_SEQ(S)                                                                                        \
+    "qh_s" S " = rope(rmsnorm(q[" S "], nq, eps=1e-06), pos_s" S ", theta=500000)\n"                       \
+    "Kc_s" S "[pos_s" S "] = rope(rmsnorm(k[" S "], nk, eps=1e-06), pos_s" S ", theta=500000)\n"          \
+    "Vc_s" S "[pos_s" S "] = v[" S "]\n"                                                                   \
+    "o_s" S " = attend(qh_s" S ", Kc_s" S "[..pos_s" S "], Vc_s" S "[..pos_s" S "], scale=0.088, softcap=30, " \
+    "window=40)\n"
 
 static const Case cases[] = {
     {"gemv q8 96x64", "in x : f32[64]\nweight w : q8[96,64]\nout y : f32[96]\ny = w @ x\n", 2},
@@ -120,6 +131,30 @@ static const Case cases[] = {
      "in q : f32[100,4,16]\nin k : f32[100,2,16]\nin v : f32[100,2,16]\nin pos0 : i32\n"
      "state Kc : f32[128,2,16]\nstate Vc : f32[128,2,16]\nout o : f32[100,4,16]\n"
      "p = range(pos0, n=100)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.25, softcap=30)\n", 3},
+    {"batch_attend: 3 sequences at their own positions, rope + appends, attend split, 4 query heads a key head",
+     "in q : f32[3,8,64]\nin k : f32[3,2,64]\nin v : f32[3,2,64]\nin pos_s0 : i32\nin pos_s1 : i32\nin pos_s2 : i32\n"
+     "state Kc_s0 : f32[512,2,64]\nstate Vc_s0 : f32[512,2,64]\nstate Kc_s1 : f32[512,2,64]\n"
+     "state Vc_s1 : f32[512,2,64]\nstate Kc_s2 : f32[512,2,64]\nstate Vc_s2 : f32[512,2,64]\nout o : f32[3,8,64]\n"
+     "qh_s0 = rope(q[0], pos_s0, theta=1000000)\nKc_s0[pos_s0] = rope(k[0], pos_s0, theta=1000000)\nVc_s0[pos_s0] = v[0]\n"
+     "o_s0 = attend(qh_s0, Kc_s0[..pos_s0], Vc_s0[..pos_s0], scale=0.125)\n"
+     "qh_s1 = rope(q[1], pos_s1, theta=1000000)\nKc_s1[pos_s1] = rope(k[1], pos_s1, theta=1000000)\nVc_s1[pos_s1] = v[1]\n"
+     "o_s1 = attend(qh_s1, Kc_s1[..pos_s1], Vc_s1[..pos_s1], scale=0.125)\n"
+     "qh_s2 = rope(q[2], pos_s2, theta=1000000)\nKc_s2[pos_s2] = rope(k[2], pos_s2, theta=1000000)\nVc_s2[pos_s2] = v[2]\n"
+     "o_s2 = attend(qh_s2, Kc_s2[..pos_s2], Vc_s2[..pos_s2], scale=0.125)\no = stack(o_s0, o_s1, o_s2)\n", 40},
+    {"batch_attend: 4 sequences, f16 caches, per-head norms, soft-cap, window, 8 query heads a key head of 128",
+     "in q : f32[4,16,128]\nin k : f32[4,2,128]\nin v : f32[4,2,128]\nin pos_s0 : i32\nin pos_s1 : i32\n"
+     "in pos_s2 : i32\nin pos_s3 : i32\nweight nq : f32[128]\nweight nk : f32[128]\n"
+     "state Kc_s0 : f16[256,2,128]\nstate Vc_s0 : f16[256,2,128]\nstate Kc_s1 : f16[256,2,128]\n"
+     "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n"
+     "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout o : f32[4,16,128]\n"
+     BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 24},
+    {"batch_attend without a rope: 2 sequences, appends a launch each, sinks, head 32",
+     "in q : f32[2,4,32]\nin k : f32[2,2,32]\nin v : f32[2,2,32]\nin pos_s0 : i32\nin pos_s1 : i32\nweight sk : f32[4]\n"
+     "state Kc_s0 : f32[128,2,32]\nstate Vc_s0 : f32[128,2,32]\nstate Kc_s1 : f32[128,2,32]\n"
+     "state Vc_s1 : f32[128,2,32]\nout o : f32[2,4,32]\n"
+     "Kc_s0[pos_s0] = k[0]\nVc_s0[pos_s0] = v[0]\no_s0 = attend(q[0], Kc_s0[..pos_s0], Vc_s0[..pos_s0], sk, scale=0.17)\n"
+     "Kc_s1[pos_s1] = k[1]\nVc_s1[pos_s1] = v[1]\no_s1 = attend(q[1], Kc_s1[..pos_s1], Vc_s1[..pos_s1], sk, scale=0.17)\n"
+     "o = stack(o_s0, o_s1)\n", 12},
     {"embed q8 with a scale, embed f32",
      "in tok : i32\nweight e : q8[300,128]\nweight f : f32[50,96]\nout y : f32[128]\nout z : f32[96]\n"
      "y = e[tok] * 8\nz = f[tok]\n", 3},
@@ -255,12 +290,14 @@ static double uniform(void)
     return (double)(rng >> 11) * 0x1p-53;
 }
 
-/* Random inputs of program p for step s (positions from 1 up, a chunk of
- * 5 rows, tokens and indices inside their tables), into env and the lane. */
+/* Random inputs of program p for step s (positions from 1 up, a batch's
+ * k-th position input 37 k further on, a chunk of 5 rows, tokens and
+ * indices inside their tables), into env and the lane. */
 static int inputs(Stream *st, Env *env, int s)
 {
     const Prog *p = st->progs[0];
     const Graph *g = st->graphs[0];
+    int npos = 0;
     for (int i = 0; i < p->ndecls; i++) {
         const Decl *d = &p->decls[i];
         if (d->kind != D_IN)
@@ -275,12 +312,13 @@ static int inputs(Stream *st, Env *env, int s)
             if (d->base != T_I32)
                 b->f[j] = (float)(2 * uniform() - 1);
             else if (g->role[i] == R_POS)
-                b->i[j] = s + 1;
+                b->i[j] = s + 1 + 37 * npos;
             else if (g->role[i] == R_POS0)
                 b->i[j] = 5 * s + 1;
             else
                 b->i[j] = (int32_t)(uniform() * 4);   /* a token or a row of 5 */
         }
+        npos += g->role[i] == R_POS;
         int r = st->lane->put(st->lane, 0, i, d->base == T_I32 ? (const void *)b->i : (const void *)b->f, n);
         if (r)
             return r;
