@@ -38,20 +38,13 @@
 // exactly), and one fma with the pair gives the sum times ws rounded once
 // ((2^23 + 2^22) ws is exact, ws having 11 bits); a second fma takes it
 // times the activation's scale into the accumulator.
-// F16 (XQ 1): instead, each stage's int8 tiles are turned into f16 tiles
-// times their scales (the weights' values q ws in f16 arithmetic, ws being
-// the checkpoint's f16; the activations' q xs in f32, then rounded to f16),
-// and mma.sync m16n8k16 f16 accumulates in f32 over all of K: no work a
-// slab, at the cost of each value rounded to f16 (2^-11 relative at most,
-// against the one-word quantization's own 1/254 of a block's largest).
-// Shared memory: STAGES x STAGE bytes (under F16 then the BM x KT and WC x
-// KT f16 tiles, rows of HP bytes), or the BM x (WC + 1) float tile of sums
-// the epilogue reads, in the same place, if larger; then BM floats of the
-// norm's factors.
+// Shared memory: STAGES x STAGE bytes, or the BM x (WC + 1) float tile of
+// sums the epilogue reads, in the same place, if larger; then BM floats of
+// the norm's factors.
 
 constexpr int WC = 128, KT = 128, SLABS = KT / 32, THREADS = 256;
 constexpr int STAGES = XQ == 2 && BM == 64 ? 2 : 3;   // two blocks a multiprocessor at BM 64
-constexpr int BLOCKS = BM == 64 && !F16 && XIN == XQ ? 2 : 1;   // blocks a multiprocessor (128 registers)
+constexpr int BLOCKS = BM == 64 && XIN == XQ ? 2 : 1;   // blocks a multiprocessor (128 registers)
 constexpr int MT = BM / 32;                     // 16-row tiles a warp
 constexpr int GATED = GATE ? 1 : 0;
 constexpr int BU = GATED ? WC / 2 : WC;
@@ -64,16 +57,11 @@ constexpr int WS_AT = AS_AT + BM * SLABS * 4;   // f32 [SLABS][WC][2]: each weig
 constexpr int STAGE = WS_AT + WC * SLABS * 8;
 constexpr int EP = WC + 1;                      // floats a row of the sums' tile
 constexpr int TILE = BM * EP * 4;
-constexpr int HP = 2 * KT + 16;                 // bytes of a row of an f16 tile (F16)
-constexpr int H_AT = STAGES * STAGE;            // F16: the activations' f16 tile [BM][KT], then the weights' [WC][KT]
-constexpr int HW_AT = H_AT + BM * HP;
-constexpr int STAGED = F16 ? HW_AT + WC * HP : STAGES * STAGE;
-constexpr int INV_AT = STAGED > TILE ? STAGED : TILE;
+constexpr int INV_AT = STAGES * STAGE > TILE ? STAGES * STAGE : TILE;
 constexpr int KTILES = (K + KT - 1) / KT;
 constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
 constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
 static_assert(BM == 64 || BM == 128, "a block takes 64 or 128 rows");
-static_assert(!F16 || XQ == 1, "f16 tiles hold one int8 word a value");
 
 struct Unit {
     int part;
@@ -404,113 +392,6 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
     }
 }
 
-// F16: 8 int8 values (two words) as four f16 pairs times s: each byte b
-// as the half of bits 0x6400 | (b ^ 0x80), 1024 + 128 + b exactly, less
-// 1152, then times s (one rounding).
-DEV void q8_h8(uint2 v, u32 s2, u32 *out)
-{
-    u32 w[2] = {v.x ^ 0x80808080u, v.y ^ 0x80808080u};
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        u32 lo = __byte_perm(w[i], 0x64646464u, 0x4140), hi = __byte_perm(w[i], 0x64646464u, 0x4342);
-        asm("{ .reg .b32 k; mov.b32 k, 0xe480e480;\n\t"   // -1152, -1152
-            "add.rn.f16x2 %0, %0, k; add.rn.f16x2 %1, %1, k;\n\t"
-            "mul.rn.f16x2 %0, %0, %2; mul.rn.f16x2 %1, %1, %2; }"
-            : "+r"(lo), "+r"(hi)
-            : "r"(s2));
-        out[2 * i] = lo, out[2 * i + 1] = hi;
-    }
-}
-
-DEV u32 h2x2(float f)
-{
-    u16 h = f2h(f);
-    return (u32)h | (u32)h << 16;
-}
-
-// F16: 8 int8 activation values times their f32 scale s, multiplied in f32
-// and then rounded to f16 pairs (a scale below f16's normal range would
-// lose its bits first): each byte b as the float of bits 0x4b000000 | (b ^
-// 0x80), 2^23 + 128 + b exactly, less 2^23 + 128.
-DEV void q8_h8_f32(uint2 v, float s, u32 *out)
-{
-    u32 w[2] = {v.x ^ 0x80808080u, v.y ^ 0x80808080u};
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        float f[4];
-        f[0] = (__int_as_float(__byte_perm(w[i], 0x4b000000u, 0x7650)) - 8388736.0f) * s;
-        f[1] = (__int_as_float(__byte_perm(w[i], 0x4b000000u, 0x7651)) - 8388736.0f) * s;
-        f[2] = (__int_as_float(__byte_perm(w[i], 0x4b000000u, 0x7652)) - 8388736.0f) * s;
-        f[3] = (__int_as_float(__byte_perm(w[i], 0x4b000000u, 0x7653)) - 8388736.0f) * s;
-#pragma unroll
-        for (int k = 0; k < 2; k++)
-            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(out[2 * i + k]) : "f"(f[2 * k + 1]), "f"(f[2 * k]));
-    }
-}
-
-// F16: the stage's int8 tiles times their scales into the f16 tiles, 16
-// bytes (half a slab of one row) a thread at a time.
-DEV void to_f16(const char *st, char *sm)
-{
-#pragma unroll
-    for (int i = threadIdx.x; i < (BM + WC) * (KT / 16); i += THREADS) {
-        int r = i / (KT / 16), q = i % (KT / 16), j = q / 2, w = r >= BM;
-        int row = w ? r - BM : r;
-        float sc = w ? *(const float *)(st + WS_AT + (j * WC + row) * 8) : ((const float *)(st + AS_AT))[row * SLABS + j];
-        uint4 v = *(const uint4 *)(st + (w ? W_AT : 0) + row * PITCH + q * 16);
-        u32 o[8];
-        if (w) {
-            u32 s2 = h2x2(sc);   // an f16 scale of the checkpoint's, exact
-            q8_h8(make_uint2(v.x, v.y), s2, o);
-            q8_h8(make_uint2(v.z, v.w), s2, o + 4);
-        } else {
-            q8_h8_f32(make_uint2(v.x, v.y), sc, o);
-            q8_h8_f32(make_uint2(v.z, v.w), sc, o + 4);
-        }
-        uint4 *d = (uint4 *)(sm + (w ? HW_AT : H_AT) + row * HP + q * 32);
-        d[0] = make_uint4(o[0], o[1], o[2], o[3]);
-        d[1] = make_uint4(o[4], o[5], o[6], o[7]);
-    }
-}
-
-// d += a (16 x 16, row) . b (16 x 8, col), f16 in, f32 accumulated.
-DEV void mma_h16(float *d, const u32 *a, const u32 *b)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// F16: acc += the f16 tiles, KT / 16 steps of 16 values of K; the
-// fragments' places are the int8 ones' in bytes (a row of 16 halves is 32
-// bytes, as a slab of 32 int8 values is).
-DEV void compute_f16(const char *sm, float (*acc)[4][4])
-{
-    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3;
-    int arow = wm * (BM / 2) + (lane & 7) + ((lane >> 3) & 1) * 8, acol = (lane >> 4) * 16;
-    int brow = wn * 32 + (lane & 7) + (lane >> 4) * 8, bcol = ((lane >> 3) & 1) * 16;
-    u32 sa = smem_addr(sm + H_AT) + arow * HP + acol, sb = smem_addr(sm + HW_AT) + brow * HP + bcol;
-#pragma unroll 2
-    for (int s = 0; s < KT / 16; s++) {
-        u32 af[MT][4], bf[4][2];
-#pragma unroll
-        for (int m = 0; m < MT; m++)
-            ldsm4(af[m], sa + m * 16 * HP + s * 32);
-#pragma unroll
-        for (int n = 0; n < 4; n += 2) {
-            u32 b4[4];
-            ldsm4(b4, sb + n * 8 * HP + s * 32);
-            bf[n][0] = b4[0], bf[n][1] = b4[1], bf[n + 1][0] = b4[2], bf[n + 1][1] = b4[3];
-        }
-#pragma unroll
-        for (int m = 0; m < MT; m++)
-#pragma unroll
-            for (int n = 0; n < 4; n++)
-                mma_h16(acc[m][n], af[m], bf[n]);
-    }
-}
-
 // The epilogue of one unit's value v at activation row t (v1: the up
 // product under GATE), as gemv.cu's; returns the value.
 DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
@@ -594,13 +475,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) mma(const Params p
         Scales sc = {{0, 0}};
         if (nk < KTILES)
             sc = load_scales(f, nk);
-        if (F16) {
-            to_f16(sm + (kt % STAGES) * STAGE, sm);
-            __syncthreads();
-            compute_f16(sm, acc);
-        } else {
-            compute(sm + (kt % STAGES) * STAGE, kt, acc);
-        }
+        compute(sm + (kt % STAGES) * STAGE, kt, acc);
         if (nk < KTILES)
             store_scales(next, sc);
     }

@@ -575,8 +575,6 @@ static int need_mma(Need *n)
         return bad(n, "the tensor cores take whole 32-value slabs of K");
     if (bm != 64 && bm != 128)
         return bad(n, "a block takes 64 or 128 rows (BM)");
-    if (C(n, "F16") && xq != 1)
-        return bad(n, "f16 tiles (F16) hold one int8 word a value (XQ 1)");
     if (C(n, "NORM") && xin)
         return bad(n, "a norm prologue reads f32 activations");
     if (xin && xin != xq)
@@ -590,8 +588,7 @@ static int need_mma(Need *n)
         return bad(n, "more than 65535 tiles of weight rows");
     grid(n, cdiv(rows, bm), cdiv(units, gate ? 64 : 128), 1);
     long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 32, tile = bm * 129 * 4, stages = xq == 2 && bm == 64 ? 2 : 3;
-    long staged = stages * stage + (C(n, "F16") ? (bm + 128) * 272 : 0);
-    n->out->smem = (staged > tile ? staged : tile) + bm * 4;
+    n->out->smem = (stages * stage > tile ? stages * stage : tile) + bm * 4;
     return 0;
 }
 

@@ -304,12 +304,9 @@ static void emit_mma(Fz *f, const Group *gr)
     C(L, "XIN", xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0);
     C(L, "XQ", f->o->numerics == NUM_Q8 ? 1 : 2);
     C(L, "ROWS", (double)rows);
-    /* q8: f16 tiles over 128 rows (the weights' conversion shared by more
-     * rows); q8x2: int8, two blocks of 64 rows a multiprocessor, 3-7% ahead
-     * of 128 on the 8B's chunks (bench/NOTES.md, run44) */
-    int f16 = f->o->numerics == NUM_Q8;
-    C(L, "BM", f16 ? 128 : 64);
-    C(L, "F16", f16);
+    /* two blocks of 64 rows a multiprocessor: 3-7% ahead of 128 on the 8B's
+     * chunks (run44); f16 tiles under q8 were 37% slower (run46), int8 kept */
+    C(L, "BM", 64);
     C(L, "BIAS", bias);
     C(L, "RES", res);
     C(L, "GATE", gr->gate);
