@@ -825,53 +825,110 @@ static void quantizing(Fz *f)
 
 /* ---- order ---- */
 
-/* Group g depends on the group computing node k; through a view, on what
- * the view reads and the writes it must follow. */
-static void depend(const Fz *f, int g, int k, char *dep)
+/* The groups group g depends on, each once (mark[h] == g once listed): the
+ * group computing node k; through a view, what the view reads and the
+ * writes it must follow. */
+typedef struct Deps {
+    int *h, n, cap;
+    int *mark;
+} Deps;
+
+static void depend(const Fz *f, int g, int k, Deps *d)
 {
     const GNode *n = N(f, k);
     if (n->view) {
         for (int i = 0; i < n->nargs; i++)
-            depend(f, g, n->args[i], dep);
+            depend(f, g, n->args[i], d);
         for (int i = 0; i < n->nafter; i++)
-            depend(f, g, n->after[i], dep);
+            depend(f, g, n->after[i], d);
         return;
     }
     int p = f->group[k];
-    if (p >= 0 && p != g)
-        dep[p] = 1;
+    if (p >= 0 && p != g && d->mark[p] != g) {
+        d->mark[p] = g;
+        *VEC_PUSH(f->a, d->h, d->n, d->cap) = p;
+    }
 }
 
-/* Kahn's order of the groups, the ready group with the least node first. */
+/* Ready groups, least node first (then least group): a binary heap. */
+static int heap_less(const Fz *f, int a, int b)
+{
+    return f->gs[a].node < f->gs[b].node || (f->gs[a].node == f->gs[b].node && a < b);
+}
+
+static void heap_push(const Fz *f, int *h, int *n, int g)
+{
+    int i = (*n)++;
+    for (; i > 0 && heap_less(f, g, h[(i - 1) / 2]); i = (i - 1) / 2)
+        h[i] = h[(i - 1) / 2];
+    h[i] = g;
+}
+
+static int heap_pop(const Fz *f, int *h, int *n)
+{
+    int top = h[0], last = h[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && heap_less(f, h[c + 1], h[c]))
+            c++;
+        if (!heap_less(f, h[c], last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = last;
+    return top;
+}
+
+/* Kahn's order of the groups, the ready group with the least node first:
+ * edges listed once each, so a batch's thousands of groups order in time
+ * linear in the edges (a matrix of every pair was cubic). */
 static void order(Fz *f)
 {
     int ng = f->ng;
-    char *dep = arena_alloc(f->a, (size_t)ng * (size_t)ng);
+    Deps d = {.mark = arena_alloc(f->a, sizeof *d.mark * (size_t)(ng + 1))};
+    int *from = arena_alloc(f->a, sizeof *from * (size_t)(ng + 1)), *indeg = arena_alloc(f->a, sizeof *indeg * (size_t)(ng + 1));
     for (int g = 0; g < ng; g++)
+        d.mark[g] = -1;
+    for (int g = 0; g < ng; g++) {
+        from[g] = d.n;
         for (int i = 0; i < f->gs[g].nn; i++) {
             const GNode *n = N(f, f->gs[g].nodes[i]);
             for (int a = 0; a < n->nargs; a++)
-                depend(f, g, n->args[a], dep + (size_t)g * ng);
+                depend(f, g, n->args[a], &d);
             for (int a = 0; a < n->nafter; a++)
-                depend(f, g, n->after[a], dep + (size_t)g * ng);
+                depend(f, g, n->after[a], &d);
         }
-    char *done = arena_alloc(f->a, (size_t)ng);
-    f->order = arena_alloc(f->a, sizeof *f->order * (size_t)(ng + 1));
-    for (int placed = 0; placed < ng; placed++) {
-        int best = -1;
-        for (int g = 0; g < ng; g++) {
-            if (done[g])
-                continue;
-            int ready = 1;
-            for (int h = 0; h < ng && ready; h++)
-                ready = !dep[(size_t)g * ng + h] || done[h];
-            if (ready && (best < 0 || f->gs[g].node < f->gs[best].node))
-                best = g;
-        }
-        ASSERT(best >= 0);   /* the rules never join nodes across a cycle */
-        done[best] = 1;
-        f->order[placed] = best;
+        indeg[g] = d.n - from[g];
     }
+    from[ng] = d.n;
+    /* successors: group h's dependants, next[first[h] .. first[h + 1]) */
+    int *first = arena_alloc(f->a, sizeof *first * (size_t)(ng + 2)), *next = arena_alloc(f->a, sizeof *next * (size_t)(d.n + 1));
+    memset(first, 0, sizeof *first * (size_t)(ng + 2));
+    for (int e = 0; e < d.n; e++)
+        first[d.h[e] + 2]++;
+    for (int h = 0; h < ng; h++)
+        first[h + 2] += first[h + 1];
+    for (int g = 0; g < ng; g++)
+        for (int e = from[g]; e < from[g + 1]; e++)
+            next[first[d.h[e] + 1]++] = g;
+    int *heap = arena_alloc(f->a, sizeof *heap * (size_t)(ng + 1)), nh = 0;
+    for (int g = 0; g < ng; g++)
+        if (!indeg[g])
+            heap_push(f, heap, &nh, g);
+    f->order = arena_alloc(f->a, sizeof *f->order * (size_t)(ng + 1));
+    int placed = 0;
+    while (nh > 0) {
+        int g = heap_pop(f, heap, &nh);
+        f->order[placed++] = g;
+        for (int e = first[g]; e < first[g + 1]; e++)
+            if (--indeg[next[e]] == 0)
+                heap_push(f, heap, &nh, next[e]);
+    }
+    ASSERT(placed == ng);   /* the rules never join nodes across a cycle */
 }
 
 /* ---- rope_attend: a decode step's rope in its attention's launch ---- */

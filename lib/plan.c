@@ -59,14 +59,35 @@ long plan_buf_bytes(const Plan *pl, int b)
 
 /* ---- covers: statements whole, or nodes of them ---- */
 
-/* The compute nodes of statement s, in order, into out (at most cap). */
-static int stmt_nodes(const Graph *g, int s, int *out, int cap)
+/* Each statement's compute nodes in node order: list[first[s] ..
+ * first[s + 1]), found in one pass over the graph (a plan of a large batch
+ * has tens of thousands of statements and nodes; a search a statement made
+ * printing and reading it quadratic). */
+typedef struct StmtIx {
+    int *first, *list;
+} StmtIx;
+
+static StmtIx stmt_ix(Arena *a, const Graph *g)
 {
-    int n = 0;
+    int ns = g->p->nstmts;
+    StmtIx x = {arena_alloc(a, sizeof *x.first * (size_t)(ns + 2)), arena_alloc(a, sizeof *x.list * (size_t)(g->nn + 1))};
+    memset(x.first, 0, sizeof *x.first * (size_t)(ns + 2));
     for (int k = 0; k < g->nn; k++)
-        if (g->n[k].stmt == s && graph_computes(g, k) && n < cap)
-            out[n++] = k;
-    return n;
+        if (g->n[k].stmt >= 0 && g->n[k].stmt < ns && graph_computes(g, k))
+            x.first[g->n[k].stmt + 2]++;
+    for (int s = 0; s < ns; s++)
+        x.first[s + 2] += x.first[s + 1];
+    for (int k = 0; k < g->nn; k++)
+        if (g->n[k].stmt >= 0 && g->n[k].stmt < ns && graph_computes(g, k))
+            x.list[x.first[g->n[k].stmt + 1]++] = k;
+    return x;
+}
+
+/* The compute nodes of statement s, in order: their count, *out the first. */
+static int stmt_nodes(const StmtIx *x, int s, const int **out)
+{
+    *out = x->list + x->first[s];
+    return x->first[s + 1] - x->first[s];
 }
 
 static int covers_node(const int *covers, int ncovers, int node)
@@ -77,13 +98,32 @@ static int covers_node(const int *covers, int ncovers, int node)
     return 0;
 }
 
-static void print_covers(FILE *f, const Graph *g, const int *covers, int ncovers)
+static int cmp_int(const void *a, const void *b)
 {
-    int nodes[256], lo = 1 << 30, hi = 0;
-    for (int s = 0; s < g->p->nstmts; s++) {
-        int n = stmt_nodes(g, s, nodes, 256), have = 0;
-        for (int i = 0; i < n; i++)
-            have += covers_node(covers, ncovers, nodes[i]);
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The statements (S) a launch covers whole, the nodes (S.N) of those it
+ * covers in part, in statement order. */
+static void print_covers(FILE *f, const Graph *g, const StmtIx *x, const int *covers, int ncovers)
+{
+    int lo = 1 << 30, hi = 0, ns = 0, *st = malloc(sizeof *st * (size_t)(ncovers + 1));
+    if (!st) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    for (int i = 0; i < ncovers; i++)
+        st[ns++] = g->n[covers[i]].stmt;
+    qsort(st, (size_t)ns, sizeof *st, cmp_int);
+    for (int i = 0; i < ns; i++) {
+        int s = st[i];
+        if (s < 0 || (i > 0 && s == st[i - 1]))
+            continue;
+        const int *nodes;
+        int n = stmt_nodes(x, s, &nodes), have = 0;
+        for (int j = 0; j < n; j++)
+            have += covers_node(covers, ncovers, nodes[j]);
         if (!have)
             continue;
         int line = g->p->stmts[s].line;
@@ -93,10 +133,11 @@ static void print_covers(FILE *f, const Graph *g, const int *covers, int ncovers
             fprintf(f, " %d", s + 1);
             continue;
         }
-        for (int i = 0; i < n; i++)
-            if (covers_node(covers, ncovers, nodes[i]))
-                fprintf(f, " %d.%d", s + 1, g->n[nodes[i]].sub);
+        for (int j = 0; j < n; j++)
+            if (covers_node(covers, ncovers, nodes[j]))
+                fprintf(f, " %d.%d", s + 1, g->n[nodes[j]].sub);
     }
+    free(st);
     if (hi)
         fprintf(f, lo == hi ? "  # line %d" : "  # lines %d-%d", lo, hi);
 }
@@ -122,7 +163,7 @@ static void print_buf(FILE *f, const Plan *pl, const PBuf *b)
     fputc('\n', f);
 }
 
-static void print_launch(FILE *f, const Plan *pl, const PLaunch *l)
+static void print_launch(FILE *f, const Plan *pl, const StmtIx *x, const PLaunch *l)
 {
     const Kernel *k = kernel_info(l->kernel);
     fprintf(f, "launch %s", k->name);
@@ -135,15 +176,15 @@ static void print_launch(FILE *f, const Plan *pl, const PLaunch *l)
     for (int i = 0; i < k->np; i++)
         fprintf(f, " %s=%s", k->p[i].name, l->arg[i] < 0 ? "-" : pl->bufs[l->arg[i]].name);
     fputs(" covers", f);
-    print_covers(f, pl->g, l->covers, l->ncovers);
+    print_covers(f, pl->g, x, l->covers, l->ncovers);
     fputc('\n', f);
 }
 
-static void print_coll(FILE *f, const Plan *pl, const PColl *c)
+static void print_coll(FILE *f, const Plan *pl, const StmtIx *x, const PColl *c)
 {
     fprintf(f, "collective %s ROWS=%ld COLS=%ld args x=%s y=%s covers", op_info[c->op].name, c->rows, c->cols,
             pl->bufs[c->x].name, pl->bufs[c->y].name);
-    print_covers(f, pl->g, c->covers, c->ncovers);
+    print_covers(f, pl->g, x, c->covers, c->ncovers);
     fputc('\n', f);
 }
 
@@ -156,13 +197,16 @@ void plan_print(FILE *f, const Plan *pl)
     print_prog(f, pl->prog);
     for (int i = 0; i < pl->nbufs; i++)
         print_buf(f, pl, &pl->bufs[i]);
+    Arena *a = arena_new();
+    StmtIx x = stmt_ix(a, pl->g);
     int j = 0;
     for (int i = 0; i <= pl->nls; i++) {
         for (; j < pl->ncs && pl->cs[j].at == i; j++)
-            print_coll(f, pl, &pl->cs[j]);
+            print_coll(f, pl, &x, &pl->cs[j]);
         if (i < pl->nls)
-            print_launch(f, pl, &pl->ls[i]);
+            print_launch(f, pl, &x, &pl->ls[i]);
     }
+    arena_free(a);
     fputs("done\n", f);
 }
 
@@ -181,6 +225,7 @@ typedef struct Rd {
     size_t cur;          /* start of the current line */
     Word *w; int nw, cw; /* the current line's words (comments dropped) */
     int at;              /* the current line's number */
+    StmtIx ix;           /* the program's statements' nodes, once a cover asks */
     jmp_buf fail;
 } Rd;
 
@@ -467,7 +512,10 @@ static void read_covers(Rd *r, const Plan *pl, int i, int **covers, int *ncovers
             *VEC_PUSH(r->a, *covers, *ncovers, cap) = node;
             continue;
         }
-        int nodes[256], n = stmt_nodes(pl->g, stmt, nodes, 256);
+        if (!r->ix.first)
+            r->ix = stmt_ix(r->a, pl->g);
+        const int *nodes;
+        int n = stmt_nodes(&r->ix, stmt, &nodes);
         for (int j = 0; j < n; j++)
             *VEC_PUSH(r->a, *covers, *ncovers, cap) = nodes[j];
     }

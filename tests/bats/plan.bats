@@ -160,6 +160,13 @@ same() {
     logos-check d.logos >/dev/null
 }
 
+@test "a batch of 256 decode steps of the 8B shape fuses, checks and reads back (its launches ordered from edge lists, covers from a statement index)" {
+    sed 's/^ctx: .*/ctx: 1024/' "$EX/llama-3-8b.yaml" >s.yaml
+    logos-author decode_batch --batch 256 s.yaml | logos-fuse --numerics q8 >b.plan
+    [ "$(grep -c '^launch attend .* ROWS=256 .* MODE=3 ' b.plan)" -eq 32 ]
+    logos-check b.plan >/dev/null
+}
+
 @test "--no-lane-rules: products merge in parts only at whole 128-output tiles" {
     logos-author decode_step "$TINY/llama.yaml" >s.logos
     run --separate-stderr logos-fuse -v --no-lane-rules s.logos
