@@ -499,14 +499,12 @@ static int take_flash(Fz *f, const Group *gr, long rows, long hd, long vd)
     return !why;
 }
 
-/* flash.cu: a chunk's causal attention on the tensor cores, the constants
- * and parameters attend's MODE 1 would have. */
-static void emit_flash(Fz *f, const Group *gr, int kb, int vb, int n, long rows, long ctx, int kv)
+/* The constants attend.cu and flash.cu share: the heads, widths, rows,
+ * cache and the attention's attributes. */
+static void attention_consts(L L, Fz *f, const Group *gr, long rows, long ctx, int kv)
 {
-    L L = launch(f, KN_FLASH, gr);
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *k = N(f, a->args[1]), *v = N(f, a->args[2]);
-    long nh = q->ty.d[1].n;
-    C(L, "NH", (double)nh);
+    C(L, "NH", (double)q->ty.d[q->ty.rank - 2].n);
     C(L, "NKV", (double)k->ty.d[1].n);
     C(L, "HD", (double)last(&q->ty));
     C(L, "VD", (double)last(&v->ty));
@@ -517,6 +515,16 @@ static void emit_flash(Fz *f, const Group *gr, int kb, int vb, int n, long rows,
     C(L, "CAP", attr_num(a->e, "softcap", 0));
     C(L, "WINDOW", attr_num(a->e, "window", 0));
     C(L, "SINKS", a->nargs == 4);
+}
+
+/* flash.cu: a chunk's causal attention on the tensor cores, the constants
+ * and parameters attend's MODE 1 would have. */
+static void emit_flash(Fz *f, const Group *gr, int kb, int vb, int n, long rows, long ctx, int kv)
+{
+    L L = launch(f, KN_FLASH, gr);
+    const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *k = N(f, a->args[1]);
+    long nh = q->ty.d[1].n;
+    attention_consts(L, f, gr, rows, ctx, kv);
     C(L, "QS", (double)(nh * last(&q->ty)));
     C(L, "OQ", gr->oq);
     A(L, "q", buf_of(f, a->args[0]));
@@ -616,18 +624,8 @@ static void emit_attend(Fz *f, const Group *gr)
     if (split > 1)
         fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
                   "least %ld rows", nh / hg * rows, busy, chunk);
-    C(L, "NH", (double)nh);
-    C(L, "NKV", (double)nkv);
+    attention_consts(L, f, gr, rows, ctx, kv);
     C(L, "HG", (double)hg);
-    C(L, "HD", (double)last(&q->ty));
-    C(L, "VD", (double)last(&v->ty));
-    C(L, "ROWS", (double)rows);
-    C(L, "NCTX", (double)ctx);
-    C(L, "KV", kv);
-    C(L, "SCALE", attr_num(a->e, "scale", 1));
-    C(L, "CAP", attr_num(a->e, "softcap", 0));
-    C(L, "WINDOW", attr_num(a->e, "window", 0));
-    C(L, "SINKS", a->nargs == 4);
     C(L, "SPLIT", (double)split);
     C(L, "CHUNK", (double)chunk);
     C(L, "BUSY", (double)busy);
