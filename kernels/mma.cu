@@ -27,7 +27,9 @@
 // of the parts, end to end), or under GATE 64 gate rows and their 64 up
 // rows. Warp (wm, wn) computes rows BM/2 wm .. + BM/2 by weight rows 32 wn
 // .. + 32 as MT x 4 tiles of 16 x 8 (MT = BM / 32), its fragments read by
-// ldmatrix; at BM 64 two blocks share a multiprocessor. K goes KT = 128
+// ldmatrix; at BM 64 two blocks share a multiprocessor (where the
+// activations come quantized: quantizing f32 in the block needs more than
+// 128 registers). K goes KT = 128
 // (four slabs) a stage, STAGES stages in flight (3; 2 for a8x2 at BM 64):
 // weight rows and quantized activations by cp.async (zero-filled past K,
 // the rows and the units), f32 activations quantized by the block into the
