@@ -64,13 +64,14 @@ long plan_buf_bytes(const Plan *pl, int b)
  * has tens of thousands of statements and nodes; a search a statement made
  * printing and reading it quadratic). */
 typedef struct StmtIx {
+    Arena *a;   /* where the index and a launch's scratch live */
     int *first, *list;
 } StmtIx;
 
 static StmtIx stmt_ix(Arena *a, const Graph *g)
 {
     int ns = g->p->nstmts;
-    StmtIx x = {arena_alloc(a, sizeof *x.first * (size_t)(ns + 2)), arena_alloc(a, sizeof *x.list * (size_t)(g->nn + 1))};
+    StmtIx x = {a, arena_alloc(a, sizeof *x.first * (size_t)(ns + 2)), arena_alloc(a, sizeof *x.list * (size_t)(g->nn + 1))};
     memset(x.first, 0, sizeof *x.first * (size_t)(ns + 2));
     for (int k = 0; k < g->nn; k++)
         if (g->n[k].stmt >= 0 && g->n[k].stmt < ns && graph_computes(g, k))
@@ -108,11 +109,7 @@ static int cmp_int(const void *a, const void *b)
  * covers in part, in statement order. */
 static void print_covers(FILE *f, const Graph *g, const StmtIx *x, const int *covers, int ncovers)
 {
-    int lo = 1 << 30, hi = 0, ns = 0, *st = malloc(sizeof *st * (size_t)(ncovers + 1));
-    if (!st) {
-        diag("out of memory");
-        exit(EXIT_SYSTEM);
-    }
+    int lo = 1 << 30, hi = 0, ns = 0, *st = arena_alloc(x->a, sizeof *st * (size_t)(ncovers + 1));
     for (int i = 0; i < ncovers; i++)
         st[ns++] = g->n[covers[i]].stmt;
     qsort(st, (size_t)ns, sizeof *st, cmp_int);
@@ -137,7 +134,6 @@ static void print_covers(FILE *f, const Graph *g, const StmtIx *x, const int *co
             if (covers_node(covers, ncovers, nodes[j]))
                 fprintf(f, " %d.%d", s + 1, g->n[nodes[j]].sub);
     }
-    free(st);
     if (hi)
         fprintf(f, lo == hi ? "  # line %d" : "  # lines %d-%d", lo, hi);
 }
