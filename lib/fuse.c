@@ -240,9 +240,10 @@ static void epilogue(Fz *f, Group *gr, int p, int k)
 }
 
 /* The stacked rows of a product group bound for the tensor cores (at
- * least the crossover's rows, Q8_0 parts over whole 32-value blocks,
- * quantized numerics, no arg-max: the facts the lane's take_mma decides
- * by, less the activation's format, which the norm decides here), else 0. */
+ * least the fewer of the two crossovers' rows, Q8_0 parts over whole
+ * 32-value blocks, quantized numerics, no arg-max: the facts the lane's
+ * take_mma and take_mmv decide by, less the activation's format, which the
+ * norm decides here), else 0. */
 static long mma_bound(const Fz *f, const Group *gr)
 {
     const Type *pt = &N(f, gr->prod[0])->ty;
@@ -252,7 +253,7 @@ static long mma_bound(const Fz *f, const Group *gr)
         rows *= pt->d[i].sym ? f->o->rows : pt->d[i].n;
     for (int p = 0; p < gr->parts; p++)
         q8 &= N(f, N(f, gr->prod[p])->args[0])->ty.base == T_Q8;
-    return q8 && rows >= mma_crossover(f->o) ? rows : 0;
+    return q8 && rows >= tc_crossover(f->o) ? rows : 0;
 }
 
 /* Takes the norm that feeds every product of the group as its prologue. */
@@ -267,8 +268,8 @@ static void prologue(Fz *f, Group *gr)
         return;
     }
     /* every block of an MMA would norm and quantize its 64 rows again for
-     * each tile of outputs it takes; the norm runs once instead, quantizing
-     * in its epilogue */
+     * each tile of outputs it takes (and an MMV reads them quantized); the
+     * norm runs once instead, quantizing in its epilogue */
     long rows = mma_bound(f, gr);
     if (rows) {
         fuse_note(f, x, "no prologue: %ld stacked rows go to the tensor cores, whose blocks would each norm them again",

@@ -179,6 +179,18 @@ static void need(Need *n, const char *param, long count)
     n->out->count[i] = count;
 }
 
+/* The constants read parameter param as element type et. */
+static void need_etype(Need *n, const char *param, int et)
+{
+    n->out->etype[kernel_param(n->k, param)] = et;
+}
+
+/* An activation format constant (0 f32, 1 a8, 2 a8x2) as an element type. */
+static int act_etype(long f)
+{
+    return f == 1 ? ET_A8 : f == 2 ? ET_A8X2 : ET_F32;
+}
+
 /* Parameter param is a table of `entries` buffers, each holding count. */
 static void need_table(Need *n, const char *param, long entries, long count)
 {
@@ -266,6 +278,7 @@ static int need_gemv(Need *n)
     if (C(n, "ARGMAX") && P > 1 + (gate != 0))
         return bad(n, "the arg-max reads one output");
     need(n, "x", rows * K);
+    need_etype(n, "x", act_etype(xin));
     if (C(n, "NW"))
         need(n, "nw", K);
     long g = cdiv(units, 8 * wr), blocks = C(n, "GRID");
@@ -582,6 +595,7 @@ static int need_mma(Need *n)
     if (C(n, "OQ") && (C(n, "N0") % 32 || P > 1 + (gate != 0)))
         return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
     need(n, "x", rows * K);
+    need_etype(n, "x", act_etype(xin));
     if (C(n, "NW"))
         need(n, "nw", K);
     if (cdiv(units, gate ? 64 : 128) > 65535)
@@ -589,6 +603,25 @@ static int need_mma(Need *n)
     grid(n, cdiv(rows, bm), cdiv(units, gate ? 64 : 128), 1);
     long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 32, tile = bm * 129 * 4, stages = xq == 2 && bm == 64 ? 2 : 3;
     n->out->smem = (stages * stage > tile ? stages * stage : tile) + bm * 4;
+    return 0;
+}
+
+/* mmv.cu: blocks of 32 units, passes of 8 NT activation rows already
+ * quantized, the warps' sums in shared memory ([KS][RG][32][8 NT] floats:
+ * 8 x 32 x 8 NT in all). */
+static int need_mmv(Need *n)
+{
+    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), nt = C(n, "NT"), units;
+    if (need_parts(n, &units))
+        return -1;
+    if (K % 32)
+        return bad(n, "the tensor cores take whole 32-value slabs of K");
+    if (C(n, "OQ") && (C(n, "N0") % 32 || P > 1 + (gate != 0)))
+        return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
+    need(n, "x", rows * K);
+    need_etype(n, "x", act_etype(C(n, "XQ")));
+    grid(n, cdiv(units, 32), cdiv(rows, 8 * nt), 1);
+    n->out->smem = 8 * 32 * 8 * nt * 4;
     return 0;
 }
 
@@ -630,13 +663,13 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
         [KN_ATTEND] = need_attend, [KN_FLASH] = need_flash, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
         [KN_RANGE] = need_range, [KN_CONV] = need_conv,
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
-        [KN_MMA] = need_mma,
+        [KN_MMA] = need_mma, [KN_MMV] = need_mmv,
         [KN_LATENT] = need_latent,
         [KN_DELTA] = need_delta,
     };
     memset(out, 0, sizeof *out);
     for (int i = 0; i < KMAXP; i++)
-        out->count[i] = -1;
+        out->count[i] = -1, out->etype[i] = -1;
     out->block = kernel_info(k)->threads;
     why[0] = 0;
     Need n = {k, c, out, why, whylen};

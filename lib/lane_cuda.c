@@ -225,13 +225,15 @@ static int gemv_wr(int oq)
 
 /* ---- products of stacked rows on the tensor cores (mma.cu) ---- */
 
-/* Whether a product group runs on the tensor cores: stacked rows at least
- * --mma-rows of them (MMA_ROWS by default), every part Q8_0 over whole
- * 32-value blocks, the activations quantized (q8 or q8x2), no arg-max;
- * -v says the decision for stacked rows. */
-static int take_mma(Fz *f, const Group *gr)
+/* Which kernel a product group runs on: KN_MMA for stacked rows at least
+ * --mma-rows of them, KN_MMV for at least --mmv-rows (fewer than
+ * --mma-rows) whose activations arrive quantized in the numerics' format,
+ * KN_GEMV otherwise; the tensor cores need every part Q8_0 over whole
+ * 32-value blocks, quantized numerics (q8, q8x2) and no arg-max. -v says
+ * the decision for stacked rows. */
+static int product_kernel(Fz *f, const Group *gr)
 {
-    int n, cross = mma_crossover(f->o);   /* fuse.c's mma_bound decides the norm prologue by the same facts */
+    int n, cross = mma_crossover(f->o), vcross = mmv_crossover(f->o);   /* fuse.c's mma_bound: the same facts */
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     long K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
     int xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype, q8 = 1;
@@ -240,15 +242,27 @@ static int take_mma(Fz *f, const Group *gr)
     for (int p = 0; p < gr->parts; p++)
         q8 &= wq(f, gr->prod[p]);
     if (rows < 2)
-        return 0;
-    const char *why = rows < cross ? "fewer rows than --mma-rows" : !q8 ? "f32 weights" : K % 32 ? "not whole 32-value blocks"
-                      : !xq ? "f32 activations" : gr->argmax >= 0 ? "an arg-max epilogue"
-                      : xin && xin != xq ? "activations in another format" : NULL;
-    if (why)
-        fuse_note(f, gr->node, "products of %ld stacked rows as GEMVs: %s (%d)", rows, why, cross);
-    else
-        fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores: at least --mma-rows %d", rows, cross);
-    return !why;
+        return KN_GEMV;
+    int mma = rows >= cross, mmv = !mma && rows >= vcross;
+    const char *why = !mma && !mmv ? "fewer rows than --mmv-rows and --mma-rows" : !q8 ? "f32 weights"
+                      : K % 32 ? "not whole 32-value blocks" : !xq ? "f32 activations"
+                      : gr->argmax >= 0 ? "an arg-max epilogue"
+                      : xin && xin != xq ? "activations in another format"
+                      : mmv && gr->norm >= 0 ? "a norm prologue"
+                      : mmv && !xin ? "activations not quantized before it (--mmv-rows reads them so)" : NULL;
+    if (why) {
+        fuse_note(f, gr->node, "products of %ld stacked rows as GEMVs: %s (%d, %d)", rows, why, vcross, cross);
+        return KN_GEMV;
+    }
+    if (mma) {
+        fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in tiles: at least --mma-rows %d",
+                  rows, cross);
+        return KN_MMA;
+    }
+    long passes = (rows + 31) / 32;
+    fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in %ld pass%s of up to 32: at least "
+              "--mmv-rows %d, fewer than --mma-rows %d", rows, passes, passes == 1 ? "" : "es", vcross, cross);
+    return KN_MMV;
 }
 
 /* A product group's parts as a GEMV's or an MMA's constants and arguments
@@ -318,10 +332,42 @@ static void emit_mma(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* Activation rows a pass of mmv: tiles of 8, at most 4 (passes of 32). */
+static long mmv_tiles(long rows)
+{
+    return rows >= 32 ? 4 : (rows + 7) / 8;
+}
+
+static void emit_mmv(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_MMV, gr);
+    int n, xb = buf_of(f, gr->x), bias, res;
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
+    product_parts(L, f, gr, &bias, &res);
+    C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
+    C(L, "PARTS", gr->parts);
+    C(L, "XQ", f->o->numerics == NUM_Q8 ? 1 : 2);
+    C(L, "ROWS", (double)rows);
+    C(L, "NT", (double)mmv_tiles(rows));
+    C(L, "BIAS", bias);
+    C(L, "RES", res);
+    C(L, "GATE", gr->gate);
+    C(L, "CAP", gr->cap);
+    C(L, "OQ", gr->oq);
+    A(L, "x", xb);
+    A(L, "n", n);
+    finish(L);
+}
+
 static void emit_gemv(Fz *f, const Group *gr)
 {
-    if (take_mma(f, gr)) {
+    int kn = product_kernel(f, gr);
+    if (kn == KN_MMA) {
         emit_mma(f, gr);
+        return;
+    }
+    if (kn == KN_MMV) {
+        emit_mmv(f, gr);
         return;
     }
     L L = launch(f, KN_GEMV, gr);

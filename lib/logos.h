@@ -624,6 +624,7 @@ typedef struct Kernel {
 typedef struct KNeed {
     long count[KMAXP];   /* under a table: each entry's */
     long entries[KMAXP]; /* the entries of the table the parameter reads (0: a buffer, not a table) */
+    int etype[KMAXP];    /* the element type the constants read the parameter as; -1: any it takes */
     long grid[3];
     int block;
     long smem;
@@ -739,15 +740,31 @@ typedef struct FuseOpts {
     int sms;             /* the chip's multiprocessors, for chunks_apart */
     int verbose;         /* each decision on stderr */
     int quiet;           /* no message for an op the lane has no kernel for */
-    int mma_rows;        /* stacked rows from which products run on the tensor cores; 0: MMA_ROWS */
+    int mma_rows;        /* stacked rows from which products run on the tensor cores in tiles (mma); 0: MMA_ROWS */
+    int mmv_rows;        /* stacked rows from which they run there in passes of 32 (mmv); 0: MMV_ROWS */
 } FuseOpts;
 /* The default crossover of --mma-rows: an estimate, not yet the bench's
  * measurement (logos-fuse(1) says how it was reckoned). */
 #define MMA_ROWS 128
-/* The stacked rows from which products run on the tensor cores. */
+/* The stacked rows from which products run on the tensor cores in tiles. */
 static inline int mma_crossover(const FuseOpts *o)
 {
     return o->mma_rows > 0 ? o->mma_rows : MMA_ROWS;
+}
+/* The default of --mmv-rows: from 3 rows a GEMV under a quantizing
+ * epilogue reads its weights twice (logos-fuse(1)). */
+#define MMV_ROWS 3
+/* The stacked rows from which products run on the tensor cores in passes
+ * of up to 32 rows (below mma_crossover). */
+static inline int mmv_crossover(const FuseOpts *o)
+{
+    return o->mmv_rows > 0 ? o->mmv_rows : MMV_ROWS;
+}
+/* The fewest stacked rows either tensor-core kernel takes. */
+static inline int tc_crossover(const FuseOpts *o)
+{
+    int a = mma_crossover(o), v = mmv_crossover(o);
+    return a < v ? a : v;
 }
 /* The plan of a checked program under the knobs; NULL after reporting an op
  * the lane has no kernel for (exit 1). */

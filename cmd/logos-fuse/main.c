@@ -10,7 +10,7 @@ typedef struct Opts {
     const char *out;
     FuseOpts f;
     int numerics, no_lane_rules, no_fuse_quant;
-    long rows, sms, mma_rows;
+    long rows, sms, mma_rows, mmv_rows;
     int quiet;
 } Opts;
 
@@ -43,14 +43,18 @@ static const Opt opts[] = {
      .what = "a number of multiprocessors", .help = "the GPU's multiprocessors, for split attention (default 132)"},
     {.l = "mma-rows", .kind = OPT_LONG, .at = offsetof(Opts, mma_rows), .arg = "N", .lo = 2, .hi = 65536,
      .what = "a number of rows",
-     .help = "stacked rows from which products run on the tensor cores (default 128)"},
+     .help = "stacked rows from which products run on the tensor cores in tiles (default 128)"},
+    {.l = "mmv-rows", .kind = OPT_LONG, .at = offsetof(Opts, mmv_rows), .arg = "N", .lo = 2, .hi = 65536,
+     .what = "a number of rows",
+     .help = "stacked rows from which, below --mma-rows, they run there in passes of 32 (default 3)"},
     {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, out), .arg = "FILE", .help = "write the plans to FILE"},
     {.s = 'v', .kind = OPT_FLAG, .at = offsetof(Opts, f.verbose), .help = "say each decision and its reason on stderr"},
     {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no decisions on stderr, even with -v"},
     {0},
 };
 static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]\n"
-                        "                  [--rows N] [--sms N] [--mma-rows N] [-o FILE] [-v] [FILE]\n",
+                        "                  [--rows N] [--sms N] [--mma-rows N]\n"
+                        "                  [--mmv-rows N] [-o FILE] [-v] [FILE]\n",
                         opts};
 
 /* The row bound of a program's sizes: the knob, or its context (the rows of
@@ -100,6 +104,7 @@ int main(int argc, char **argv)
     o.f.rows = rows_of(&o, &st);
     o.f.sms = o.sms ? (int)o.sms : 132;
     o.f.mma_rows = (int)o.mma_rows;
+    o.f.mmv_rows = (int)o.mmv_rows;
     o.f.verbose &= !o.quiet;
     char *text = NULL;
     size_t len = 0;

@@ -237,7 +237,9 @@ static const Case cases[] = {
 };
 
 /* The tensor cores (mma.cu): rows past the default crossover, and rows
- * under it with --mma-rows 2; rows, units and K not whole tiles. */
+ * under it with --mma-rows 2; rows, units and K not whole tiles. Their
+ * passes of up to 32 rows (mmv.cu): 3 to 127 rows whose activations arrive
+ * quantized (after a norm, or a quantizing epilogue), at the defaults. */
 typedef struct MmaCase {
     Case c;
     int rows;            /* --mma-rows for its plan (0: the default) */
@@ -264,6 +266,26 @@ static const MmaCase mma_cases[] = {
      "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2}, 2},
     {{"mma q8 512x4096, soft-cap, 129 rows",
      "in x : f32[129,4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\ny = softcap(w @ x, cap=30)\n", 2}, 0},
+    {{"mmv parts after a norm, bias, residual, 5 rows",
+     "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
+     "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
+     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2}, 0},
+    {{"mmv gated silu, quantizing epilogue, down, 17 rows",
+     "in x : f32[17,512]\nin r : f32[17,512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\n"
+     "weight wu : q8[1536,512]\nweight wd : q8[512,1536]\nout y : f32[17,512]\n"
+     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2}, 0},
+    {{"mmv gated gelu_tanh 80x2048, 40 rows (2 passes)",
+     "in x : f32[40,2048]\nweight nw : f32[2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\n"
+     "out h : f32[40,80]\na = rmsnorm(x, nw, eps=1e-06)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2}, 0},
+    {{"mmv q8 512x4096, soft-cap, 9 rows",
+     "in x : f32[9,4096]\nweight nw : f32[4096]\nweight w : q8[512,4096]\nout y : f32[9,512]\n"
+     "y = softcap(w @ rmsnorm(x, nw, eps=1e-06), cap=30)\n", 2}, 0},
+    {{"mmv q8 1000x96, 3 rows",
+     "in x : f32[3,96]\nweight nw : f32[96]\nweight w : q8[1000,96]\nout y : f32[3,1000]\n"
+     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2}, 0},
+    {{"mmv q8 1000x4096, 100 rows (4 passes)",
+     "in x : f32[100,4096]\nweight nw : f32[4096]\nweight w : q8[1000,4096]\nout y : f32[100,1000]\n"
+     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2}, 0},
 };
 
 static double rel_err(const float *a, const float *b, long n, int *finite)
