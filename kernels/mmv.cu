@@ -21,9 +21,9 @@
 // hidden width (N_0 = N_1) and y_1 is unused. No norm prologue: a norm
 // before stacked rows runs once, quantizing in its own epilogue.
 //
-// Launch: grid (units / 32 rounded up, passes = rows / (8 NT) rounded up),
-// 256 threads. A block owns 32 units (output rows of the parts, end to
-// end): its 8 warps are RG groups of weight rows by KS = 8 / RG slices of
+// Launch: grid (GRID, passes = rows / (8 NT) rounded up), 256 threads, a
+// block a multiprocessor (some 180-255 registers a thread). A tile is 32
+// units (output rows of the parts, end to end): a block's 8 warps are RG groups of weight rows by KS = 8 / RG slices of
 // K; RG is 1, or 2 under GATE (16 units a group: their gate rows and their
 // up rows). Each warp holds 32 weight rows as two 16-row tiles (under GATE
 // the group's 16 gate rows and 16 up rows) by NT tiles of 8 activation
@@ -42,7 +42,8 @@
 // 2q+1], c2, c3 = C[g+8][2q, 2q+1]): the weights and activations under the
 // same order. A warp's 8-byte loads of a slab fill 32-byte sectors whole.
 // The first step's weights are loaded before the wait for the launch
-// before (programmatic dependent launch): they do not depend on it.
+// before (programmatic dependent launch): they do not depend on it. Block
+// b of a pass takes the tiles b, b + GRID, ... (GRID at most the tiles).
 // Shared memory: the warps' sums, [KS][RG][32 weight rows][8 NT] floats,
 // added over KS in order (the same sum every run) by the epilogue.
 
@@ -294,13 +295,18 @@ DEV void finish(const Params &p, long u0, int t0, int rows, const float *red)
     }
 }
 
+// The tiles of 32 units; block b of a pass takes tiles b, b + GRID, ...
+// (GRID: what the chip holds at once, or the tiles when fewer), the next
+// tile's first weights in flight over this tile's sums and epilogue.
+constexpr long TILES = (UNITS + BU - 1) / BU;
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
 {
     extern __shared__ __align__(16) float red[];
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
     int rg = w / KS, ks = w % KS;
-    long u0 = (long)blockIdx.x * BU;
-    Rows r = rows_of_warp(p, u0, rg);
+    long tile = blockIdx.x;
+    Rows r = rows_of_warp(p, tile * BU, rg);
     Step s;
     if (ks < STEPS)
         load_step(r, ks, s);   // before the wait: the weights do not depend on the launch before
@@ -308,29 +314,37 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
     int rows = rows_of(p.a[5], ROWS), t0 = blockIdx.y * NB;
     if (t0 >= rows)
         return;
-    float acc[2][NT][4];
-#pragma unroll
-    for (int m = 0; m < 2; m++)
-#pragma unroll
-        for (int n = 0; n < NT; n++)
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                acc[m][n][i] = 0.0f;
-    for (int st = ks; st < STEPS; st += KS) {
-        Step nx;   // the next step's weights in flight over this step's products
-        if (st + KS < STEPS)
-            load_step(r, st + KS, nx);
-        compute(p, s, st, t0, rows, acc);
-        s = nx;
-    }
     float *mine = red + (long)(ks * RG + rg) * 32 * NB;
+    for (; tile < TILES; tile += gridDim.x) {
+        long next = tile + gridDim.x;
+        Rows rn = next < TILES ? rows_of_warp(p, next * BU, rg) : r;
+        float acc[2][NT][4];
 #pragma unroll
-    for (int m = 0; m < 2; m++)
+        for (int m = 0; m < 2; m++)
 #pragma unroll
-        for (int n = 0; n < NT; n++)
+            for (int n = 0; n < NT; n++)
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                mine[(16 * m + g + 8 * (i >> 1)) * NB + 8 * n + 2 * q + (i & 1)] = acc[m][n][i];
-    __syncthreads();
-    finish(p, u0, t0, rows, red);
+                for (int i = 0; i < 4; i++)
+                    acc[m][n][i] = 0.0f;
+        for (int st = ks; st < STEPS; st += KS) {
+            Step nx;   // the next step's weights (or the next tile's first) in flight over this step's products
+            if (st + KS < STEPS)
+                load_step(r, st + KS, nx);
+            else if (next < TILES)
+                load_step(rn, ks, nx);
+            compute(p, s, st, t0, rows, acc);
+            s = nx;
+        }
+        __syncthreads();   // the tile before's epilogue has read the sums
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+#pragma unroll
+            for (int n = 0; n < NT; n++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    mine[(16 * m + g + 8 * (i >> 1)) * NB + 8 * n + 2 * q + (i & 1)] = acc[m][n][i];
+        __syncthreads();
+        finish(p, tile * BU, t0, rows, red);
+        r = rn;
+    }
 }

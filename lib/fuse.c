@@ -198,8 +198,11 @@ static int gate_of(const Fz *f, int prod, int *up, int *act, int *mul)
     return 1;
 }
 
+static long mma_bound(const Fz *f, const Group *gr);
+
 /* Takes part p's epilogue after node k: a bias, then (part 0) a soft-cap,
- * then a residual add, then (part 0, one output) an arg-max. */
+ * then a residual add, then (part 0, one output) an arg-max, but not
+ * where the rows go to the tensor cores' passes (mmv takes none). */
 static void epilogue(Fz *f, Group *gr, int p, int k)
 {
     int w, b = bias_after(f, k, &w);
@@ -232,6 +235,12 @@ static void epilogue(Fz *f, Group *gr, int p, int k)
     }
     gr->out[p] = k;
     if (p == 0 && gr->parts == 1 + (gr->gate != 0) && u >= 0 && N(f, u)->op == OP_ARGMAX) {
+        long rows = mma_bound(f, gr);
+        if (rows && rows < mma_crossover(f->o)) {
+            fuse_note(f, u, "no lm_argmax: %ld stacked rows go to the tensor cores in passes (--mmv-rows), "
+                      "which take no arg-max; it runs alone", rows);
+            return;
+        }
         take(f, gr, u);
         gr->argmax = u;
         fuse_note(f, u, "rule lm_argmax: the arg-max folds into the LM head's product");

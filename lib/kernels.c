@@ -606,9 +606,9 @@ static int need_mma(Need *n)
     return 0;
 }
 
-/* mmv.cu: blocks of 32 units, passes of 8 NT activation rows already
- * quantized, the warps' sums in shared memory ([KS][RG][32][8 NT] floats:
- * 8 x 32 x 8 NT in all). */
+/* mmv.cu: GRID blocks a pass over tiles of 32 units, passes of 8 NT
+ * activation rows already quantized, the warps' sums in shared memory
+ * ([KS][RG][32][8 NT] floats: 8 x 32 x 8 NT in all). */
 static int need_mmv(Need *n)
 {
     long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), nt = C(n, "NT"), units;
@@ -620,7 +620,9 @@ static int need_mmv(Need *n)
         return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(C(n, "XQ")));
-    grid(n, cdiv(units, 32), cdiv(rows, 8 * nt), 1);
+    if (C(n, "GRID") > cdiv(units, 32))
+        return bad(n, "GRID is at most the tiles of 32 units");
+    grid(n, C(n, "GRID"), cdiv(rows, 8 * nt), 1);
     n->out->smem = 8 * 32 * 8 * nt * 4;
     return 0;
 }

@@ -343,12 +343,17 @@ static void emit_mmv(Fz *f, const Group *gr)
     L L = launch(f, KN_MMV, gr);
     int n, xb = buf_of(f, gr->x), bias, res;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    product_parts(L, f, gr, &bias, &res);
+    long units = product_parts(L, f, gr, &bias, &res), nt = mmv_tiles(rows);
     C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
     C(L, "PARTS", gr->parts);
     C(L, "XQ", f->o->numerics == NUM_Q8 ? 1 : 2);
     C(L, "ROWS", (double)rows);
-    C(L, "NT", (double)mmv_tiles(rows));
+    C(L, "NT", (double)nt);
+    /* a block a multiprocessor: as many rounds of tiles as the chip needs
+     * for every pass, and the fewest blocks that take them in that many */
+    long tiles = (units + 31) / 32, passes = (rows + 8 * nt - 1) / (8 * nt);
+    long rounds = (tiles * passes + f->o->sms - 1) / f->o->sms;
+    C(L, "GRID", (double)((tiles + rounds - 1) / rounds));
     C(L, "BIAS", bias);
     C(L, "RES", res);
     C(L, "GATE", gr->gate);
