@@ -41,15 +41,11 @@
 // A[g+8][16+4q..]; b0 = B[4q..][g], b1 = B[16+4q..][g]; c0, c1 = C[g][2q,
 // 2q+1], c2, c3 = C[g+8][2q, 2q+1]): the weights and activations under the
 // same order. A warp's 8-byte loads of a slab fill 32-byte sectors whole.
-// A warp's weights go through shared memory by cp.async, RING (4) steps in
-// flight (below, at issue_step), the first three issued before the wait
-// for the launch before (programmatic dependent launch): they do not
-// depend on it. Block b of a pass takes the tiles b, b + GRID, ... (GRID
-// at most the tiles), the next tile's first steps in flight over a tile's
-// sums and epilogue.
-// Shared memory: the ring, RING x 20 x 256 words of 8 bytes (160 KiB);
-// then the warps' sums, [KS][RG][32 weight rows][8 NT] floats, added over
-// KS in order (the same sum every run) by the epilogue.
+// The first step's weights are loaded before the wait for the launch
+// before (programmatic dependent launch): they do not depend on it. Block
+// b of a pass takes the tiles b, b + GRID, ... (GRID at most the tiles).
+// Shared memory: the warps' sums, [KS][RG][32 weight rows][8 NT] floats,
+// added over KS in order (the same sum every run) by the epilogue.
 
 constexpr int THREADS = 256, WARPS = 8;
 constexpr int GATED = GATE ? 1 : 0;
@@ -146,46 +142,23 @@ DEV Rows rows_of_warp(const Params &p, long u0, int rg)
     return r;
 }
 
-// A step's weights reach shared memory by cp.async, RING steps in flight a
-// warp (the registers could hold two): each thread copies its own 8-byte
-// pieces (16 of quants: tile m, half h, slab b at piece 4 (2 m + h) + b;
-// under VEC 4 of scales, 4 f16 a row, at 16 + 2 m + h) and reads back only
-// what it copied, so the ring needs no barrier. Piece i of stage k of
-// thread t at ring[(k PIECES + i) THREADS + t]: a warp's 8-byte accesses
-// fall on 64 consecutive words.
-constexpr int PIECES = 20, RING = 4;
-constexpr int STAGE = PIECES * THREADS;             // 8-byte words a stage
-constexpr int RED_AT = RING * STAGE * 8;            // where the sums start, bytes
+// One step's weights a thread holds: 8 bytes of each of its rows' 4 slabs,
+// and the rows' 4 f16 scales of those slabs, two to a word.
+struct Step {
+    uint2 w[2][2][4];
+    uint2 s[2][2];
+};
 
-DEV u32 smem_addr(const void *p)
+DEV uint2 ldcs2(const char *p)
 {
-    u32 r;
-    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
-    return r;
+    uint2 v;
+    asm volatile("ld.global.cs.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+    return v;
 }
 
-// Copies n (0 or 8) bytes of src to dst, zero-filling to 8.
-DEV void cp8(void *dst, const void *src, int n)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
-}
-
-DEV void cp_commit()
-{
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-DEV void cp_wait()
-{
-    asm volatile("cp.async.wait_group %0;" ::"n"(RING - 2) : "memory");
-}
-
-// Issues step st of the rows r into ring stage k (any address for the
-// zero-filled pieces: dflt).
-DEV void issue_step(const Rows &r, int st, uint2 *stage, const void *dflt)
+DEV void load_step(const Rows &r, int st, Step &s)
 {
     int q = threadIdx.x & 3;
-    uint2 *mine = stage + threadIdx.x;
 #pragma unroll
     for (int m = 0; m < 2; m++)
 #pragma unroll
@@ -193,25 +166,20 @@ DEV void issue_step(const Rows &r, int st, uint2 *stage, const void *dflt)
             const char *row = r.q[m][h];
 #pragma unroll
             for (int b = 0; b < 4; b++) {
-                int j = 4 * st + b, ok = row && j < SLABS;
-                cp8(mine + (4 * (2 * m + h) + b) * THREADS, ok ? row + (long)j * 32 + 8 * q : dflt, ok ? 8 : 0);
+                int j = 4 * st + b;
+                bool ok = row && j < SLABS;
+                s.w[m][h][b] = ok ? ldcs2(row + (long)j * 32 + 8 * q) : make_uint2(0, 0);
             }
-            if (VEC)
-                cp8(mine + (16 + 2 * m + h) * THREADS, row ? (const void *)(r.s[m][h] + 4 * st) : dflt, row ? 8 : 0);
-        }
-}
-
-// Row (m, h)'s 4 f16 scales of step st, two to a word: from the ring under
-// VEC, else from memory.
-DEV uint2 scales_of(const uint2 *stage, const Rows &r, int m, int h, int st)
-{
-    if (VEC)
-        return stage[(16 + 2 * m + h) * THREADS + threadIdx.x];
-    u32 v[4];
+            if (VEC && row) {
+                s.s[m][h] = *(const uint2 *)(r.s[m][h] + 4 * st);
+            } else {
+                u32 v[4];
 #pragma unroll
-    for (int b = 0; b < 4; b++)
-        v[b] = r.s[m][h] && 4 * st + b < SLABS ? r.s[m][h][4 * st + b] : 0;
-    return make_uint2(v[0] | v[1] << 16, v[2] | v[3] << 16);
+                for (int b = 0; b < 4; b++)
+                    v[b] = row && 4 * st + b < SLABS ? r.s[m][h][4 * st + b] : 0;
+                s.s[m][h] = make_uint2(v[0] | v[1] << 16, v[2] | v[3] << 16);
+            }
+        }
 }
 
 // Slab b's f16 scale of a row's step, as f32.
@@ -223,15 +191,9 @@ DEV float scale_at(uint2 s, int b)
 
 // acc += the step's slabs: weight tiles m by activation tiles n of the
 // pass's rows from t0 (rows: how many there are), a slab at a time.
-DEV void compute(const Params &p, const uint2 *stage, const Rows &r, int st, int t0, int rows, float (*acc)[NT][4])
+DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, float (*acc)[NT][4])
 {
     int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-    uint2 sc[2][2];
-#pragma unroll
-    for (int m = 0; m < 2; m++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-            sc[m][h] = scales_of(stage, r, m, h, st);
     const char *x = (const char *)p.a[4];
     const long n = (long)ROWS * K;
     const float *xs = (const float *)(x + align16(n * XQ));
@@ -245,7 +207,7 @@ DEV void compute(const Params &p, const uint2 *stage, const Rows &r, int st, int
         for (int m = 0; m < 2; m++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                ws[m][h] = scale_at(sc[m][h], b);
+                ws[m][h] = scale_at(s.s[m][h], b);
                 mws[m][h] = -MAGICF * ws[m][h];
             }
 #pragma unroll
@@ -265,11 +227,10 @@ DEV void compute(const Params &p, const uint2 *stage, const Rows &r, int st, int
 #pragma unroll
             for (int m = 0; m < 2; m++) {
                 int hi[4], lo[4];
-                uint2 w0 = stage[(4 * (2 * m) + b) * THREADS + threadIdx.x],
-                      w1 = stage[(4 * (2 * m + 1) + b) * THREADS + threadIdx.x];
-                mma_k32(hi, w0.x, w1.x, w0.y, w1.y, bh.x, bh.y);
+                const uint2 *w0 = &s.w[m][0][b], *w1 = &s.w[m][1][b];
+                mma_k32(hi, w0->x, w1->x, w0->y, w1->y, bh.x, bh.y);
                 if (XQ == 2)
-                    mma_k32(lo, w0.x, w1.x, w0.y, w1.y, bl.x, bl.y);
+                    mma_k32(lo, w0->x, w1->x, w0->y, w1->y, bl.x, bl.y);
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     int h = i >> 1, c = i & 1;
@@ -339,47 +300,24 @@ DEV void finish(const Params &p, long u0, int t0, int rows, const float *red)
 // tile's first weights in flight over this tile's sums and epilogue.
 constexpr long TILES = (UNITS + BU - 1) / BU;
 
-// What a warp copies next: the tile and step, and the tile's rows.
-struct Issuer {
-    long tile;
-    int st;
-    Rows r;
-};
-
-DEV void issue_next(const Params &p, Issuer &is, int ks, int rg, uint2 *stage)
-{
-    if (is.tile < TILES && ks < STEPS) {
-        issue_step(is.r, is.st, stage, p.a[0]);
-        is.st += KS;
-        if (is.st >= STEPS) {
-            is.st = ks;
-            is.tile += gridDim.x;
-            if (is.tile < TILES)
-                is.r = rows_of_warp(p, is.tile * BU, rg);
-        }
-    }
-    cp_commit();   // a group every call, empty or not, so that the waits count steps
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
 {
-    extern __shared__ __align__(16) char sm[];
-    uint2 *ring = (uint2 *)sm;
-    float *red = (float *)(sm + RED_AT);
+    extern __shared__ __align__(16) float red[];
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
     int rg = w / KS, ks = w % KS;
-    Issuer is = {(long)blockIdx.x, ks, rows_of_warp(p, (long)blockIdx.x * BU, rg)};
-    for (int k = 0; k < RING - 1; k++)   // before the wait: the weights do not depend on the launch before
-        issue_next(p, is, ks, rg, ring + k * STAGE);
+    long tile = blockIdx.x;
+    Rows r = rows_of_warp(p, tile * BU, rg);
+    Step s;
+    if (ks < STEPS)
+        load_step(r, ks, s);   // before the wait: the weights do not depend on the launch before
     pdl_begin();
-    int rows = rows_of(p.a[5], ROWS), t0 = blockIdx.y * NB, cs = 0;
-    if (t0 >= rows) {
-        asm volatile("cp.async.wait_all;" ::: "memory");
+    int rows = rows_of(p.a[5], ROWS), t0 = blockIdx.y * NB;
+    if (t0 >= rows)
         return;
-    }
     float *mine = red + (long)(ks * RG + rg) * 32 * NB;
-    for (long tile = blockIdx.x; tile < TILES; tile += gridDim.x) {
-        Rows r = rows_of_warp(p, tile * BU, rg);
+    for (; tile < TILES; tile += gridDim.x) {
+        long next = tile + gridDim.x;
+        Rows rn = next < TILES ? rows_of_warp(p, next * BU, rg) : r;
         float acc[2][NT][4];
 #pragma unroll
         for (int m = 0; m < 2; m++)
@@ -388,10 +326,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
 #pragma unroll
                 for (int i = 0; i < 4; i++)
                     acc[m][n][i] = 0.0f;
-        for (int st = ks; st < STEPS; st += KS, cs++) {
-            cp_wait();   // this step's pieces have landed
-            issue_next(p, is, ks, rg, ring + ((cs + RING - 1) % RING) * STAGE);
-            compute(p, ring + (cs % RING) * STAGE, r, st, t0, rows, acc);
+        for (int st = ks; st < STEPS; st += KS) {
+            Step nx;   // the next step's weights (or the next tile's first) in flight over this step's products
+            if (st + KS < STEPS)
+                load_step(r, st + KS, nx);
+            else if (next < TILES)
+                load_step(rn, ks, nx);
+            compute(p, s, st, t0, rows, acc);
+            s = nx;
         }
         __syncthreads();   // the tile before's epilogue has read the sums
 #pragma unroll
@@ -403,5 +345,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
                     mine[(16 * m + g + 8 * (i >> 1)) * NB + 8 * n + 2 * q + (i & 1)] = acc[m][n][i];
         __syncthreads();
         finish(p, tile * BU, t0, rows, red);
+        r = rn;
     }
 }

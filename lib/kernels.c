@@ -607,9 +607,8 @@ static int need_mma(Need *n)
 }
 
 /* mmv.cu: GRID blocks a pass over tiles of 32 units, passes of 8 NT
- * activation rows already quantized; shared memory: the ring of 4 stages
- * of 20 8-byte words a thread, then the warps' sums ([KS][RG][32][8 NT]
- * floats: 8 x 32 x 8 NT in all). */
+ * activation rows already quantized, the warps' sums in shared memory
+ * ([KS][RG][32][8 NT] floats: 8 x 32 x 8 NT in all). */
 static int need_mmv(Need *n)
 {
     long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), nt = C(n, "NT"), units;
@@ -624,7 +623,7 @@ static int need_mmv(Need *n)
     if (C(n, "GRID") > cdiv(units, 32))
         return bad(n, "GRID is at most the tiles of 32 units");
     grid(n, C(n, "GRID"), cdiv(rows, 8 * nt), 1);
-    n->out->smem = 4 * 20 * 256 * 8 + 8 * 32 * 8 * nt * 4;
+    n->out->smem = 8 * 32 * 8 * nt * 4;
     return 0;
 }
 
