@@ -257,22 +257,45 @@ same() {
     run --separate-stderr logos-fuse -v p.logos
     [ "$status" -eq 0 ]
     ! grep -q '^launch mma ' <<<"$output"
-    [[ "$stderr" == *"products of 64 stacked rows as GEMVs: fewer rows than --mma-rows (128)"* ]]
+    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in 2 passes of up to 32: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
     run --separate-stderr logos-fuse -v --mma-rows 64 p.logos
     [ "$(grep -c "^launch mma " <<<"$output")" -eq 8 ]
-    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores: at least --mma-rows 64"* ]]
+    ! grep -q '^launch mmv ' <<<"$output"
+    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in tiles: at least --mma-rows 64"* ]]
     run --separate-stderr logos-fuse -v --mma-rows 64 --numerics precise p.logos
-    ! grep -q '^launch mma ' <<<"$output"
-    [[ "$stderr" == *"products of 64 stacked rows as GEMVs: f32 activations (64)"* ]]
+    ! grep -q '^launch mm[av] ' <<<"$output"
+    [[ "$stderr" == *"products of 64 stacked rows as GEMVs: f32 activations (3, 64)"* ]]
+    run --separate-stderr logos-fuse -v --mmv-rows 65536 --mma-rows 65536 p.logos
+    ! grep -q '^launch mm[av] ' <<<"$output"
+    [[ "$stderr" == *"products of 64 stacked rows as GEMVs: fewer rows than --mmv-rows and --mma-rows (65536, 65536)"* ]]
+    run --separate-stderr logos-fuse --mmv-rows 1 p.logos
+    [ "$status" -eq 2 ]
     logos-author decode_step "$TINY/llama.yaml" | logos-fuse --mma-rows 2 >s.plan
     ! grep -q '^launch mma ' s.plan
     run --separate-stderr logos-fuse --mma-rows 1 p.logos
     [ "$status" -eq 2 ]
 }
 
-@test "logos-fuse -v: stacked rows on the GEMV in passes, each reading the weights again" {
+@test "logos-fuse --mmv-rows: a decode batch's products on the tensor cores in passes, after a norm that quantizes; the arg-max alone" {
     logos-author decode_batch --batch 16 "$TINY/llama.yaml" >b.logos
     run --separate-stderr logos-fuse -v b.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^launch mmv .* XQ=2 ROWS=16 NT=2 ' <<<"$output")" -eq 7 ]
+    [ "$(grep -c '^launch rownorm .* ROWS=16 .* OQ=2 ' <<<"$output")" -eq 5 ]
+    grep -q '^launch argmax V=256 ROWS=16 ' <<<"$output"
+    [[ "$stderr" == *"no lm_argmax: 16 stacked rows go to the tensor cores in passes (--mmv-rows), which take no arg-max; it runs alone"* ]]
+    [[ "$stderr" == *"products of 16 stacked rows on the tensor cores in 1 pass of up to 32: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
+    # the batch's attention output is f32: its product stays a GEMV
+    [[ "$stderr" == *"products of 16 stacked rows as GEMVs: activations not quantized before it (--mmv-rows reads them so) (3, 128)"* ]]
+    logos-fuse b.logos | logos-check -
+    # two rows: a GEMV's one pass
+    logos-author decode_batch --batch 2 "$TINY/llama.yaml" | logos-fuse >t.plan
+    ! grep -q '^launch mmv ' t.plan
+}
+
+@test "logos-fuse -v: stacked rows on the GEMV in passes, each reading the weights again" {
+    logos-author decode_batch --batch 16 "$TINY/llama.yaml" >b.logos
+    run --separate-stderr logos-fuse -v --mmv-rows 65536 b.logos
     [ "$status" -eq 0 ]
     # the gated pair quantizes its outputs (4 rows a warp): 2 activation rows a pass
     [ "$(grep -c '16 stacked rows in 8 passes of 2 rows (4 a warp): each pass reads the weights again' <<<"$stderr")" -eq 2 ]
@@ -290,8 +313,8 @@ same() {
     [ "$(grep -c '^launch rownorm D=4096 ROWS=512 .* OQ=1 ' <<<"$output")" -eq 64 ]
     [ "$(grep -c '^launch mma .* XIN=1 XQ=1 ROWS=512 BM=64 NORM=0 ' <<<"$output")" -eq 128 ]
     [ "$(grep -c '^launch mma .* GATE=1 CAP=0 OQ=1 ' <<<"$output")" -eq 32 ]
-    # below the crossover the norm stays in the GEMV's prologue
-    run --separate-stderr logos-fuse -v --numerics q8 --rows 64 p.logos
+    # below both crossovers the norm stays in the GEMV's prologue
+    run --separate-stderr logos-fuse -v --numerics q8 --rows 64 --mmv-rows 65536 p.logos
     [[ "$stderr" != *"no prologue: 64 stacked rows"* ]]
     [ "$(grep -c '^launch gemv .* NORM=1 ' <<<"$output")" -eq 65 ]
 }
