@@ -231,6 +231,8 @@ static int gemv_wr(int oq)
  * KN_GEMV otherwise; the tensor cores need every part Q8_0 over whole
  * 32-value blocks, quantized numerics (q8, q8x2) and no arg-max. -v says
  * the decision for stacked rows. */
+static long mmv_tiles(long rows, int xq);
+
 static int product_kernel(Fz *f, const Group *gr)
 {
     int n, cross = mma_crossover(f->o), vcross = mmv_crossover(f->o);   /* fuse.c's mma_bound: the same facts */
@@ -259,9 +261,9 @@ static int product_kernel(Fz *f, const Group *gr)
                   rows, cross);
         return KN_MMA;
     }
-    long passes = (rows + 31) / 32;
-    fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in %ld pass%s of up to 32: at least "
-              "--mmv-rows %d, fewer than --mma-rows %d", rows, passes, passes == 1 ? "" : "es", vcross, cross);
+    long per = 8 * mmv_tiles(rows, xq), passes = (rows + per - 1) / per;
+    fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in %ld pass%s of up to %ld: at least "
+              "--mmv-rows %d, fewer than --mma-rows %d", rows, passes, passes == 1 ? "" : "es", per, vcross, cross);
     return KN_MMV;
 }
 
@@ -332,10 +334,13 @@ static void emit_mma(Fz *f, const Group *gr)
     finish(L);
 }
 
-/* Activation rows a pass of mmv: tiles of 8, at most 4 (passes of 32). */
-static long mmv_tiles(long rows)
+/* Activation rows a pass of mmv: tiles of 8, at most 4 (passes of 32),
+ * under q8x2 at most 2 (its lo words' fragments spill at 4 where K is
+ * short). */
+static long mmv_tiles(long rows, int xq)
 {
-    return rows >= 32 ? 4 : (rows + 7) / 8;
+    long most = xq == 2 ? 2 : 4;
+    return rows >= 8 * most ? most : (rows + 7) / 8;
 }
 
 static void emit_mmv(Fz *f, const Group *gr)
@@ -343,7 +348,7 @@ static void emit_mmv(Fz *f, const Group *gr)
     L L = launch(f, KN_MMV, gr);
     int n, xb = buf_of(f, gr->x), bias, res;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    long units = product_parts(L, f, gr, &bias, &res), nt = mmv_tiles(rows);
+    long units = product_parts(L, f, gr, &bias, &res), nt = mmv_tiles(rows, f->o->numerics == NUM_Q8 ? 1 : 2);
     C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
     C(L, "PARTS", gr->parts);
     C(L, "XQ", f->o->numerics == NUM_Q8 ? 1 : 2);

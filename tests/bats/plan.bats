@@ -257,7 +257,7 @@ same() {
     run --separate-stderr logos-fuse -v p.logos
     [ "$status" -eq 0 ]
     ! grep -q '^launch mma ' <<<"$output"
-    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in 2 passes of up to 32: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
+    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in 4 passes of up to 16: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
     run --separate-stderr logos-fuse -v --mma-rows 64 p.logos
     [ "$(grep -c "^launch mma " <<<"$output")" -eq 8 ]
     ! grep -q '^launch mmv ' <<<"$output"
@@ -284,7 +284,7 @@ same() {
     [ "$(grep -c '^launch rownorm .* ROWS=16 .* OQ=2 ' <<<"$output")" -eq 5 ]
     grep -q '^launch argmax V=256 ROWS=16 ' <<<"$output"
     [[ "$stderr" == *"no lm_argmax: 16 stacked rows go to the tensor cores in passes (--mmv-rows), which take no arg-max; it runs alone"* ]]
-    [[ "$stderr" == *"products of 16 stacked rows on the tensor cores in 1 pass of up to 32: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
+    [[ "$stderr" == *"products of 16 stacked rows on the tensor cores in 1 pass of up to 16: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
     # the batch's attention output is f32: its product stays a GEMV
     [[ "$stderr" == *"products of 16 stacked rows as GEMVs: activations not quantized before it (--mmv-rows reads them so) (3, 128)"* ]]
     logos-fuse b.logos | logos-check -
