@@ -24,38 +24,13 @@
 // the last block reduces them and sets the count back to 0.
 
 constexpr int WARPS = 8;
-constexpr int GATED = GATE ? 1 : 0;
-constexpr long UNITS = GATED ? N0 + N2 + N3 : N0 + N1 + N2 + N3;
+constexpr int Y_AT = 7, B_AT = 11, R_AT = 15;   // y0, b0, r0 among the parameters
+#include "parts.cuh"
 constexpr int XROW = XQ == 0 ? 4 * K : XQ * K;      // bytes of one staged row's values
 constexpr int XS_OFF = TR * XROW;                     // where the staged scales start
 constexpr int RED_OFF = XS_OFF + (XQ ? TR * (K / 32) * 4 : 0);
 constexpr int RES_OFF = RED_OFF + 32 * 4;
 constexpr int FV = K % 4 == 0 ? 4 : 1;                // f32 weights: values a load
-
-struct Unit {
-    int part;
-    int row;   // below 2^31: a weight's rows
-};
-
-DEV Unit unit_of(long u)
-{
-    Unit r;
-    long n0 = N0, n1 = GATED ? 0 : N1;
-    if (u < n0)
-        r = Unit{0, (int)u};
-    else if (u < n0 + n1)
-        r = Unit{1, (int)(u - n0)};
-    else if (u < n0 + n1 + N2)
-        r = Unit{2, (int)(u - n0 - n1)};
-    else
-        r = Unit{3, (int)(u - n0 - n1 - N2)};
-    return r;
-}
-
-DEV long rows_in(int p)
-{
-    return p == 0 ? N0 : p == 1 ? N1 : p == 2 ? N2 : N3;
-}
 
 DEV int dp4a(int a, int b, int c)
 {
@@ -246,17 +221,6 @@ struct Batch {
                        // at the load would wait for it before the next loads
 };
 
-// Part p's weights, by selection (a run-time index into the parameters
-// would put them in local memory).
-DEV const char *part_w(const Params &p, int part)
-{
-    return (const char *)(part == 0 ? p.a[0] : part == 1 ? p.a[1] : part == 2 ? p.a[2] : p.a[3]);
-}
-
-DEV long part_n(int part)
-{
-    return part == 0 ? N0 : part == 1 ? N1 : part == 2 ? N2 : N3;
-}
 
 // Slot k of a warp whose units are us (valid below n): its part and row.
 DEV void slot_at(const Unit *us, int k, int &part, int &row)
@@ -283,7 +247,7 @@ DEV void load(const Params &p, const Unit *us, int n, int c0, Batch &b)
                 continue;
             if (WQ) {
                 b.w[k][u] = __ldcs((const int4 *)(W + (long)row * K) + c);
-                b.s[k][u] = ((const u16 *)(W + align16(part_n(part) * K)))[(long)row * (K / 32) + (c >> 1)];
+                b.s[k][u] = ((const u16 *)(W + align16(rows_in(part) * K)))[(long)row * (K / 32) + (c >> 1)];
             } else if (CV == 4) {
                 b.w[k][u] = __ldcs((const int4 *)((const float *)W + (long)row * K) + c);
             } else {
@@ -345,30 +309,6 @@ DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
     }
 }
 
-// The epilogue of one unit's value v at activation row t (v1: the up
-// product under GATE); returns part 0's value for OQ and ARGMAX.
-DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
-{
-    int q = u.part;
-    const float *b = (const float *)(q == 0 ? p.a[11] : q == 1 ? p.a[12] : q == 2 ? p.a[13] : p.a[14]);
-    const float *r = (const float *)(q == 0 ? p.a[15] : q == 1 ? p.a[16] : q == 2 ? p.a[17] : p.a[18]);
-    float *y = (float *)(q == 0 ? p.a[7] : q == 1 ? p.a[8] : q == 2 ? p.a[9] : p.a[10]);
-    if (BIAS & (1 << q))
-        v += b[u.row];
-    if (GATED && q == 0) {
-        if (BIAS & 2)
-            v1 += ((const float *)p.a[12])[u.row];
-        v = (GATE == 1 ? silu(v) : gelu_tanh(v)) * v1;
-    }
-    if (CAP > 0.0f && q == 0)
-        v = CAP * tanhf(v / CAP);
-    long at = t * rows_in(q) + u.row;
-    if (RES & (1 << q))
-        v += r[at];
-    if (!(OQ && q == 0))
-        y[at] = v;
-    return v;
-}
 
 // Quantizes part 0's rows this block holds (whole 32-value blocks) into y_0.
 DEV void quant_out(const Params &p, long u0, int t0, int nt, const float *res)

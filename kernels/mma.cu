@@ -45,12 +45,12 @@
 // the norm's factors.
 
 constexpr int WC = 128, KT = 128, SLABS = KT / 32, THREADS = 256;
+constexpr int Y_AT = 7, B_AT = 11, R_AT = 15;   // y0, b0, r0 among the parameters
+#include "parts.cuh"
 constexpr int STAGES = XQ == 2 && BM == 64 ? 2 : 3;   // two blocks a multiprocessor at BM 64
 constexpr int BLOCKS = BM == 64 && XIN == XQ ? 2 : 1;   // blocks a multiprocessor (128 registers)
 constexpr int MT = BM / 32;                     // 16-row tiles a warp
-constexpr int GATED = GATE ? 1 : 0;
 constexpr int BU = GATED ? WC / 2 : WC;
-constexpr long UNITS = GATED ? N0 + N2 + N3 : N0 + N1 + N2 + N3;
 constexpr int PITCH = KT + 16;                  // bytes of a staged row: ldmatrix without bank conflicts
 constexpr int A_LO = BM * PITCH;                // the lo words (XQ 2)
 constexpr int W_AT = XQ * BM * PITCH;
@@ -64,36 +64,6 @@ constexpr int KTILES = (K + KT - 1) / KT;
 constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
 constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
 static_assert(BM == 64 || BM == 128, "a block takes 64 or 128 rows");
-
-struct Unit {
-    int part;
-    int row;
-};
-
-DEV Unit unit_of(long u)
-{
-    Unit r;
-    long n0 = N0, n1 = GATED ? 0 : N1;
-    if (u < n0)
-        r = Unit{0, (int)u};
-    else if (u < n0 + n1)
-        r = Unit{1, (int)(u - n0)};
-    else if (u < n0 + n1 + N2)
-        r = Unit{2, (int)(u - n0 - n1)};
-    else
-        r = Unit{3, (int)(u - n0 - n1 - N2)};
-    return r;
-}
-
-DEV long rows_in(int p)
-{
-    return p == 0 ? N0 : p == 1 ? N1 : p == 2 ? N2 : N3;
-}
-
-DEV const char *part_w(const Params &p, int part)
-{
-    return (const char *)(part == 0 ? p.a[0] : part == 1 ? p.a[1] : part == 2 ? p.a[2] : p.a[3]);
-}
 
 DEV u32 smem_addr(const void *p)
 {
@@ -394,30 +364,6 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
     }
 }
 
-// The epilogue of one unit's value v at activation row t (v1: the up
-// product under GATE), as gemv.cu's; returns the value.
-DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
-{
-    int q = u.part;
-    const float *b = (const float *)(q == 0 ? p.a[11] : q == 1 ? p.a[12] : q == 2 ? p.a[13] : p.a[14]);
-    const float *r = (const float *)(q == 0 ? p.a[15] : q == 1 ? p.a[16] : q == 2 ? p.a[17] : p.a[18]);
-    float *y = (float *)(q == 0 ? p.a[7] : q == 1 ? p.a[8] : q == 2 ? p.a[9] : p.a[10]);
-    if (BIAS & (1 << q))
-        v += b[u.row];
-    if (GATED && q == 0) {
-        if (BIAS & 2)
-            v1 += ((const float *)p.a[12])[u.row];
-        v = (GATE == 1 ? silu(v) : gelu_tanh(v)) * v1;
-    }
-    if (CAP > 0.0f && q == 0)
-        v = CAP * tanhf(v / CAP);
-    long at = t * rows_in(q) + u.row;
-    if (RES & (1 << q))
-        v += r[at];
-    if (!(OQ && q == 0))
-        y[at] = v;
-    return v;
-}
 
 // The tile's sums through the epilogue: a warp a (row, 32 units), a unit a
 // lane; part 0's blocks quantized whole under OQ (N_0 is whole blocks, so a

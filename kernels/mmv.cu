@@ -48,47 +48,17 @@
 // added over KS in order (the same sum every run) by the epilogue.
 
 constexpr int THREADS = 256, WARPS = 8;
-constexpr int GATED = GATE ? 1 : 0;
+constexpr int Y_AT = 6, B_AT = 10, R_AT = 14;   // y0, b0, r0 among the parameters
+#include "parts.cuh"
 constexpr int RG = GATED ? 2 : 1;               // groups of weight rows a block
 constexpr int KS = WARPS / RG;                  // slices of K
 constexpr int BU = 32;                          // units a block
 constexpr int NB = 8 * NT;                      // activation rows a pass
-constexpr long UNITS = GATED ? N0 + N2 + N3 : N0 + N1 + N2 + N3;
 constexpr int SLABS = (int)(K / 32);
 constexpr int STEPS = (SLABS + 3) / 4;          // steps of 4 slabs
 constexpr int VEC = K % 128 == 0;               // a step's 4 scales of a row in one load
 constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
 constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
-
-struct Unit {
-    int part;
-    int row;
-};
-
-DEV Unit unit_of(long u)
-{
-    Unit r;
-    long n0 = N0, n1 = GATED ? 0 : N1;
-    if (u < n0)
-        r = Unit{0, (int)u};
-    else if (u < n0 + n1)
-        r = Unit{1, (int)(u - n0)};
-    else if (u < n0 + n1 + N2)
-        r = Unit{2, (int)(u - n0 - n1)};
-    else
-        r = Unit{3, (int)(u - n0 - n1 - N2)};
-    return r;
-}
-
-DEV long rows_in(int p)
-{
-    return p == 0 ? N0 : p == 1 ? N1 : p == 2 ? N2 : N3;
-}
-
-DEV const char *part_w(const Params &p, int part)
-{
-    return (const char *)(part == 0 ? p.a[0] : part == 1 ? p.a[1] : part == 2 ? p.a[2] : p.a[3]);
-}
 
 // d = a (16 x 32) . b (32 x 8) + MAGIC in every sum (see mma.cu's mma_k32).
 DEV void mma_k32(int *d, u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
@@ -244,30 +214,6 @@ DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, float
     }
 }
 
-// The epilogue of one unit's value v at activation row t (v1: the up
-// product under GATE), as gemv.cu's; returns the value.
-DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
-{
-    int q = u.part;
-    const float *b = (const float *)(q == 0 ? p.a[10] : q == 1 ? p.a[11] : q == 2 ? p.a[12] : p.a[13]);
-    const float *r = (const float *)(q == 0 ? p.a[14] : q == 1 ? p.a[15] : q == 2 ? p.a[16] : p.a[17]);
-    float *y = (float *)(q == 0 ? p.a[6] : q == 1 ? p.a[7] : q == 2 ? p.a[8] : p.a[9]);
-    if (BIAS & (1 << q))
-        v += b[u.row];
-    if (GATED && q == 0) {
-        if (BIAS & 2)
-            v1 += ((const float *)p.a[11])[u.row];
-        v = (GATE == 1 ? silu(v) : gelu_tanh(v)) * v1;
-    }
-    if (CAP > 0.0f && q == 0)
-        v = CAP * tanhf(v / CAP);
-    long at = t * rows_in(q) + u.row;
-    if (RES & (1 << q))
-        v += r[at];
-    if (!(OQ && q == 0))
-        y[at] = v;
-    return v;
-}
 
 // The block's sums, red[KS][RG][32][NB], through the epilogue: a warp an
 // activation row at a time, a unit a lane; part 0's block of 32 units

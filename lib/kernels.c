@@ -703,11 +703,33 @@ void kernel_const_text(const KConst *kc, double v, char *buf, size_t n)
         snprintf(buf, n, "%ld", (long)v);
 }
 
+/* The bytes of body with each line `#include "NAME"` of an embedded file
+ * other than common.cuh (which NVRTC is given as a header) replaced by that
+ * file's text, one level deep: how the product kernels share parts.cuh
+ * after their constants. */
+static size_t body_len(const char *body, char *out)
+{
+    size_t len = 0;
+    for (const char *p = body; *p;) {
+        const char *nl = strchr(p, '\n'), *end = nl ? nl + 1 : p + strlen(p);
+        char name[64];
+        const char *text = NULL;
+        if (sscanf(p, "#include \"%63[^\"]\"", name) == 1 && strcmp(name, "common.cuh"))
+            text = file_text(name);
+        size_t n = text ? strlen(text) : (size_t)(end - p);
+        if (out)
+            memcpy(out + len, text ? text : p, n);
+        len += n;
+        p = end;
+    }
+    return len;
+}
+
 char *kernel_source(int k, const double *c)
 {
     const Kernel *kn = kernel_info(k);
     const char *body = file_text(kn->file);
-    size_t cap = strlen(body) + 4096, len = 0;
+    size_t blen = body_len(body, NULL), cap = blen + 4096, len = 0;
     char *s = malloc(cap);
     if (!s) {
         diag("out of memory");
@@ -720,7 +742,8 @@ char *kernel_source(int k, const double *c)
         len += (size_t)snprintf(s + len, cap - len, kn->c[i].isf ? "constexpr float %s = (float)%s;\n" : "constexpr long %s = %s;\n",
                                 kn->c[i].name, v);
     }
-    snprintf(s + len, cap - len, "%s", body);
+    body_len(body, s + len);
+    s[len + blen] = 0;
     return s;
 }
 

@@ -231,6 +231,13 @@ static int gemv_wr(int oq)
  * KN_GEMV otherwise; the tensor cores need every part Q8_0 over whole
  * 32-value blocks, quantized numerics (q8, q8x2) and no arg-max. -v says
  * the decision for stacked rows. */
+/* The activation words a value the numerics quantize to: 0 (precise,
+ * f32), 1 (q8, a8) or 2 (q8x2, a8x2). */
+static int act_words(const Fz *f)
+{
+    return f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2;
+}
+
 static long mmv_tiles(long rows, int xq);
 
 static int product_kernel(Fz *f, const Group *gr)
@@ -239,7 +246,7 @@ static int product_kernel(Fz *f, const Group *gr)
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     long K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
     int xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype, q8 = 1;
-    int xq = f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2;
+    int xq = act_words(f);
     xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
     for (int p = 0; p < gr->parts; p++)
         q8 &= wq(f, gr->prod[p]);
@@ -267,15 +274,16 @@ static int product_kernel(Fz *f, const Group *gr)
     return KN_MMV;
 }
 
-/* A product group's parts as a GEMV's or an MMA's constants and arguments
- * (N0.., W0.., y0.., b0.., r0..), its BIAS and RES masks; the outputs it
- * writes (a gated pair's up part writes none of its own). */
-static long product_parts(L L, Fz *f, const Group *gr, int *bias, int *res)
+/* A product group's parts and epilogue as a GEMV's, an MMA's or an MMV's
+ * constants and arguments (K, PARTS, ROWS, N0.., W0.., y0.., b0.., r0..,
+ * BIAS, RES, GATE, CAP, OQ, x, n); its units, the outputs it writes (a
+ * gated pair's up part writes none of its own). */
+static long product_consts(L L, Fz *f, const Group *gr, long rows, int n)
 {
     static const char *Nn[] = {"N0", "N1", "N2", "N3"}, *W[] = {"W0", "W1", "W2", "W3"},
                       *Y[] = {"y0", "y1", "y2", "y3"}, *B[] = {"b0", "b1", "b2", "b3"}, *R[] = {"r0", "r1", "r2", "r3"};
     long units = 0;
-    *bias = *res = 0;
+    int bias = 0, res = 0;
     for (int p = 0; p < gr->parts; p++) {
         long np = last(&N(f, gr->prod[p])->ty);
         C(L, Nn[p], (double)np);
@@ -284,14 +292,24 @@ static long product_parts(L L, Fz *f, const Group *gr, int *bias, int *res)
         if (!(gr->gate && p == 1))
             A(L, Y[p], buf_of(f, gr->out[p]));
         if (gr->bias[p] >= 0) {
-            *bias |= 1 << p;
+            bias |= 1 << p;
             A(L, B[p], buf_of(f, gr->bias[p]));
         }
         if (gr->res[p] >= 0) {
-            *res |= 1 << p;
+            res |= 1 << p;
             A(L, R[p], buf_of(f, gr->res[p]));
         }
     }
+    C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
+    C(L, "PARTS", gr->parts);
+    C(L, "ROWS", (double)rows);
+    C(L, "BIAS", bias);
+    C(L, "RES", res);
+    C(L, "GATE", gr->gate);
+    C(L, "CAP", gr->cap);
+    C(L, "OQ", gr->oq);
+    A(L, "x", buf_of(f, gr->x));
+    A(L, "n", n);
     return units;
 }
 
@@ -312,24 +330,14 @@ static void norm_prologue(L L, Fz *f, const Group *gr)
 static void emit_mma(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_MMA, gr);
-    int n, xb = buf_of(f, gr->x), xin = f->pl->bufs[plan_base(f->pl, xb)].etype, bias, res;
+    int n, xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    product_parts(L, f, gr, &bias, &res);
-    C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
-    C(L, "PARTS", gr->parts);
+    product_consts(L, f, gr, rows, n);
     C(L, "XIN", xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0);
-    C(L, "XQ", f->o->numerics == NUM_Q8 ? 1 : 2);
-    C(L, "ROWS", (double)rows);
+    C(L, "XQ", act_words(f));
     /* two blocks of 64 rows a multiprocessor: 3-7% ahead of 128 on the 8B's
      * chunks (run44); f16 tiles under q8 were 37% slower (run46), int8 kept */
     C(L, "BM", 64);
-    C(L, "BIAS", bias);
-    C(L, "RES", res);
-    C(L, "GATE", gr->gate);
-    C(L, "CAP", gr->cap);
-    C(L, "OQ", gr->oq);
-    A(L, "x", xb);
-    A(L, "n", n);
     norm_prologue(L, f, gr);
     finish(L);
 }
@@ -346,26 +354,16 @@ static long mmv_tiles(long rows, int xq)
 static void emit_mmv(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_MMV, gr);
-    int n, xb = buf_of(f, gr->x), bias, res;
+    int n;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    long units = product_parts(L, f, gr, &bias, &res), nt = mmv_tiles(rows, f->o->numerics == NUM_Q8 ? 1 : 2);
-    C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
-    C(L, "PARTS", gr->parts);
-    C(L, "XQ", f->o->numerics == NUM_Q8 ? 1 : 2);
-    C(L, "ROWS", (double)rows);
+    long units = product_consts(L, f, gr, rows, n), nt = mmv_tiles(rows, act_words(f));
+    C(L, "XQ", act_words(f));
     C(L, "NT", (double)nt);
     /* a block a multiprocessor: as many rounds of tiles as the chip needs
      * for every pass, and the fewest blocks that take them in that many */
     long tiles = (units + 31) / 32, passes = (rows + 8 * nt - 1) / (8 * nt);
     long rounds = (tiles * passes + f->o->sms - 1) / f->o->sms;
     C(L, "GRID", (double)((tiles + rounds - 1) / rounds));
-    C(L, "BIAS", bias);
-    C(L, "RES", res);
-    C(L, "GATE", gr->gate);
-    C(L, "CAP", gr->cap);
-    C(L, "OQ", gr->oq);
-    A(L, "x", xb);
-    A(L, "n", n);
     finish(L);
 }
 
@@ -383,17 +381,16 @@ static void emit_gemv(Fz *f, const Group *gr)
     L L = launch(f, KN_GEMV, gr);
     const GNode *w0 = N(f, N(f, gr->prod[0])->args[0]);
     long K = w0->ty.d[1].n;
-    int n, xb = buf_of(f, gr->x), xin = f->pl->bufs[plan_base(f->pl, xb)].etype;
+    int n, xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    int xq = f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2;
+    int xq = act_words(f);
     xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
     if (!wq(f, gr->prod[0]) || K % 32) {
         if (xq)
             fuse_note(f, gr->node, "f32 activations: %s", K % 32 ? "the width is not whole 32-value blocks" : "the weights are f32");
         xq = xin;
     }
-    int bias, res;
-    long units = product_parts(L, f, gr, &bias, &res);
+    long units = product_consts(L, f, gr, rows, n);
     /* f32 math for stacked rows: fewer rows a warp, or the registers spill;
      * under a quantizing epilogue (4 rows a warp) one activation row a pass */
     int wr = gemv_wr(gr->oq), narrow = !xq && rows > 1 && wr > 2;
@@ -408,22 +405,12 @@ static void emit_gemv(Fz *f, const Group *gr)
     if (rows > tr)
         fuse_note(f, gr->node, "%ld stacked rows in %ld passes of %ld rows (%d a warp): each pass reads the weights again",
                   rows, (rows + tr - 1) / tr, tr, wr);
-    C(L, "K", (double)K);
-    C(L, "PARTS", gr->parts);
     C(L, "WQ", wq(f, gr->prod[0]));
     C(L, "XIN", xin);
     C(L, "XQ", xq);
-    C(L, "ROWS", (double)rows);
     C(L, "TR", (double)tr);
     C(L, "WR", wr);
-    C(L, "BIAS", bias);
-    C(L, "RES", res);
-    C(L, "GATE", gr->gate);
-    C(L, "CAP", gr->cap);
     C(L, "ARGMAX", gr->argmax >= 0);
-    C(L, "OQ", gr->oq);
-    A(L, "x", xb);
-    A(L, "n", n);
     norm_prologue(L, f, gr);
     if (gr->argmax >= 0)
         A(L, "next", buf_of(f, gr->argmax));
@@ -1079,7 +1066,7 @@ static void emit_moe(Fz *f, const Group *gr)
     static const char *acts[] = {"silu", "gelu_tanh", "oai"};
     const GNode *m = N(f, gr->node), *wg = N(f, m->args[2]), *wd = N(f, m->args[4]);
     const char *act = attr_word(m->e, "act", "silu");
-    int n, code = 2, words = f->o->numerics == NUM_PRECISE ? 0 : f->o->numerics == NUM_Q8 ? 1 : 2, q = wg->ty.base == T_Q8;
+    int n, code = 2, words = act_words(f), q = wg->ty.base == T_Q8;
     long rows = lead_rows(f, &m->ty, 1, &n), d = last(&m->ty), ff = wg->ty.d[1].n, e = wg->ty.d[0].n;
     long k = (long)attr_num(N(f, m->args[1])->e, "k", 1);
     for (int i = 0; i < 3; i++)
