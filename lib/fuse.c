@@ -803,6 +803,8 @@ static void quantizing(Fz *f)
     for (int i = 0; i < f->ng; i++) {
         Group *gr = &f->gs[i];
         int k = gr->out[0], width = 0;
+        if (gr->kind == GK_ATTEND && gr->nseq > 1)   /* batch_attend: the stack of its rows */
+            k = f->cons[gr->node][0];
         if (k < 0 || !read_by_products(f, k))
             continue;
         switch (gr->kind) {
@@ -1236,8 +1238,8 @@ int fuse_groups(Fz *f)
         if (graph_computes(g, k) && free_node(f, k) && other_group(f, k))
             return EXIT_INPUT;
     rope_into_attend(f);
+    batch_attend(f);   /* before quantizing: a batch's attention quantizes the stack it writes */
     quantizing(f);
-    batch_attend(f);
     order(f);
     return 0;
 }

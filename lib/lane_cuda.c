@@ -67,6 +67,11 @@ static int etype_of(const Fz *f, int k)
     int g = f->group[k];
     if (g >= 0 && f->gs[g].oq && f->gs[g].out[0] == k)
         return f->gs[g].oq == 1 ? ET_A8 : ET_A8X2;
+    if (N(f, k)->op == OP_STACK && N(f, k)->view) {   /* written whole by a batch's attention (batch_attend) */
+        g = f->group[N(f, k)->args[0]];
+        if (g >= 0 && f->gs[g].nseq > 1 && f->gs[g].oq)
+            return f->gs[g].oq == 1 ? ET_A8 : ET_A8X2;
+    }
     return ET_F32;
 }
 
@@ -104,7 +109,9 @@ static int buf_of(Fz *f, int k)
     return f->buf[k] = b;
 }
 
-/* A stack computed in place: its rows are views inside its buffer. */
+/* A stack computed in place: its rows are views inside its buffer (f32:
+ * a quantized stack, which a batch's attention writes whole, has no rows
+ * of its own; a row of a8 values is not a buffer of them). */
 static void stack_rows(Fz *f)
 {
     for (int k = 0; k < f->g->nn; k++) {
@@ -112,6 +119,8 @@ static void stack_rows(Fz *f)
         if (n->op != OP_STACK || !n->view)
             continue;
         int b = buf_of(f, k);
+        if (f->pl->bufs[b].etype != ET_F32)
+            continue;
         long per = type_values(f, &N(f, n->args[0])->ty);
         for (int i = 0; i < n->nargs; i++)
             f->buf[n->args[i]] = add_buf(f, (PBuf){.name = node_name(f, n->args[i]), .kind = B_VIEW,

@@ -148,6 +148,15 @@ static const Case cases[] = {
      "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n"
      "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout o : f32[4,16,128]\n"
      BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 24},
+    {"batch_attend quantizing its stack for the o product (mmv under q8, q8x2): 4 sequences",
+     "in q : f32[4,16,128]\nin k : f32[4,2,128]\nin v : f32[4,2,128]\nin pos_s0 : i32\nin pos_s1 : i32\n"
+     "in pos_s2 : i32\nin pos_s3 : i32\nin r : f32[4,512]\nweight nq : f32[128]\nweight nk : f32[128]\n"
+     "weight wo : q8[512,2048]\n"
+     "state Kc_s0 : f16[256,2,128]\nstate Vc_s0 : f16[256,2,128]\nstate Kc_s1 : f16[256,2,128]\n"
+     "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n"
+     "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout y : f32[4,512]\n"
+     BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n"
+     "y = r + wo @ (o ~ [4,2048])\n", 24},
     {"batch_attend without a rope: 2 sequences, appends a launch each, sinks, head 32",
      "in q : f32[2,4,32]\nin k : f32[2,2,32]\nin v : f32[2,2,32]\nin pos_s0 : i32\nin pos_s1 : i32\nweight sk : f32[4]\n"
      "state Kc_s0 : f32[128,2,32]\nstate Vc_s0 : f32[128,2,32]\nstate Kc_s1 : f32[128,2,32]\n"
