@@ -584,6 +584,27 @@ typedef struct RefColl {
 } RefColl;
 int ref_run_coll(const Prog *p, Env *env, const RefColl *coll);
 
+/* ---- ref_flash.c: flash.cu's arithmetic on the CPU ---------------------- */
+/* A chunk's causal attention (attend over causal rows) as kernels/flash.cu
+ * computes it, for rows query rows q (rows, nh, hd) over K (nctx, nkv, hd)
+ * and V (nctx, nkv, vd) into y (rows, nh, vd), all f32: row t's head h
+ * (key head h / (nh / nkv)) sees keys [lo, hi), hi = pos[t] held to
+ * [0, nctx], lo = hi - window where window and hi > window, else 0. Its
+ * operands are f16 (q times scale, K, P, and V with values not finite in
+ * f16 read as 0), its scores and sums f32 (each 16 products summed, then
+ * added, as a tensor core's step does), its softmax online over the
+ * kernel's tiles of keys (64, or 32 where hd or vd passes 128) from the
+ * first key of the row's block of 64 stacked rows; a cap, sinks, and 0 for
+ * a row without keys as the kernel has them. */
+typedef struct FlashAttn {
+    long nh, nkv, hd, vd;
+    float scale, cap;     /* cap 0: none */
+    long window;          /* 0: none */
+    const float *sinks;   /* nh of them, or NULL */
+} FlashAttn;
+void flash_attend(const FlashAttn *f, const float *q, const int32_t *pos, long rows, const float *K, const float *V,
+                  long nctx, float *y);
+
 /* ---- tp.c: a split program run as its chips on the CPU ------------------ */
 /* Runs p once as its p->chips chips (one when it declares none), chip r
  * against envs[r]: its own weights (weights_bind_chip), states, inputs and
