@@ -559,13 +559,23 @@ void trace_order(int run, int prog, const char *name, int i32);   /* a line of D
  * Returns 0, or reports a located error and returns EXIT_INPUT (a position
  * past a state's rows, a token past a table, a missing input). */
 int ref_run(const Prog *p, Env *env);
-/* The same, products reading their activations as the lane's quantized
- * numerics do (quant 1: q8, 2: q8x2; act_quantize), for comparing the
- * lane's kernels with what their quantization gives on the CPU. */
-int ref_run_numerics(const Prog *p, Env *env, int quant);
-/* ref_run, writing each statement's value and, at the end, each state under
- * LOGOS_TRACE as run `run` of program `prog` (trace.c). */
-int ref_run_trace(const Prog *p, Env *env, int quant, int run, int prog);
+/* How the reference runs a plan's program as its launches compute
+ * (LOGOS_REF_NUMERICS; plan_ref_numerics): products read their activations
+ * as the lane's quantized numerics do (quant 1: q8, 2: q8x2; act_quantize;
+ * 0: f32), and the attention calls in flash (the expressions a flash
+ * launch covers, nflash of them) run as flash.cu computes them
+ * (flash_attend). A zeroed RefNum runs the program as ref_run does. */
+typedef struct RefNum {
+    int quant;
+    const Expr **flash;
+    int nflash;
+} RefNum;
+/* ref_run as num says, for comparing the lane's kernels with what their
+ * quantization and operands give on the CPU. */
+int ref_run_numerics(const Prog *p, Env *env, const RefNum *num);
+/* ref_run_numerics, writing each statement's value and, at the end, each
+ * state under LOGOS_TRACE as run `run` of program `prog` (trace.c). */
+int ref_run_trace(const Prog *p, Env *env, const RefNum *num, int run, int prog);
 /* The inverse frequencies of a rope call over rot values (rot / 2 of them),
  * with its scaling, in f64: what the reference and the CUDA lane both use. */
 void rope_freqs(const Expr *e, long rot, double *inv);
@@ -751,6 +761,10 @@ int plan_buf(const Plan *pl, const char *name);   /* index or -1 */
 int plan_base(const Plan *pl, int b);             /* a view's base, through views */
 int plan_chips(const Plan *pl);                   /* the chips its program runs on: 1 when it declares none */
 long plan_buf_bytes(const Plan *pl, int b);
+/* How the reference runs the plan's program as its launches compute
+ * (ref_run_numerics): its numerics' quantization, and the attention calls
+ * its flash launches cover. The list is in a. */
+RefNum plan_ref_numerics(Arena *a, const Plan *pl);
 
 /* ---- fuse.c, lane_cuda.c: programs to plans ----------------------------- */
 typedef struct FuseOpts {

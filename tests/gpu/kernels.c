@@ -21,9 +21,11 @@
  * or not; concatenation), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
- * the reference running the same program; under q8 and q8x2 it quantizes
- * its products' activations as the lane does (ref_run_numerics), and the
- * error that quantization gives against f32 is printed beside the GPU's.
+ * the reference running the same program as its plan computes it
+ * (ref_run_numerics, plan_ref_numerics): under q8 and q8x2 its products'
+ * activations quantized as the lane's are, and the attention a flash launch
+ * covers as flash.cu computes it (ref_flash.c); the error that this gives
+ * against f32 is printed beside the GPU's.
  *
  *   build/test/gpu_kernels      one line a case and numerics, then a count;
  *                               exit 0 all passed, 1 one failed, 3 no GPU
@@ -412,8 +414,9 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
         s = weights_bind(&wc, st.progs[0], cpu, NULL, 5) || weights_bind(&we, st.progs[0], exact, NULL, 5);
     double worst = 0, qerr = 0;
     int ok = !s, tokens = 1;
+    RefNum num = s ? (RefNum){0} : plan_ref_numerics(a, st.plans[0]);   /* the numerics' products, flash.cu's attention */
     for (int k = 0; ok && k < c->steps; k++) {
-        ok = !inputs(&st, cpu, k) && !ref_run_numerics(st.progs[0], cpu, numerics) &&
+        ok = !inputs(&st, cpu, k) && !ref_run_numerics(st.progs[0], cpu, &num) &&
              !st.lane->run(st.lane, 0);
         Env *copy = exact;   /* the same inputs for the f32 twin */
         for (int i = 0; ok && i < st.progs[0]->ndecls; i++)

@@ -3,8 +3,10 @@
  * f64 on random inputs (never zeros), within what f16 operands allow; at
  * the tiles' edges (keys not a whole number of tiles, tiles of 32 past 128
  * values, a window, whose block starts its tiles at its first row's key),
- * with a cap, sinks, rows without keys and values not finite in f16.
- * Prints TAP lines; exits 1 on a failure. */
+ * with a cap, sinks, rows without keys and values not finite in f16; and
+ * the reference taking it for the attention a plan's flash launch covers
+ * (RefNum, plan_ref_numerics), not bit for bit its f32 attention. Prints
+ * TAP lines; exits 1 on a failure. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +203,88 @@ static void test_block_tiles(void)
        "a row's tiles start at its block's first key, not its own");
 }
 
+/* ---- the reference ---- */
+
+static Prog *prog(const char *text)
+{
+    Lexer lx;
+    int err = 0;
+    lex_init(&lx, src_from_string(A, "test.logos", text));
+    Prog *p = parse_prog(A, &lx, &err);
+    if (!p || err || check_prog(A, p)) {
+        printf("Bail out! a test program does not check\n");
+        exit(1);
+    }
+    return p;
+}
+
+static const char *chunk_src =
+    "logos 1 t t\nsize T\nin bpos : i32[T]\nin bq : f32[T,8,64]\nin sk : f32[8]\nstate K : f32[128,2,64]\n"
+    "state V : f32[128,2,32]\nout bo : f32[T,8,32]\n"
+    "bo = attend(bq, K[..bpos], V[..bpos], sk, scale=0.125, softcap=20, window=50)\nend\n";
+
+/* The chunk's inputs into env, from a. */
+static void bind(Env *env, const Att *a)
+{
+    long dq[3] = {a->rows, 8, 64}, dk[3] = {128, 2, 64}, dv[3] = {128, 2, 32}, ds = 8;
+    memcpy(env_alloc(env, "bq", T_F32, 3, dq)->f, a->q, sizeof(float) * (size_t)(a->rows * 8 * 64));
+    memcpy(env_alloc(env, "K", T_F32, 3, dk)->f, a->K, sizeof(float) * 128 * 2 * 64);
+    memcpy(env_alloc(env, "V", T_F32, 3, dv)->f, a->V, sizeof(float) * 128 * 2 * 32);
+    memcpy(env_alloc(env, "sk", T_F32, 1, &ds)->f, a->f.sinks, sizeof(float) * 8);
+    memcpy(env_alloc(env, "bpos", T_I32, 1, &a->rows)->i, a->pos, sizeof(int32_t) * (size_t)a->rows);
+}
+
+/* bo after running p as num says. */
+static float *run_chunk(const Prog *p, const Att *a, const RefNum *num)
+{
+    Env *env = env_new();
+    bind(env, a);
+    float *y = arena_alloc(A, sizeof *y * (size_t)(a->rows * 8 * 32));
+    if (ref_run_numerics(p, env, num)) {
+        printf("Bail out! the chunk does not run\n");
+        exit(1);
+    }
+    memcpy(y, env_get(env, "bo")->f, sizeof *y * (size_t)(a->rows * 8 * 32));
+    env_free(env);
+    return y;
+}
+
+static void test_reference(void)
+{
+    Prog *p = prog(chunk_src);
+    Att a = att((FlashAttn){8, 2, 64, 32, 0.125f, 20, 50, NULL}, 70, 128, 11, 1);
+    flash(&a);
+    long n = 70 * 8 * 32;
+    const Expr *at[] = {p->stmts[0].value};
+    float *f32 = run_chunk(p, &a, &(RefNum){0}), *fl = run_chunk(p, &a, &(RefNum){0, at, 1});
+    Env *env = env_new();
+    bind(env, &a);
+    ok(ref_run(p, env) == 0 && same_bits(f32, env_get(env, "bo")->f, n), "a zeroed RefNum runs as ref_run");
+    env_free(env);
+    ok(same_bits(fl, a.y, n), "RefNum's flash attention call is flash_attend's, bit for bit");
+    double d = 0, mag = 0;
+    for (long i = 0; i < n; i++) {
+        d = fmax(d, fabs(fl[i] - f32[i]));
+        mag = fmax(mag, fabs(f32[i]));
+    }
+    printf("# flash against f32: %.2e of the largest value\n", d / mag);
+    ok(!same_bits(fl, f32, n) && d / mag < 2e-3, "and not the f32 attention's bits: it rounds to f16");
+    Graph *g = graph_build(A, p);
+    FuseOpts fo;
+    fuse_defaults(&fo, 128);
+    fo.quiet = 1;
+    RefNum num[3];
+    for (int k = NUM_PRECISE; k <= NUM_Q8X2; k++) {
+        fo.numerics = k;
+        Plan *pl = fuse(A, p, g, &fo);
+        num[k] = pl ? plan_ref_numerics(A, pl) : (RefNum){-1, NULL, 0};
+    }
+    ok(num[NUM_Q8].quant == 1 && num[NUM_Q8].nflash == 1 && num[NUM_Q8].flash[0] == at[0] &&
+           num[NUM_PRECISE].quant == 0 && num[NUM_PRECISE].nflash == 0 && num[NUM_Q8X2].quant == 2 &&
+           num[NUM_Q8X2].nflash == 0,
+       "plan_ref_numerics: q8's flash launch covers the attention call; precise and q8x2 run attend");
+}
+
 int main(void)
 {
     diag_tool = "test_flash";
@@ -209,6 +293,7 @@ int main(void)
     test_no_keys();
     test_nonfinite_values();
     test_block_tiles();
+    test_reference();
     arena_free(A);
     return tap_done();
 }
