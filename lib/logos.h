@@ -559,13 +559,23 @@ void trace_order(int run, int prog, const char *name, int i32);   /* a line of D
  * Returns 0, or reports a located error and returns EXIT_INPUT (a position
  * past a state's rows, a token past a table, a missing input). */
 int ref_run(const Prog *p, Env *env);
-/* The same, products reading their activations as the lane's quantized
- * numerics do (quant 1: q8, 2: q8x2; act_quantize), for comparing the
- * lane's kernels with what their quantization gives on the CPU. */
-int ref_run_numerics(const Prog *p, Env *env, int quant);
-/* ref_run, writing each statement's value and, at the end, each state under
- * LOGOS_TRACE as run `run` of program `prog` (trace.c). */
-int ref_run_trace(const Prog *p, Env *env, int quant, int run, int prog);
+/* How the reference runs a plan's program as its launches compute
+ * (LOGOS_REF_NUMERICS; plan_ref_numerics): products read their activations
+ * as the lane's quantized numerics do (quant 1: q8, 2: q8x2; act_quantize;
+ * 0: f32), and the attention calls in flash (the expressions a flash
+ * launch covers, nflash of them) run as flash.cu computes them
+ * (flash_attend). A zeroed RefNum runs the program as ref_run does. */
+typedef struct RefNum {
+    int quant;
+    const Expr **flash;
+    int nflash;
+} RefNum;
+/* ref_run as num says, for comparing the lane's kernels with what their
+ * quantization and operands give on the CPU. */
+int ref_run_numerics(const Prog *p, Env *env, const RefNum *num);
+/* ref_run_numerics, writing each statement's value and, at the end, each
+ * state under LOGOS_TRACE as run `run` of program `prog` (trace.c). */
+int ref_run_trace(const Prog *p, Env *env, const RefNum *num, int run, int prog);
 /* The inverse frequencies of a rope call over rot values (rot / 2 of them),
  * with its scaling, in f64: what the reference and the CUDA lane both use. */
 void rope_freqs(const Expr *e, long rot, double *inv);
@@ -583,6 +593,27 @@ typedef struct RefColl {
     int chips;
 } RefColl;
 int ref_run_coll(const Prog *p, Env *env, const RefColl *coll);
+
+/* ---- ref_flash.c: flash.cu's arithmetic on the CPU ---------------------- */
+/* A chunk's causal attention (attend over causal rows) as kernels/flash.cu
+ * computes it, for rows query rows q (rows, nh, hd) over K (nctx, nkv, hd)
+ * and V (nctx, nkv, vd) into y (rows, nh, vd), all f32: row t's head h
+ * (key head h / (nh / nkv)) sees keys [lo, hi), hi = pos[t] held to
+ * [0, nctx], lo = hi - window where window and hi > window, else 0. Its
+ * operands are f16 (q times scale, K, P, and V with values not finite in
+ * f16 read as 0), its scores and sums f32 (each 16 products summed, then
+ * added, as a tensor core's step does), its softmax online over the
+ * kernel's tiles of keys (64, or 32 where hd or vd passes 128) from the
+ * first key of the row's block of 64 stacked rows; a cap, sinks, and 0 for
+ * a row without keys as the kernel has them. */
+typedef struct FlashAttn {
+    long nh, nkv, hd, vd;
+    float scale, cap;     /* cap 0: none */
+    long window;          /* 0: none */
+    const float *sinks;   /* nh of them, or NULL */
+} FlashAttn;
+void flash_attend(const FlashAttn *f, const float *q, const int32_t *pos, long rows, const float *K, const float *V,
+                  long nctx, float *y);
 
 /* ---- tp.c: a split program run as its chips on the CPU ------------------ */
 /* Runs p once as its p->chips chips (one when it declares none), chip r
@@ -730,6 +761,10 @@ int plan_buf(const Plan *pl, const char *name);   /* index or -1 */
 int plan_base(const Plan *pl, int b);             /* a view's base, through views */
 int plan_chips(const Plan *pl);                   /* the chips its program runs on: 1 when it declares none */
 long plan_buf_bytes(const Plan *pl, int b);
+/* How the reference runs the plan's program as its launches compute
+ * (ref_run_numerics): its numerics' quantization, and the attention calls
+ * its flash launches cover. The list is in a. */
+RefNum plan_ref_numerics(Arena *a, const Plan *pl);
 
 /* ---- fuse.c, lane_cuda.c: programs to plans ----------------------------- */
 typedef struct FuseOpts {

@@ -57,6 +57,22 @@ long plan_buf_bytes(const Plan *pl, int b)
     return etype_bytes(pl->bufs[b].etype, pl->bufs[b].count);
 }
 
+RefNum plan_ref_numerics(Arena *a, const Plan *pl)
+{
+    RefNum num = {pl->numerics == NUM_Q8 ? 1 : pl->numerics == NUM_Q8X2 ? 2 : 0, NULL, 0};
+    int n = 0;
+    for (int i = 0; i < pl->nls; i++)
+        n += pl->ls[i].kernel == KN_FLASH ? pl->ls[i].ncovers : 0;
+    num.flash = arena_alloc(a, sizeof *num.flash * (size_t)(n + 1));
+    for (int i = 0; i < pl->nls; i++)
+        for (int k = 0; pl->ls[i].kernel == KN_FLASH && k < pl->ls[i].ncovers; k++) {
+            const GNode *g = &pl->g->n[pl->ls[i].covers[k]];
+            if (g->op == OP_ATTEND)
+                num.flash[num.nflash++] = g->e;
+        }
+    return num;
+}
+
 /* ---- covers: statements whole, or nodes of them ---- */
 
 /* Each statement's compute nodes in node order: list[first[s] ..

@@ -167,9 +167,9 @@ static void *product_rows(void *arg)
  * number of threads). */
 void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y)
 {
-    if (r->quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0) {   /* as the lane's products read them */
+    if (r->num.quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0) {   /* as the lane's products read them */
         float *q = arena_alloc(r->a, sizeof *q * (size_t)(T * w->cols));
-        act_quantize(x, T * w->cols, r->quant, q);
+        act_quantize(x, T * w->cols, r->num.quant, q);
         x = q;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN), work = nout * w->cols * T;
@@ -522,9 +522,9 @@ static void trace_states(Run *r)
             trace_write(r->trace_run, r->trace_prog, r->p->decls[i].name, r->buf[i]->f, r->buf[i]->n * 4);
 }
 
-static int run_all(const Prog *p, Env *env, const RefColl *coll, int quant, int trace_run, int trace_prog)
+static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *num, int trace_run, int trace_prog)
 {
-    Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll, .quant = quant,
+    Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll, .num = num ? *num : (RefNum){0},
              .trace_run = trace_run, .trace_prog = trace_prog};
     ASSERT(p->names);   /* checked */
     r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
@@ -553,20 +553,20 @@ static int run_all(const Prog *p, Env *env, const RefColl *coll, int quant, int 
 
 int ref_run_coll(const Prog *p, Env *env, const RefColl *coll)
 {
-    return run_all(p, env, coll, 0, -1, 0);
+    return run_all(p, env, coll, NULL, -1, 0);
 }
 
 int ref_run(const Prog *p, Env *env)
 {
-    return run_all(p, env, NULL, 0, -1, 0);
+    return run_all(p, env, NULL, NULL, -1, 0);
 }
 
-int ref_run_numerics(const Prog *p, Env *env, int quant)
+int ref_run_numerics(const Prog *p, Env *env, const RefNum *num)
 {
-    return run_all(p, env, NULL, quant, -1, 0);
+    return run_all(p, env, NULL, num, -1, 0);
 }
 
-int ref_run_trace(const Prog *p, Env *env, int quant, int run, int prog)
+int ref_run_trace(const Prog *p, Env *env, const RefNum *num, int run, int prog)
 {
-    return run_all(p, env, NULL, quant, run, prog);
+    return run_all(p, env, NULL, num, run, prog);
 }

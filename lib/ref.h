@@ -27,7 +27,7 @@ typedef struct Run {
     Val *val;          /* each statement's value, once it has run */
     Buf **buf;         /* each declaration's buffer in env (NULL for sizes) */
     long *size;        /* each symbol's bound value (Prog.syms, 1-based); -1 unbound */
-    int quant;         /* products' activations quantized as the lane's numerics (0: f32) */
+    RefNum num;        /* products quantized and attention by flash as a plan's launches (0: f32) */
     const RefColl *coll;   /* a split program's chips (tp.c), or NULL */
     int trace_run, trace_prog;   /* LOGOS_TRACE's names (trace.c); trace_run -1: not tracing */
     jmp_buf fail;

@@ -1,6 +1,7 @@
 /* ref_ops.c — the CPU reference's ops: elementwise and activations, norms,
  * products and row ops, rope, attention and latent attention, the recurrent
- * mixers and the mixture of experts, each as logos(7) defines it. */
+ * mixers and the mixture of experts, each as logos(7) defines it (attention
+ * a plan's flash launch covers as flash.cu computes it, under RefNum). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,15 @@ static void attend_one(const Attn *a, const float *q, const float *K, const floa
     }
 }
 
+/* Whether a plan's flash launch covers this attention call (RefNum). */
+static int by_flash(const Run *r, const Expr *e)
+{
+    for (int i = 0; i < r->num.nflash; i++)
+        if (r->num.flash[i] == e)
+            return 1;
+    return 0;
+}
+
 Val eval_attend(Run *r, const Expr *e)
 {
     Val q = eval(r, e->args[0]), K = eval(r, e->args[1]), V = eval(r, e->args[2]), sk = {0};
@@ -377,6 +387,11 @@ Val eval_attend(Run *r, const Expr *e)
     Val y = q;
     y.d[st + 1] = a.vd;
     y = val_new(r, T_F32, y.rank, y.d);
+    if (st && by_flash(r, e)) {   /* a chunk's causal rows, as flash.cu computes them */
+        FlashAttn f = {a.nh, a.nkv, a.hd, a.vd, (float)a.scale, (float)a.cap, a.window, a.sinks};
+        flash_attend(&f, q.f, K.ends, T, K.f, V.f, K.d[0], y.f);
+        return y;
+    }
     double *s = arena_alloc(r->a, sizeof *s * (size_t)K.d[0]);
     for (long t = 0; t < T; t++) {
         long n = st ? K.ends[t] : K.d[0];

@@ -495,7 +495,8 @@ typedef struct CpuLane {
     Env **envs;          /* each chip's */
     Weights **weights;   /* one binding per program and chip */
     int runs;            /* runs so far, LOGOS_TRACE's numbering */
-    int ref_numerics;    /* LOGOS_REF_NUMERICS: products quantized as a plan's numerics say */
+    int ref_numerics;    /* LOGOS_REF_NUMERICS: a plan's program computed as its launches compute */
+    RefNum *num;         /* each program's way (zeroed: f32), set at bind */
 } CpuLane;
 
 static int cpu_bind(Lane *l, Stream *st, const WeightsArg *w)
@@ -507,6 +508,13 @@ static int cpu_bind(Lane *l, Stream *st, const WeightsArg *w)
     for (int r = 0; r < c->chips; r++)
         c->envs[r] = env_new();
     c->weights = arena_alloc(st->a, sizeof *c->weights * (size_t)st->nprogs * (size_t)c->chips);
+    /* a plan's products read their activations quantized as its numerics
+     * say, and its flash launches' attention is flash.cu's, as the CUDA
+     * lane's are (LOGOS_REF_NUMERICS) */
+    c->num = arena_alloc(st->a, sizeof *c->num * (size_t)st->nprogs);
+    for (int k = 0; c->ref_numerics && st->plans && k < st->nprogs; k++)
+        if (st->plans[k])
+            c->num[k] = plan_ref_numerics(st->a, st->plans[k]);
     for (int k = 0; k < st->nprogs; k++)
         for (int r = 0; r < c->chips; r++) {
             const Prog *p = st->progs[k];
@@ -546,16 +554,10 @@ static int cpu_run(Lane *l, int k)
     if (p->chips > 1)
         return tp_run(p, c->envs);
     int run = c->runs++;
-    /* a plan's products read their activations quantized as its numerics
-     * say, as the CUDA lane's do (LOGOS_REF_NUMERICS) */
-    const Plan *pl = c->st->plans ? c->st->plans[k] : NULL;
-    int quant = 0;
-    if (pl && c->ref_numerics)
-        quant = pl->numerics == NUM_Q8 ? 1 : pl->numerics == NUM_Q8X2 ? 2 : 0;
     if (c->chips == 1 && trace_dir())
-        return ref_run_trace(p, c->envs[0], quant, run, k);
+        return ref_run_trace(p, c->envs[0], &c->num[k], run, k);
     for (int r = 0; r < c->chips; r++) {
-        int s = quant && c->chips == 1 ? ref_run_numerics(p, c->envs[r], quant) : ref_run(p, c->envs[r]);
+        int s = c->chips == 1 ? ref_run_numerics(p, c->envs[r], &c->num[k]) : ref_run(p, c->envs[r]);
         if (s)
             return s;
     }

@@ -685,3 +685,33 @@ print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
     run -1 cmp -s q8.f32 q8x2.f32
     [ "$(stat -c %s q8.f32)" -eq "$(stat -c %s f32.f32)" ]
 }
+
+@test "LOGOS_REF_NUMERICS: attention a flash launch covers is flash.cu's (f16 operands, its tiles); other attention as before" {
+    "$LOGOS_BIN/logos-author" prefill "$TINY/qwen3.yaml" >p.logos
+    "$LOGOS_BIN/logos-fuse" -q --numerics q8 p.logos >flash.plan             # chunks of 64 rows: flash
+    "$LOGOS_BIN/logos-fuse" -q --numerics q8 --rows 1 p.logos >attend.plan   # chunks of a row: attend
+    [ "$(grep -c '^launch flash ' flash.plan)" -eq 2 ]
+    ! grep -q '^launch flash ' attend.plan
+    local P="1 2 3 4 5 6 7 8"   # one chunk, then its one token
+    "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p "$P" -n 1 --logits f32.f32 p.logos >/dev/null
+    for pl in flash attend; do
+        mkdir $pl.trace
+        LOGOS_REF_NUMERICS=1 LOGOS_TRACE=$pl.trace "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p "$P" -n 1 \
+            --logits $pl.f32 $pl.plan >/dev/null
+        LOGOS_REF_NUMERICS=1 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p "$P" -n 1 --logits $pl.again.f32 \
+            $pl.plan >/dev/null
+        cmp $pl.f32 $pl.again.f32      # traced or not, the same
+        LOGOS_REF_NUMERICS=0 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p "$P" -n 1 --logits $pl.off.f32 \
+            $pl.plan >/dev/null
+        cmp $pl.off.f32 f32.f32        # off: the program in f32, bit for bit
+    done
+    run -1 cmp -s attend.f32 f32.f32     # attend's plan: its products quantized, its attention f32
+    run -1 cmp -s flash.f32 attend.f32   # flash's: the same products, its attention in f16 operands
+    # the two runs part at the first attention: every value before it is the same
+    local first
+    first=$(while read -r r k name ty; do
+        cmp -s flash.trace/$r.$k.$name attend.trace/$r.$k.$name || { echo "$name"; break; }
+    done <flash.trace/order)
+    [ "$first" = bo0 ]
+    grep -q '^bo0 = attend(' p.logos
+}

@@ -21,14 +21,17 @@
  * or not; concatenation), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
- * the reference running the same program; under q8 and q8x2 it quantizes
- * its products' activations as the lane does (ref_run_numerics), and the
- * error that quantization gives against f32 is printed beside the GPU's.
+ * the reference running the same program as its plan computes it
+ * (ref_run_numerics, plan_ref_numerics): under q8 and q8x2 its products'
+ * activations quantized as the lane's are, and the attention a flash launch
+ * covers as flash.cu computes it (ref_flash.c); the error that this gives
+ * against f32 is printed beside the GPU's.
  *
  *   build/test/gpu_kernels      one line a case and numerics, then a count;
  *                               exit 0 all passed, 1 one failed, 3 no GPU
  *   KERNELS_LANE=cpu ...        the harness checks itself where no GPU answers:
- *                               the CPU reference on both sides, precise only
+ *                               the CPU reference on both sides, the lane's
+ *                               under LOGOS_REF_NUMERICS (so 0 apart)
  */
 #include <math.h>
 #include <stdlib.h>
@@ -109,7 +112,8 @@ static const Case cases[] = {
      "o = attend(qh, Kc[..p], Vc[..p], scale=0.17)\n", 3},
     /* a chunk's causal rows: under q8 on the tensor cores (flash.cu),
      * under precise and q8x2 by attend.cu; chunks a step, so that the
-     * later steps read the cache rows of the earlier ones too */
+     * later steps read the cache rows of the earlier ones too (the
+     * bound under q8: flash_alone) */
     {"flash: T causal rows, 4 query heads a key head of 64, values of 32",
      "size T\nin q : f32[T,8,64]\nin k : f32[T,2,64]\nin v : f32[T,2,32]\nin pos0 : i32\n"
      "state Kc : f32[64,2,64]\nstate Vc : f32[64,2,32]\nout o : f32[T,8,32]\n"
@@ -396,6 +400,24 @@ static int write_case(const Case *c, const char *path)
     return fclose(f);
 }
 
+/* Whether a plan's outputs under q8 are flash.cu's alone: a flash launch,
+ * and no activation held quantized. The twin computes flash.cu's
+ * arithmetic (ref_flash.c: its f16 operands, tiles and online softmax), so
+ * what is left is the order of the f32 sums inside the tensor cores (and
+ * exp2f's last bits), some 1e-6: bound 1e-4. A quantized activation's int8
+ * words are flipped by such a difference (flash's quantized output read by
+ * a product): the numerics' bound, 2e-3. */
+static int flash_alone(const Plan *pl)
+{
+    int flash = 0;
+    for (int i = 0; i < pl->nls; i++)
+        flash |= pl->ls[i].kernel == KN_FLASH;
+    for (int b = 0; b < pl->nbufs; b++)
+        if (pl->bufs[b].etype == ET_A8 || pl->bufs[b].etype == ET_A8X2)
+            return 0;
+    return flash;
+}
+
 /* One case under one numerics: 0 passed, 1 failed, 3 no GPU. */
 static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
 {
@@ -421,8 +443,9 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
         s = weights_bind(&wc, st.progs[0], cpu, NULL, 5) || weights_bind(&we, st.progs[0], exact, NULL, 5);
     double worst = 0, qerr = 0;
     int ok = !s, tokens = 1;
+    RefNum num = s ? (RefNum){0} : plan_ref_numerics(a, st.plans[0]);   /* the numerics' products, flash.cu's attention */
     for (int k = 0; ok && k < c->steps; k++) {
-        ok = !inputs(&st, cpu, k) && !ref_run_numerics(st.progs[0], cpu, numerics) &&
+        ok = !inputs(&st, cpu, k) && !ref_run_numerics(st.progs[0], cpu, &num) &&
              !st.lane->run(st.lane, 0);
         Env *copy = exact;   /* the same inputs for the f32 twin */
         for (int i = 0; ok && i < st.progs[0]->ndecls; i++)
@@ -438,7 +461,7 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
             ok = 0;
         worst = e > worst ? e : worst;
     }
-    double bound = numerics == NUM_PRECISE ? 2e-5 : 2e-3;
+    double bound = numerics == NUM_PRECISE ? 2e-5 : ok && flash_alone(st.plans[0]) ? 1e-4 : 2e-3;
     int pass = ok && worst <= bound && tokens;
     printf("%-48s %-8s %s  gpu vs cpu %.2e (bound %.0e)  quantization alone %.2e%s\n", c->what,
            numerics_name(numerics), pass ? "ok  " : "FAIL", worst, bound, qerr,
@@ -463,6 +486,8 @@ int main(void)
         return 3;
     }
     setenv("LOGOS_POISON", "1", 1);
+    if (self_check)   /* the CPU lane computes each plan as the twin does */
+        setenv("LOGOS_REF_NUMERICS", "1", 1);
     char path[] = "/tmp/logos-kernel-XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0)
@@ -474,7 +499,7 @@ int main(void)
         const Case *c = i < ncases ? &cases[i] : &mma_cases[i - ncases].c;
         if (write_case(c, path))
             return 3;
-        for (int n = NUM_PRECISE; n <= (self_check ? NUM_PRECISE : NUM_Q8X2); n++) {
+        for (int n = NUM_PRECISE; n <= NUM_Q8X2; n++) {
             int r = run_case(c, n, path, i < ncases ? 0 : mma_cases[i - ncases].rows);
             if (r == 3) {
                 unlink(path);
