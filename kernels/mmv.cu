@@ -45,7 +45,12 @@
 // before (programmatic dependent launch): they do not depend on it. Block
 // b of a pass takes the tiles b, b + GRID, ... (GRID at most the tiles).
 // Shared memory: the warps' sums, [KS][RG][32 weight rows][8 NT] floats,
-// added over KS in order (the same sum every run) by the epilogue.
+// added over KS in order (the same sum every run) by the epilogue; then,
+// where they fit (XSM: at most 160 KB), the pass's activation rows as they
+// are in x, quants at a pitch of K + 32 bytes (so that a fragment's 8 rows
+// fall on different banks), the lo quants likewise under XQ 2, then their
+// scales, staged once a block, so that a step's fragments are shared
+// memory's loads and not the L2's.
 
 constexpr int THREADS = 256, WARPS = 8;
 constexpr int Y_AT = 6, B_AT = 10, R_AT = 14;   // y0, b0, r0 among the parameters
@@ -59,6 +64,10 @@ constexpr int STEPS = (SLABS + 3) / 4;          // steps of 4 slabs
 constexpr int VEC = K % 128 == 0;               // a step's 4 scales of a row in one load
 constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
 constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
+constexpr long RED_B = (long)KS * RG * 32 * NB * 4;  // bytes of the sums
+constexpr long XP = K + 32;                     // a staged row's pitch
+constexpr long XS_B = NB * XP * XQ + (long)NB * SLABS * 4;
+constexpr int XSM = XS_B <= 160 * 1024;         // the activation rows staged
 
 // d = a (16 x 32) . b (32 x 8) + MAGIC in every sum (see mma.cu's mma_k32).
 DEV void mma_k32(int *d, u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
@@ -161,12 +170,13 @@ DEV float scale_at(uint2 s, int b)
 
 // acc += the step's slabs: weight tiles m by activation tiles n of the
 // pass's rows from t0 (rows: how many there are), a slab at a time.
-DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, float (*acc)[NT][4])
+DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, const char *xsm, float (*acc)[NT][4])
 {
     int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
     const char *x = (const char *)p.a[4];
     const long n = (long)ROWS * K;
     const float *xs = (const float *)(x + align16(n * XQ));
+    const float *sxs = (const float *)(xsm + NB * XP * XQ);
 #pragma unroll
     for (int b = 0; b < 4; b++) {
         int j = 4 * st + b;
@@ -186,9 +196,17 @@ DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, float
             float sx[2];
 #pragma unroll
             for (int c = 0; c < 2; c++)
-                sx[c] = tc + c < rows ? xs[(long)(tc + c) * SLABS + j] : 0.0f;
+                if (XSM)   // rows past the pass's were staged as 0
+                    sx[c] = sxs[(long)(tc + c - t0) * SLABS + j];
+                else
+                    sx[c] = tc + c < rows ? xs[(long)(tc + c) * SLABS + j] : 0.0f;
             uint2 bh = make_uint2(0, 0), bl = make_uint2(0, 0);
-            if (tb < rows) {
+            if (XSM) {
+                const char *at = xsm + (long)(tb - t0) * XP + (long)j * 32 + 8 * q;
+                bh = *(const uint2 *)at;
+                if (XQ == 2)
+                    bl = *(const uint2 *)(at + NB * XP);
+            } else if (tb < rows) {
                 const char *at = x + (long)tb * K + (long)j * 32 + 8 * q;
                 bh = *(const uint2 *)at;
                 if (XQ == 2)
@@ -241,6 +259,26 @@ DEV void finish(const Params &p, long u0, int t0, int rows, const float *red)
     }
 }
 
+// The pass's activation rows t0 .. t0 + NB into shared memory (XSM), rows
+// past the batch's as 0.
+DEV void stage_x(const Params &p, int t0, int rows, char *xsm)
+{
+    const char *x = (const char *)p.a[4];
+    const long n = (long)ROWS * K;
+    const float *xs = (const float *)(x + align16(n * XQ));
+    for (long i = threadIdx.x; i < (long)NB * XQ * (K / 16); i += THREADS) {
+        long t = i / (K / 16) % NB, w = i / (K / 16) / NB, c = i % (K / 16);
+        int4 v = make_int4(0, 0, 0, 0);
+        if (t0 + t < rows)
+            v = *((const int4 *)(x + w * n + (t0 + t) * K) + c);
+        *((int4 *)(xsm + (w * NB + t) * XP) + c) = v;
+    }
+    float *sxs = (float *)(xsm + NB * XP * XQ);
+    for (long i = threadIdx.x; i < (long)NB * SLABS; i += THREADS)
+        sxs[i] = t0 + i / SLABS < rows ? xs[(t0 + i / SLABS) * SLABS + i % SLABS] : 0.0f;
+    __syncthreads();
+}
+
 // The tiles of 32 units; block b of a pass takes tiles b, b + GRID, ...
 // (GRID: what the chip holds at once, or the tiles when fewer), the next
 // tile's first weights in flight over this tile's sums and epilogue.
@@ -261,6 +299,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
     if (t0 >= rows)
         return;
     float *mine = red + (long)(ks * RG + rg) * 32 * NB;
+    char *xsm = (char *)red + RED_B;
+    if (XSM)
+        stage_x(p, t0, rows, xsm);
     for (; tile < TILES; tile += gridDim.x) {
         long next = tile + gridDim.x;
         Rows rn = next < TILES ? rows_of_warp(p, next * BU, rg) : r;
@@ -278,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
                 load_step(r, st + KS, nx);
             else if (next < TILES)
                 load_step(rn, ks, nx);
-            compute(p, s, st, t0, rows, acc);
+            compute(p, s, st, t0, rows, xsm, acc);
             s = nx;
         }
         __syncthreads();   // the tile before's epilogue has read the sums

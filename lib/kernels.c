@@ -623,7 +623,9 @@ static int need_mmv(Need *n)
     if (C(n, "GRID") > cdiv(units, 32))
         return bad(n, "GRID is at most the tiles of 32 units");
     grid(n, C(n, "GRID"), cdiv(rows, 8 * nt), 1);
-    n->out->smem = 8 * 32 * 8 * nt * 4;
+    /* the sums, then the pass's activation rows where they fit (mmv.cu's XSM) */
+    long nb = 8 * nt, xs = nb * (K + 32) * C(n, "XQ") + nb * (K / 32) * 4;
+    n->out->smem = 8 * 32 * nb * 4 + (xs <= 160 * 1024 ? xs : 0);
     return 0;
 }
 
