@@ -495,7 +495,8 @@ static void emit_rope(Fz *f, const Group *gr)
 
 /* chunks_apart: an attention whose rows' head blocks alone leave the chip
  * idle runs a block a chunk of its key rows: at run time the rows are cut
- * into as many chunks as make four blocks a multiprocessor busy (*busy), at
+ * into as many chunks as make four blocks a multiprocessor busy (*busy;
+ * no more, or the blocks past the chip's would run in a second wave), at
  * most 64 (the last block merges them), each at least 16 rows (more when
  * the context passes 1024 of them). */
 static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, long *busy)
@@ -506,7 +507,7 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, lo
         return 1;
     *chunk = (ctx + 1023) / 1024 > 16 ? (ctx + 1023) / 1024 : 16;
     long split = (ctx + *chunk - 1) / *chunk;
-    *busy = (4L * f->o->sms + blocks - 1) / blocks;   /* four blocks a multiprocessor */
+    *busy = 4L * f->o->sms / blocks > 1 ? 4L * f->o->sms / blocks : 1;   /* four blocks a multiprocessor, one wave */
     *busy = *busy < 64 ? *busy : 64;                   /* and at most 64 chunks for the last block to merge */
     *busy = *busy < split ? *busy : split;
     return split;
