@@ -8,7 +8,65 @@
 //
 // Shapes: x, r (rows, D) f32, rows = n * RPN or ROWS (a per-head norm has
 // RPN heads a row of its size); w (D); y (rows, D) in format OQ.
-// Launch: grid ROWS, block 256: block t normalizes row t.
+// Launch: grid ROWS, block 256: block t normalizes row t. Where D is whole
+// 1024-value rounds, at most 8 (VR), thread i holds values 4 (i + 256 k)
+// .. + 3 of the row in registers, read once as 16-byte words, and a 32-value
+// block is 8 neighbouring lanes, quantized at once (no loop of a block a
+// warp).
+
+constexpr int VR = D % 1024 == 0 && D <= 8192 ? (int)(D / 1024) : 0;   // rounds of 4 values a thread
+
+// The value u (of row t, at i) as y takes it: the weight, the residual.
+DEV float out_val(const Params &p, long t, long i, float u)
+{
+    float v = u * (NW ? ((const float *)p.a[1])[i] + OFFSET : 1.0f);
+    return MODE ? ((const float *)p.a[2])[t * D + i] + v : v;
+}
+
+DEV void rownorm_vec(const Params &p, long t, float *red)
+{
+    const float4 *x = (const float4 *)((const float *)p.a[0] + t * D);
+    float4 v[VR ? VR : 1];
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < VR; k++) {
+        v[k] = x[threadIdx.x + 256 * k];
+        ss += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
+    }
+    ss = block_sum(ss, red);
+    float inv = 1.0f / sqrtf(KIND == 0 ? ss / (float)D + EPS : ss + EPS);
+    const long n = (long)ROWS * D;
+    int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int k = 0; k < VR; k++) {
+        long i = 4L * (threadIdx.x + 256 * k);
+        float o[4] = {out_val(p, t, i, v[k].x * inv), out_val(p, t, i + 1, v[k].y * inv),
+                      out_val(p, t, i + 2, v[k].z * inv), out_val(p, t, i + 3, v[k].w * inv)};
+        if (OQ == 0) {
+            ((float4 *)p.a[4])[(t * D + i) / 4] = make_float4(o[0], o[1], o[2], o[3]);
+            continue;
+        }
+        // the 32-value block: 8 lanes (warp_quant's arithmetic)
+        float amax = fmaxf(fmaxf(fabsf(o[0]), fabsf(o[1])), fmaxf(fabsf(o[2]), fabsf(o[3])));
+        for (int m = 1; m < 8; m <<= 1)
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, m));
+        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        u32 hw = 0, lw = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float u = o[j] * id, hi = rintf(u);
+            hw |= (u32)(u8)(i8)hi << (8 * j);
+            if (OQ == 2)
+                lw |= (u32)(u8)(i8)fminf(fmaxf(rintf((u - hi) * 254.0f), -127.0f), 127.0f) << (8 * j);
+        }
+        char *q = (char *)p.a[4];
+        *(u32 *)(q + t * D + i) = hw;
+        if (OQ == 2)
+            *(u32 *)(q + n + t * D + i) = lw;
+        if (!(lane & 7))
+            ((float *)(q + align16(n * OQ)))[(t * D + i) >> 5] = d;
+    }
+}
 
 extern "C" __global__ void __launch_bounds__(256) rownorm(const Params p)
 {
@@ -18,6 +76,10 @@ extern "C" __global__ void __launch_bounds__(256) rownorm(const Params p)
     long rows = p.a[3] ? (long)*(const int *)p.a[3] * RPN : ROWS;
     if (t >= rows)
         return;
+    if (VR) {
+        rownorm_vec(p, t, red);
+        return;
+    }
     const float *x = (const float *)p.a[0] + t * D, *w = (const float *)p.a[1];
     const float *r = (const float *)p.a[2] + t * D;
     float ss = 0.0f;

@@ -74,6 +74,10 @@ static const Case cases[] = {
     {"gemv LM head: norm, soft-cap, arg-max",
      "in x : f32[1024]\nweight nw : f32[1024]\nweight e : q8[8000,1024]\nout logits : f32[8000]\nout next : i32\n"
      "a = rmsnorm(x, nw, eps=1e-05)\nlogits = softcap(e @ a, cap=30)\nnext = argmax(logits)\n", 2},
+    {"rownorm of rows of 2048 in registers: post-norm residual, l2, quantizing for stacked products (mmv)",
+     "in x : f32[4,2048]\nin r : f32[4,2048]\nweight w : f32[2048]\nweight wq : q8[256,2048]\n"
+     "out z : f32[4,2048]\nout u : f32[4,2048]\nout y : f32[4,256]\n"
+     "z = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\na = rmsnorm(x, w, eps=1e-06, offset=1)\ny = wq @ a\n", 2},
     {"rownorm rms, l2, post-norm residual",
      "in x : f32[3,96]\nin r : f32[3,96]\nweight w : f32[96]\nout y : f32[3,96]\nout z : f32[3,96]\n"
      "out u : f32[3,96]\ny = rmsnorm(x, w, eps=1e-06, offset=1)\nz = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\n", 2},
