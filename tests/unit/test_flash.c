@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "logos.h"
+#include "progtext.h"
 #include "tap.h"
 
 static uint64_t seed = 0x2545f4914f6cdd1dull;
@@ -207,15 +208,7 @@ static void test_block_tiles(void)
 
 static Prog *prog(const char *text)
 {
-    Lexer lx;
-    int err = 0;
-    lex_init(&lx, src_from_string(A, "test.logos", text));
-    Prog *p = parse_prog(A, &lx, &err);
-    if (!p || err || check_prog(A, p)) {
-        printf("Bail out! a test program does not check\n");
-        exit(1);
-    }
-    return p;
+    return prog_text(A, text);
 }
 
 static const char *chunk_src =

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "logos.h"
+#include "progtext.h"
 #include "tap.h"
 
 static int covered[OP_COUNT];   /* ops a numeric check has checked */
@@ -42,15 +43,7 @@ static void close_to(const float *got, const double *want, long n, const char *w
 
 static Prog *prog(const char *text)
 {
-    Lexer lx;
-    int err = 0;
-    lex_init(&lx, src_from_string(A, "test.logos", text));
-    Prog *p = parse_prog(A, &lx, &err);
-    if (!p || err || check_prog(A, p)) {
-        printf("Bail out! a test program does not check\n");
-        exit(1);
-    }
-    return p;
+    return prog_text(A, text);
 }
 
 static float *fill(Env *env, const char *name, int rank, long d0, long d1, long d2)
