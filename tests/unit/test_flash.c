@@ -13,6 +13,7 @@
 
 #include "logos.h"
 #include "progtext.h"
+#include "rnd.h"
 #include "tap.h"
 
 static uint64_t seed = 0x2545f4914f6cdd1dull;
@@ -21,11 +22,7 @@ static Arena *A;
 /* A random value in [-1,1], never near zero. */
 static float rnd(void)
 {
-    seed ^= seed << 13;
-    seed ^= seed >> 7;
-    seed ^= seed << 17;
-    float u = (float)((seed >> 11) % 2000001) / 1000000.0f - 1.0f;
-    return fabsf(u) < 0.05f ? (u < 0 ? -0.05f : 0.05f) + u : u;
+    return rnd_next(&seed);
 }
 
 static float *rnds(long n)

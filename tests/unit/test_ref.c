@@ -12,6 +12,7 @@
 
 #include "logos.h"
 #include "progtext.h"
+#include "rnd.h"
 #include "tap.h"
 
 static int covered[OP_COUNT];   /* ops a numeric check has checked */
@@ -21,11 +22,7 @@ static uint64_t seed = 88172645463325252ull;
 /* A random value in [-1,1], never near zero. */
 static float rnd(void)
 {
-    seed ^= seed << 13;
-    seed ^= seed >> 7;
-    seed ^= seed << 17;
-    float u = (float)((seed >> 11) % 2000001) / 1000000.0f - 1.0f;
-    return fabsf(u) < 0.05f ? (u < 0 ? -0.05f : 0.05f) + u : u;
+    return rnd_next(&seed);
 }
 
 /* max |got - want| over max |want|: below 1e-5. */
