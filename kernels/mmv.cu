@@ -22,9 +22,10 @@
 // before stacked rows runs once, quantizing in its own epilogue.
 //
 // Launch: grid (GRID, passes = rows / (8 NT) rounded up), 256 threads, a
-// block a multiprocessor (some 180-255 registers a thread). A tile is 32
-// units (output rows of the parts, end to end): a block's 8 warps are RG groups of weight rows by KS = 8 / RG slices of
-// K; RG is 1, or 2 under GATE (16 units a group: their gate rows and their
+// block a multiprocessor (its shared memory; 128-230 registers a thread).
+// A tile is 32 units (output rows of the parts, end to end): a block's 8
+// warps are RG groups of weight rows by KS = 8 / RG slices of K; RG is 1,
+// or 2 under GATE (16 units a group: their gate rows and their
 // up rows). Each warp holds 32 weight rows as two 16-row tiles (under GATE
 // the group's 16 gate rows and 16 up rows) by NT tiles of 8 activation
 // rows, and walks K 128 values (4 slabs) a step, the steps ks, ks + KS, ...
@@ -32,25 +33,36 @@
 // in the accumulator, one fma with (ws, -(2^23 + 2^22) ws), one with the
 // activation's scale.
 //
-// Fragments without shared memory: a dot product does not care in which
-// order the mma pairs up its k, so lane l = 4 g + q loads its 8 bytes of a
-// slab, bytes 8q .. 8q + 7, straight from memory for each of its rows (g and
-// g + 8 of a weight tile; g of an activation tile), and gives the first 4
-// to the mma as k 4q .. 4q + 3 and the last 4 as k 16 + 4q .. + 3 (PTX
-// m16n8k32 .s8: a0 = A[g][4q..], a1 = A[g+8][4q..], a2 = A[g][16+4q..], a3 =
-// A[g+8][16+4q..]; b0 = B[4q..][g], b1 = B[16+4q..][g]; c0, c1 = C[g][2q,
-// 2q+1], c2, c3 = C[g+8][2q, 2q+1]): the weights and activations under the
-// same order. A warp's 8-byte loads of a slab fill 32-byte sectors whole.
-// The first step's weights are loaded before the wait for the launch
-// before (programmatic dependent launch): they do not depend on it. Block
-// b of a pass takes the tiles b, b + GRID, ... (GRID at most the tiles).
+// The weights stream through shared memory: each warp owns a ring of
+// DEPTH stages (a stage: its 32 rows' 128 bytes of one step and their 4
+// f16 scales), filled by cp.async DEPTH - 1 steps ahead of its mma (the
+// next tile's first steps too), so that a multiprocessor keeps 8 (DEPTH -
+// 1) x 4 KB of weights in flight while its registers hold only the sums.
+// A stage's 16-byte chunk c of row r sits at chunk c ^ (r % 8) of the row
+// (an XOR swizzle: the 8 rows of a fragment fall on different banks); lane
+// l copies chunk l % 8 of rows l / 8, l / 8 + 4, ... (four whole rows an
+// instruction) and row l's scales. The first stages are issued before the
+// wait for the launch before (programmatic dependent launch): the weights
+// do not depend on it.
+// Fragments: a dot product does not care in which order the mma pairs up
+// its k, so lane l = 4 g + q takes its 8 bytes of a slab, bytes 8q .. 8q +
+// 7, for each of its rows (g and g + 8 of a weight tile; g of an activation
+// tile), and gives the first 4 to the mma as k 4q .. 4q + 3 and the last 4
+// as k 16 + 4q .. + 3 (PTX m16n8k32 .s8: a0 = A[g][4q..], a1 = A[g+8][4q..],
+// a2 = A[g][16+4q..], a3 = A[g+8][16+4q..]; b0 = B[4q..][g], b1 =
+// B[16+4q..][g]; c0, c1 = C[g][2q, 2q+1], c2, c3 = C[g+8][2q, 2q+1]): the
+// weights and activations under the same order. Block b of a pass takes
+// the tiles b, b + GRID, ... (GRID at most the tiles).
 // Shared memory: the warps' sums, [KS][RG][32 weight rows][8 NT] floats,
 // added over KS in order (the same sum every run) by the epilogue; then,
-// where they fit (XSM: at most 160 KB), the pass's activation rows as they
-// are in x, quants at a pitch of K + 32 bytes (so that a fragment's 8 rows
-// fall on different banks), the lo quants likewise under XQ 2, then their
-// scales, staged once a block, so that a step's fragments are shared
-// memory's loads and not the L2's.
+// under XS 1, the pass's activation rows as they are in x, quants at a pitch
+// of K + 32 bytes (so that a fragment's 8 rows fall on different banks),
+// the lo quants likewise under XQ 2, then their scales, staged once a
+// block, so that a step's activation fragments are shared memory's loads
+// and not the L2's; then the warps' rings, WARPS x DEPTH stages of 4352
+// bytes, and under XS 2 each stage also the step's slice of the pass's
+// rows (NB XQ x 128 bytes, swizzled as the weights, and NB x 4 scales),
+// copied with its weights once the launch before has written them.
 
 constexpr int THREADS = 256, WARPS = 8;
 constexpr int Y_AT = 6, B_AT = 10, R_AT = 14;   // y0, b0, r0 among the parameters
@@ -67,7 +79,14 @@ constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
 constexpr long RED_B = (long)KS * RG * 32 * NB * 4;  // bytes of the sums
 constexpr long XP = K + 32;                     // a staged row's pitch
 constexpr long XS_B = NB * XP * XQ + (long)NB * SLABS * 4;
-constexpr int XSM = XS_B <= 160 * 1024;         // the activation rows staged
+constexpr int XSM = XS == 1;                    // the pass's activation rows staged whole
+constexpr int XA = XS == 2;                     // each step's slice of them in its stage
+constexpr int RS_W = 32 * 128;                  // a stage's weight bytes: 32 rows of 4 slabs
+constexpr int XA_AT = RS_W + 32 * 8;            // then their scales; then (XA) NB XQ rows' 128 bytes
+constexpr int XAS_AT = XA_AT + (XA ? NB * XQ * 128 : 0);   // and (XA) their 4 scales a row
+constexpr int RS = XAS_AT + (XA ? NB * 16 : 0);
+constexpr long RING_AT = RED_B + (XSM ? XS_B : 0);
+static_assert(DEPTH >= 2, "a ring of at least two stages");
 
 // d = a (16 x 32) . b (32 x 8) + MAGIC in every sum (see mma.cu's mma_k32).
 DEV void mma_k32(int *d, u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
@@ -98,67 +117,124 @@ DEV Unit wrow(long u0, int rg, int r)
     return w;
 }
 
-// A thread's four weight rows (tile m, half h: row 16 m + 8 h + g): where
-// each row's quants and its f16 scales begin, null past the units.
-struct Rows {
-    const char *q[2][2];
-    const u16 *s[2][2];
-};
-
-DEV Rows rows_of_warp(const Params &p, long u0, int rg)
+DEV u32 smem_addr(const void *p)
 {
-    Rows r;
-    int g = (threadIdx.x & 31) >> 2;
-#pragma unroll
-    for (int m = 0; m < 2; m++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            Unit w = wrow(u0, rg, 16 * m + 8 * h + g);
-            const char *W = w.part < 0 ? nullptr : part_w(p, w.part);
-            r.q[m][h] = W ? W + (long)w.row * K : nullptr;
-            r.s[m][h] = W ? (const u16 *)(W + align16(rows_in(w.part) * K)) + (long)w.row * SLABS : nullptr;
-        }
+    u32 r;
+    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
     return r;
 }
 
-// One step's weights a thread holds: 8 bytes of each of its rows' 4 slabs,
-// and the rows' 4 f16 scales of those slabs, two to a word.
-struct Step {
-    uint2 w[2][2][4];
-    uint2 s[2][2];
-};
-
-DEV uint2 ldcs2(const char *p)
+// Copies n (0 or N) bytes of src to dst, zero-filling to N (16 or 8).
+DEV void cp16(void *dst, const void *src, int n)
 {
-    uint2 v;
-    asm volatile("ld.global.cs.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-    return v;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
 }
 
-DEV void load_step(const Rows &r, int st, Step &s)
+DEV void cp8(void *dst, const void *src, int n)
 {
-    int q = threadIdx.x & 3;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
+}
+
+DEV void cp_commit()
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Waits until at most DEPTH - 2 of this thread's stages are in flight.
+DEV void cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(DEPTH - 2) : "memory");
+}
+
+DEV void cp_wait_all()
+{
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+
+// What a lane copies of a tile: rows l / 8 + 4 i (i < 8) of its warp's 32,
+// and row l's scales; null past the units.
+struct Feed {
+    const char *q[8];
+    const u16 *s;
+};
+
+DEV const char *wrow_at(const Params &p, long u0, int rg, int r, const u16 **s)
+{
+    Unit w = wrow(u0, rg, r);
+    if (w.part < 0) {
+        *s = nullptr;
+        return nullptr;
+    }
+    const char *W = part_w(p, w.part);
+    *s = (const u16 *)(W + align16(rows_in(w.part) * K)) + (long)w.row * SLABS;
+    return W + (long)w.row * K;
+}
+
+DEV Feed feed_of(const Params &p, long u0, int rg)
+{
+    Feed f;
+    int lane = threadIdx.x & 31;
+    const u16 *s;
 #pragma unroll
-    for (int m = 0; m < 2; m++)
+    for (int i = 0; i < 8; i++)
+        f.q[i] = wrow_at(p, u0, rg, lane / 8 + 4 * i, &s);
+    wrow_at(p, u0, rg, lane, &f.s);
+    return f;
+}
+
+// Step st of a tile into a stage: 16-byte chunks by cp.async, zero past K
+// and the units; the scales by cp.async where a step's 4 are 8 aligned
+// bytes (VEC), else loaded and stored.
+DEV void issue(const Params &p, const Feed &f, int st, char *stage)
+{
+    int lane = threadIdx.x & 31, c = lane & 7;
+    const char *any = (const char *)p.a[0];
+    long off = (long)st * 128 + 16 * c;
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const char *row = r.q[m][h];
+    for (int i = 0; i < 8; i++) {
+        int r = lane / 8 + 4 * i, n = f.q[i] && off < K ? 16 : 0;
+        cp16(stage + r * 128 + 16 * (c ^ (r & 7)), n ? f.q[i] + off : any, n);
+    }
+    char *sd = stage + RS_W + lane * 8;
+    if (VEC) {
+        cp8(sd, f.s ? (const char *)(f.s + 4 * st) : any, f.s ? 8 : 0);
+    } else {
+        u32 v[4];
 #pragma unroll
-            for (int b = 0; b < 4; b++) {
-                int j = 4 * st + b;
-                bool ok = row && j < SLABS;
-                s.w[m][h][b] = ok ? ldcs2(row + (long)j * 32 + 8 * q) : make_uint2(0, 0);
-            }
-            if (VEC && row) {
-                s.s[m][h] = *(const uint2 *)(r.s[m][h] + 4 * st);
-            } else {
-                u32 v[4];
+        for (int b = 0; b < 4; b++)
+            v[b] = f.s && 4 * st + b < SLABS ? f.s[4 * st + b] : 0;
+        *(uint2 *)sd = make_uint2(v[0] | v[1] << 16, v[2] | v[3] << 16);
+    }
+}
+
+// Step st's slice of the pass's activation rows t0 .. t0 + NB into a stage
+// (XA): their 128 bytes a word (swizzled as the weights), zero past the
+// rows and K, and their 4 scales a row.
+DEV void issue_x(const Params &p, int st, int t0, int rows, char *stage)
+{
+    int lane = threadIdx.x & 31;
+    const char *x = (const char *)p.a[4];
+    const long n = (long)ROWS * K;
+    const float *xs = (const float *)(x + align16(n * XQ));
+    long off = (long)st * 128 + 16 * (lane & 7);
 #pragma unroll
-                for (int b = 0; b < 4; b++)
-                    v[b] = row && 4 * st + b < SLABS ? r.s[m][h][4 * st + b] : 0;
-                s.s[m][h] = make_uint2(v[0] | v[1] << 16, v[2] | v[3] << 16);
-            }
+    for (int i = 0; i < NB * XQ / 4; i++) {
+        int r = i * 4 + lane / 8, t = r % NB, c = lane & 7, ok = t0 + t < rows && off < K;
+        cp16(stage + XA_AT + r * 128 + 16 * (c ^ (t & 7)), ok ? x + (r / NB) * n + (long)(t0 + t) * K + off : x,
+             ok ? 16 : 0);
+    }
+    if (lane < NB) {
+        float *sd = (float *)(stage + XAS_AT) + lane * 4;
+        bool ok = t0 + lane < rows;
+        const float *src = xs + (long)(t0 + lane) * SLABS + 4 * st;
+        if (VEC) {
+            cp16(sd, ok ? (const void *)src : (const void *)x, ok ? 16 : 0);
+        } else {
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+                sd[b] = ok && 4 * st + b < SLABS ? src[b] : 0.0f;
         }
+    }
 }
 
 // Slab b's f16 scale of a row's step, as f32.
@@ -170,9 +246,15 @@ DEV float scale_at(uint2 s, int b)
 
 // acc += the step's slabs: weight tiles m by activation tiles n of the
 // pass's rows from t0 (rows: how many there are), a slab at a time.
-DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, const char *xsm, float (*acc)[NT][4])
+DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, const char *xsm, float (*acc)[NT][4])
 {
     int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    uint2 sc[2][2];   // the f16 scales of rows 16 m + 8 h + g
+#pragma unroll
+    for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            sc[m][h] = *(const uint2 *)(stage + RS_W + (16 * m + 8 * h + g) * 8);
     const char *x = (const char *)p.a[4];
     const long n = (long)ROWS * K;
     const float *xs = (const float *)(x + align16(n * XQ));
@@ -180,15 +262,17 @@ DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, const
 #pragma unroll
     for (int b = 0; b < 4; b++) {
         int j = 4 * st + b;
-        if (j >= SLABS)
+        if (!VEC && j >= SLABS)   // (never under VEC: the compiler then overlaps the slabs)
             break;
         float ws[2][2], mws[2][2];
+        uint2 wq[2][2];   // 8 bytes of slab b of rows 16 m + 8 h + g (chunk 2b + q / 2, swizzled by g)
 #pragma unroll
         for (int m = 0; m < 2; m++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                ws[m][h] = scale_at(s.s[m][h], b);
+                ws[m][h] = scale_at(sc[m][h], b);
                 mws[m][h] = -MAGICF * ws[m][h];
+                wq[m][h] = *(const uint2 *)(stage + (16 * m + 8 * h + g) * 128 + 16 * ((2 * b + (q >> 1)) ^ g) + 8 * (q & 1));
             }
 #pragma unroll
         for (int nt = 0; nt < NT; nt++) {
@@ -196,12 +280,19 @@ DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, const
             float sx[2];
 #pragma unroll
             for (int c = 0; c < 2; c++)
-                if (XSM)   // rows past the pass's were staged as 0
+                if (XA)   // rows past the pass's were staged as 0
+                    sx[c] = ((const float *)(stage + XAS_AT))[(tc + c - t0) * 4 + b];
+                else if (XSM)
                     sx[c] = sxs[(long)(tc + c - t0) * SLABS + j];
                 else
                     sx[c] = tc + c < rows ? xs[(long)(tc + c) * SLABS + j] : 0.0f;
             uint2 bh = make_uint2(0, 0), bl = make_uint2(0, 0);
-            if (XSM) {
+            if (XA) {
+                const char *at = stage + XA_AT + (8 * nt + g) * 128 + 16 * ((2 * b + (q >> 1)) ^ g) + 8 * (q & 1);
+                bh = *(const uint2 *)at;
+                if (XQ == 2)
+                    bl = *(const uint2 *)(at + NB * 128);
+            } else if (XSM) {
                 const char *at = xsm + (long)(tb - t0) * XP + (long)j * 32 + 8 * q;
                 bh = *(const uint2 *)at;
                 if (XQ == 2)
@@ -215,7 +306,7 @@ DEV void compute(const Params &p, const Step &s, int st, int t0, int rows, const
 #pragma unroll
             for (int m = 0; m < 2; m++) {
                 int hi[4], lo[4];
-                const uint2 *w0 = &s.w[m][0][b], *w1 = &s.w[m][1][b];
+                const uint2 *w0 = &wq[m][0], *w1 = &wq[m][1];
                 mma_k32(hi, w0->x, w1->x, w0->y, w1->y, bh.x, bh.y);
                 if (XQ == 2)
                     mma_k32(lo, w0->x, w1->x, w0->y, w1->y, bl.x, bl.y);
@@ -280,31 +371,65 @@ DEV void stage_x(const Params &p, int t0, int rows, char *xsm)
 }
 
 // The tiles of 32 units; block b of a pass takes tiles b, b + GRID, ...
-// (GRID: what the chip holds at once, or the tiles when fewer), the next
-// tile's first weights in flight over this tile's sums and epilogue.
+// (GRID: what the chip holds at once, or the tiles when fewer). A warp's
+// stages are its steps of those tiles in order, issued DEPTH - 1 ahead.
 constexpr long TILES = (UNITS + BU - 1) / BU;
+
+// The warp's next stage to issue: its tile, step and count.
+struct Issuer {
+    Feed f;
+    long tile, left;   // stages still to issue
+    int st, n;
+};
+
+DEV void issue_next(const Params &p, Issuer &is, int rg, int ks, char *ring, int t0, int rows)
+{
+    if (is.left > 0) {
+        issue(p, is.f, is.st, ring + (long)(is.n % DEPTH) * RS);
+        if (XA && rows > 0)
+            issue_x(p, is.st, t0, rows, ring + (long)(is.n % DEPTH) * RS);
+        is.st += KS;
+        if (--is.left > 0 && is.st >= STEPS) {
+            is.st = ks;
+            is.tile += gridDim.x;
+            is.f = feed_of(p, is.tile * BU, rg);
+        }
+    }
+    cp_commit();   // an empty group past the last stage keeps the count
+    is.n++;
+}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
 {
     extern __shared__ __align__(16) float red[];
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
     int rg = w / KS, ks = w % KS;
-    long tile = blockIdx.x;
-    Rows r = rows_of_warp(p, tile * BU, rg);
-    Step s;
-    if (ks < STEPS)
-        load_step(r, ks, s);   // before the wait: the weights do not depend on the launch before
+    int nsw = ks < STEPS ? (STEPS - ks + KS - 1) / KS : 0;   // my steps a tile
+    long tiles = blockIdx.x < TILES ? (TILES - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    char *ring = (char *)red + RING_AT + (long)w * DEPTH * RS;
+    Issuer is;
+    is.tile = blockIdx.x, is.left = tiles * nsw, is.st = ks, is.n = 0;
+    if (is.left > 0)
+        is.f = feed_of(p, is.tile * BU, rg);
+    for (int d = 0; d < DEPTH - 1; d++)   // before the wait: the weights do not depend on the launch before
+        issue_next(p, is, rg, ks, ring, 0, 0);
     pdl_begin();
     int rows = rows_of(p.a[5], ROWS), t0 = blockIdx.y * NB;
-    if (t0 >= rows)
+    if (t0 >= rows) {
+        cp_wait_all();
         return;
+    }
+    if (XA)   // the first stages' activations, in the groups of their weights' stages
+        for (int d = 0; d < DEPTH - 1 && d < is.n && nsw > 0; d++) {
+            issue_x(p, ks + (d % nsw) * KS, t0, rows, ring + (long)d * RS);
+            cp_commit();
+        }
     float *mine = red + (long)(ks * RG + rg) * 32 * NB;
     char *xsm = (char *)red + RED_B;
     if (XSM)
         stage_x(p, t0, rows, xsm);
-    for (; tile < TILES; tile += gridDim.x) {
-        long next = tile + gridDim.x;
-        Rows rn = next < TILES ? rows_of_warp(p, next * BU, rg) : r;
+    int ci = 0;   // the stage computed
+    for (long tile = blockIdx.x; tile < TILES; tile += gridDim.x) {
         float acc[2][NT][4];
 #pragma unroll
         for (int m = 0; m < 2; m++)
@@ -313,14 +438,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
 #pragma unroll
                 for (int i = 0; i < 4; i++)
                     acc[m][n][i] = 0.0f;
-        for (int st = ks; st < STEPS; st += KS) {
-            Step nx;   // the next step's weights (or the next tile's first) in flight over this step's products
-            if (st + KS < STEPS)
-                load_step(r, st + KS, nx);
-            else if (next < TILES)
-                load_step(rn, ks, nx);
-            compute(p, s, st, t0, rows, xsm, acc);
-            s = nx;
+        for (int k = 0; k < nsw; k++, ci++) {
+            cp_wait();
+            __syncwarp();   // every lane's copies of stage ci landed; every lane is past stage ci - 1
+            issue_next(p, is, rg, ks, ring, t0, rows);
+            compute(p, ring + (long)(ci % DEPTH) * RS, ks + k * KS, t0, rows, xsm, acc);
         }
         __syncthreads();   // the tile before's epilogue has read the sums
 #pragma unroll
@@ -332,6 +454,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
                     mine[(16 * m + g + 8 * (i >> 1)) * NB + 8 * n + 2 * q + (i & 1)] = acc[m][n][i];
         __syncthreads();
         finish(p, tile * BU, t0, rows, red);
-        r = rn;
     }
+    cp_wait_all();
 }

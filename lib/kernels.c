@@ -606,6 +606,12 @@ static int need_mma(Need *n)
     return 0;
 }
 
+long mmv_smem(long K, long nt, long xq, int xs, int depth)
+{
+    long nb = 8 * nt, act = nb * (K + 32) * xq + nb * (K / 32) * 4, slice = nb * xq * 128 + nb * 16;
+    return 8 * 32 * nb * 4 + (xs == 1 ? act : 0) + 8L * depth * (32 * 128 + 32 * 8 + (xs == 2 ? slice : 0));
+}
+
 /* mmv.cu: GRID blocks a pass over tiles of 32 units, passes of 8 NT
  * activation rows already quantized, the warps' sums in shared memory
  * ([KS][RG][32][8 NT] floats: 8 x 32 x 8 NT in all). */
@@ -623,9 +629,11 @@ static int need_mmv(Need *n)
     if (C(n, "GRID") > cdiv(units, 32))
         return bad(n, "GRID is at most the tiles of 32 units");
     grid(n, C(n, "GRID"), cdiv(rows, 8 * nt), 1);
-    /* the sums, then the pass's activation rows where they fit (mmv.cu's XSM) */
-    long nb = 8 * nt, xs = nb * (K + 32) * C(n, "XQ") + nb * (K / 32) * 4;
-    n->out->smem = 8 * 32 * nb * 4 + (xs <= 160 * 1024 ? xs : 0);
+    /* the sums, the pass's activation rows under XS, the warps' rings of
+     * DEPTH stages (32 rows' 128 bytes and their scales) */
+    n->out->smem = mmv_smem(K, nt, C(n, "XQ"), C(n, "XS"), C(n, "DEPTH"));
+    if (n->out->smem > 227 * 1024)
+        return bad(n, "its rings of DEPTH stages and its staged rows pass the shared memory of a block");
     return 0;
 }
 

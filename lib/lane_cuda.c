@@ -360,6 +360,27 @@ static long mmv_tiles(long rows, int xq)
     return rows >= 8 * most ? most : (rows + 7) / 8;
 }
 
+/* mmv's shared memory (227 KB): the pass's activation rows staged whole
+ * (XS 1) where they fit in 160 KB beside a ring of 3 stages a warp;
+ * else each step's slice of them in the stage with its weights (XS 2),
+ * so that no step waits on the L2 for its fragments. The rings as deep as
+ * 4 (8 x 3 x 4 KB of weights in flight a multiprocessor) and at least 2.
+ * Run63: a ring of 4 against 2, 52.5 against 54.4 µs for the 8B's gated
+ * pair at 16 rows; its rows staged whole against from the L2, 52.5
+ * against 62.4 µs. */
+static void mmv_memory(L L, long K, long nt, int xq)
+{
+    const long most = 227 * 1024;
+    long act = mmv_smem(K, nt, xq, 1, 3) - mmv_smem(K, nt, xq, 0, 3);
+    int xs = act <= 160 * 1024 && mmv_smem(K, nt, xq, 1, 3) <= most ? 1 : 2, depth = 4;
+    while (depth > 2 && mmv_smem(K, nt, xq, xs, depth) > most)
+        depth--;
+    if (mmv_smem(K, nt, xq, xs, depth) > most)
+        xs = 0, depth = 4;
+    C(L, "XS", xs);
+    C(L, "DEPTH", depth);
+}
+
 static void emit_mmv(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_MMV, gr);
@@ -373,6 +394,7 @@ static void emit_mmv(Fz *f, const Group *gr)
     long tiles = (units + 31) / 32, passes = (rows + 8 * nt - 1) / (8 * nt);
     long rounds = (tiles * passes + f->o->sms - 1) / f->o->sms;
     C(L, "GRID", (double)((tiles + rounds - 1) / rounds));
+    mmv_memory(L, N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, nt, act_words(f));
     finish(L);
 }
 

@@ -667,6 +667,8 @@ int kernel_param(int k, const char *name);         /* the parameter's index, or 
 /* 0, or -1 with why filled when the constants do not fit together. */
 int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen);
 void kernel_const_text(const KConst *kc, double v, char *buf, size_t n);
+/* mmv.cu's shared memory: its sums, its staged rows (xs), its rings */
+long mmv_smem(long K, long nt, long xq, int xs, int depth);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
 const char *kernel_common(void);                   /* common.cuh */
 /* The blocks of gemv a multiprocessor holds for a warp's weight rows
