@@ -83,6 +83,43 @@ DEV int rows_of(const void *n, int bound)
     return n ? *(const int *)n : bound;
 }
 
+// Asynchronous copies to shared memory (cp.async): n (0 or N) bytes of src
+// to dst, zero-filling to N (16, or 8 where named); a group of them
+// committed, and waits for the groups.
+DEV u32 smem_addr(const void *p)
+{
+    u32 r;
+    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
+    return r;
+}
+
+DEV void cp16(void *dst, const void *src, int n)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
+}
+
+DEV void cp8(void *dst, const void *src, int n)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
+}
+
+DEV void cp_commit()
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Waits until at most N of this thread's committed groups are in flight.
+template <int N>
+DEV void cp_wait_n()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+DEV void cp_wait_all()
+{
+    cp_wait_n<0>();
+}
+
 // Programmatic dependent launch: wait for the grids this one depends on
 // (a no-op when it was launched without the attribute), then let the next
 // grid begin its launch.

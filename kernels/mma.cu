@@ -65,38 +65,15 @@ constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
 constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
 static_assert(BM == 64 || BM == 128, "a block takes 64 or 128 rows");
 
-DEV u32 smem_addr(const void *p)
-{
-    u32 r;
-    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-// Copies n (0 .. 16) bytes of src to dst, zero-filling to 16.
-DEV void cp16(void *dst, const void *src, int n)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
-}
-
 // Copies n (0 or 4) bytes of src to dst, zero-filling to 4.
 DEV void cp4(void *dst, const void *src, int n)
 {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
 }
 
-DEV void cp_commit()
-{
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
 DEV void cp_wait()
 {
-    asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 2) : "memory");
-}
-
-DEV void cp_wait_all()
-{
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    cp_wait_n<STAGES - 2>();
 }
 
 // Four 8 x 16-byte matrices of shared memory, lane l giving the address of

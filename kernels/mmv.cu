@@ -117,38 +117,10 @@ DEV Unit wrow(long u0, int rg, int r)
     return w;
 }
 
-DEV u32 smem_addr(const void *p)
-{
-    u32 r;
-    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-// Copies n (0 or N) bytes of src to dst, zero-filling to N (16 or 8).
-DEV void cp16(void *dst, const void *src, int n)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
-}
-
-DEV void cp8(void *dst, const void *src, int n)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
-}
-
-DEV void cp_commit()
-{
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
 // Waits until at most DEPTH - 2 of this thread's stages are in flight.
 DEV void cp_wait()
 {
-    asm volatile("cp.async.wait_group %0;" ::"n"(DEPTH - 2) : "memory");
-}
-
-DEV void cp_wait_all()
-{
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    cp_wait_n<DEPTH - 2>();
 }
 
 // What a lane copies of a tile: rows l / 8 + 4 i (i < 8) of its warp's 32,
