@@ -236,8 +236,8 @@ static void epilogue(Fz *f, Group *gr, int p, int k)
     gr->out[p] = k;
     if (p == 0 && gr->parts == 1 + (gr->gate != 0) && u >= 0 && N(f, u)->op == OP_ARGMAX) {
         long rows = mma_bound(f, gr);
-        if (rows && rows < mma_crossover(f->o)) {
-            fuse_note(f, u, "no lm_argmax: %ld stacked rows go to the tensor cores in passes (--mmv-rows), "
+        if (rows) {
+            fuse_note(f, u, "no lm_argmax: %ld stacked rows go to the tensor cores (--mmv-rows, --mma-rows), "
                       "which take no arg-max; it runs alone", rows);
             return;
         }

@@ -283,11 +283,16 @@ same() {
     [ "$(grep -c '^launch mmv .* XQ=2 ROWS=16 NT=2 ' <<<"$output")" -eq 7 ]
     [ "$(grep -c '^launch rownorm .* ROWS=16 .* OQ=2 ' <<<"$output")" -eq 5 ]
     grep -q '^launch argmax V=256 ROWS=16 ' <<<"$output"
-    [[ "$stderr" == *"no lm_argmax: 16 stacked rows go to the tensor cores in passes (--mmv-rows), which take no arg-max; it runs alone"* ]]
+    [[ "$stderr" == *"no lm_argmax: 16 stacked rows go to the tensor cores (--mmv-rows, --mma-rows), which take no arg-max; it runs alone"* ]]
     [[ "$stderr" == *"products of 16 stacked rows on the tensor cores in 1 pass of up to 16: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
     # the batch's attention output is f32: its product stays a GEMV
     [[ "$stderr" == *"products of 16 stacked rows as GEMVs: activations not quantized before it (--mmv-rows reads them so) (3, 128)"* ]]
     logos-fuse b.logos | logos-check -
+    # past --mma-rows too: the LM head in tiles on the tensor cores, the arg-max alone
+    logos-fuse --mma-rows 8 b.logos >m.plan
+    grep -q '^launch mma K=64 PARTS=1 N0=256 .* ROWS=16 ' m.plan
+    grep -q '^launch argmax V=256 ROWS=16 ' m.plan
+    ! grep -q '^launch gemv ' m.plan
     # two rows: a GEMV's one pass
     logos-author decode_batch --batch 2 "$TINY/llama.yaml" | logos-fuse >t.plan
     ! grep -q '^launch mmv ' t.plan
