@@ -44,7 +44,14 @@
 // several chunks, each busy block leaves (m, l, o[VD]) per head in part,
 // and the last of them to finish (cnt counts them) merges them into y and
 // sets its count back to 0: each row its own part and count (a batch's
-// sequences never share them). Shared memory: 4 G (VD + 2) floats.
+// sequences never share them).
+// LR (a batch's attention, MODE 3, heads of whole 32-value blocks): a
+// warp takes its rows 32 at a time, a row a lane for the scores (the
+// whole dot product of each query head, the block's queries read from
+// shared memory: no warp sum a row, each exponential once), then each
+// lane its VD/32 values of every row, the row's weights from its lane.
+// Shared memory: 4 G (VD + 2) floats, then under LR the G query heads
+// (G HD floats).
 
 constexpr int GG = NH / NKV;                        // query heads a key head
 constexpr int G = HG;                               // query heads a block
@@ -62,6 +69,8 @@ constexpr int SLOT = VD + 2;                        // m, l, then the values
 constexpr int RW = ((ROPE ? 80 - G * (QP + VN + 2) : 88 - G * (QP + VN)) - (MODE == 3 ? 12 : 0)) / (QP + VN + G);
 constexpr int RMIN = MODE == 3 ? 1 : 2;
 constexpr int R = RW > 8 ? 8 : RW < RMIN ? RMIN : RW;
+constexpr int LR = MODE == 3 && CONT;                // a row a lane (see above)
+constexpr int QS_AT = 4 * G * SLOT;                 // LR: the queries, after the slots (floats)
 
 // Lane l's key value i and value i: their places in a row.
 DEV int kat(int l, int i)
@@ -277,6 +286,74 @@ DEV void *cache(const Params &p, void *const *rc, int i)
     return MODE == 3 ? ((void *const volatile *)rc)[i - 1] : p.a[i];
 }
 
+// LR: warp w's rows j0 + 32 (w + 4 k) + lane before j1 into its running
+// maxima m, sums l and values o (load_row's layout), 32 rows a tile: lane
+// i scores row i of the tile against the G queries qs (HD floats each),
+// the tile's maximum a head from the lanes, then every lane adds each
+// row's values (its VN of them) times the row's weight from its lane.
+DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, const float *qs, float *m, float *l,
+                   float (*o)[VN])
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    float lp[G];   // this lane's rows' share of each head's sum
+#pragma unroll
+    for (int h = 0; h < G; h++)
+        lp[h] = 0.0f;
+    for (long jt = j0 + 32L * w; jt < j1; jt += 128) {
+        long jr = jt + lane;
+        bool ok = jr < j1;
+        const void *K = cache(p, rc, 1);
+        long kb = ((ok ? jr : j0) * NKV + g) * (long)HD;
+        float s[G];
+#pragma unroll
+        for (int h = 0; h < G; h++)
+            s[h] = 0.0f;
+#pragma unroll 8
+        for (int d = 0; d < HD; d += 4) {
+            float k4[4];
+            loadv<4, KV == 2>(K, kb + d, k4);
+#pragma unroll
+            for (int h = 0; h < G; h++) {
+                float4 qv = *(const float4 *)(qs + h * HD + d);
+                s[h] += qv.x * k4[0] + qv.y * k4[1] + qv.z * k4[2] + qv.w * k4[3];
+            }
+        }
+        float pw[G];
+#pragma unroll
+        for (int h = 0; h < G; h++) {
+            float v = s[h] * SCALE;
+            if (CAP > 0.0f)
+                v = CAP * tanhf(v / CAP);
+            v = ok ? v : NEG_INF;
+            float mn = fmaxf(m[h], warp_max(v));   // lane 0's row is in every tile: finite
+            float corr = m[h] == NEG_INF ? 0.0f : expf(m[h] - mn);
+            pw[h] = ok ? expf(v - mn) : 0.0f;
+            lp[h] = lp[h] * corr + pw[h];
+#pragma unroll
+            for (int i = 0; i < VN; i++)
+                o[h][i] *= corr;
+            m[h] = mn;
+        }
+        const void *V = cache(p, rc, 2);
+        int nr = j1 - jt < 32 ? (int)(j1 - jt) : 32;
+#pragma unroll 4
+        for (int r = 0; r < nr; r++) {
+            float vv[VN];
+            loadv<VN, KV == 2>(V, ((jt + r) * NKV + g) * (long)VD + (long)lane * VN, vv);
+#pragma unroll
+            for (int h = 0; h < G; h++) {
+                float pr = __shfl_sync(0xffffffffu, pw[h], r);
+#pragma unroll
+                for (int i = 0; i < VN; i++)
+                    o[h][i] += pr * vv[i];
+            }
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < G; h++)
+        l[h] = warp_sum(lp[h]);
+}
+
 // Merges slot b into slot a (both m, l, o[VD]).
 DEV void merge(float *a, const float *b, int from, int step)
 {
@@ -371,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
         angles(p, pp[0], asn, acs);
     if (EARLY) {   // the first round's rows but the newest, before the wait
 #pragma unroll
-        for (int r = 0; r < R; r++) {
+        for (int r = 0; r < R && !LR; r++) {
             long jr = j + 4L * r < j1 ? j + 4L * r : j0;
             if (jr < hi - 1)
                 load_row(cache(p, rc, 1), cache(p, rc, 2), jr, g, lane, kr[r], vr[r]);
@@ -408,6 +485,18 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
     // slots: every warp done with it before any writes its slot
     if (ROPE)
         __syncthreads();
+    if (LR) {   // the block's queries (every warp holds the same) into shared memory, then the rows a lane each
+        float *qs = sl + QS_AT;
+        if (w == 0)
+#pragma unroll
+            for (int h = 0; h < G; h++)
+#pragma unroll
+                for (int i = 0; i < QP; i++)
+                    qs[h * HD + kat(lane, i)] = qr[h][i];
+        __syncthreads();
+        lane_rows(p, rc, j0, j1, g, qs, m, l, o);
+        j = j1;
+    }
     for (int first = 1; j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
 #pragma unroll
         for (int r = 0; r < R; r++) {
