@@ -45,7 +45,7 @@
 // and the last of them to finish (cnt counts them) merges them into y and
 // sets its count back to 0: each row its own part and count (a batch's
 // sequences never share them).
-// LR (a batch's attention, MODE 3, heads of whole 32-value blocks): a
+// LR (a batch's attention, MODE 3, heads of whole 32-value blocks, at most 4 a block): a
 // warp takes its rows 32 at a time, a row a lane for the scores (the
 // whole dot product of each query head, the block's queries read from
 // shared memory: no warp sum a row, each exponential once), then each
@@ -69,7 +69,7 @@ constexpr int SLOT = VD + 2;                        // m, l, then the values
 constexpr int RW = ((ROPE ? 80 - G * (QP + VN + 2) : 88 - G * (QP + VN)) - (MODE == 3 ? 12 : 0)) / (QP + VN + G);
 constexpr int RMIN = MODE == 3 ? 1 : 2;
 constexpr int R = RW > 8 ? 8 : RW < RMIN ? RMIN : RW;
-constexpr int LR = MODE == 3 && CONT;                // a row a lane (see above)
+constexpr int LR = MODE == 3 && CONT && G <= 4;      // a row a lane (see above; 7-8 heads spilled)
 constexpr int QS_AT = 4 * G * SLOT;                 // LR: the queries, after the slots (floats)
 
 // Lane l's key value i and value i: their places in a row.

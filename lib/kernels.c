@@ -405,7 +405,7 @@ static int need_attend(Need *n)
     (void)CF;
     grid(n, nkv * (nh / nkv / hg), C(n, "BUSY") ? C(n, "BUSY") : split, R);   /* at most BUSY chunks are busy */
     /* the warps' slots; a batch's (MODE 3) with whole 32-value heads its queries (attend.cu's LR) */
-    n->out->smem = 4 * hg * (vd + 2) * 4 + (mode == 3 && hd % 32 == 0 && vd % 32 == 0 ? hg * hd * 4 : 0);
+    n->out->smem = 4 * hg * (vd + 2) * 4 + (mode == 3 && hd % 32 == 0 && vd % 32 == 0 && hg <= 4 ? hg * hd * 4 : 0);
     return 0;
 }
 
