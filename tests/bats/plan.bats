@@ -241,15 +241,28 @@ same() {
         skip "a GPU answers here: tests/gpu/run runs for real"
     fi
     [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
-    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane shapes startup bench forms tp
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes startup bench forms tp
     [ "$status" -eq 0 ]
     local summary
     summary=$(sed -n '/^== summary$/,$p' <<<"$output")
-    [ "$(grep -c 'skipped' <<<"$summary")" -eq 7 ]
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 8 ]
+    grep -q '^sweep    skipped: no GPU$' <<<"$summary"
     grep -q '^forms    0 runs timed: skipped: no GPU$' <<<"$summary"
     grep -q '^tp       skipped: logos-run: --device cuda: ' <<<"$summary"
     grep -q '^kernels  skipped: ' <<<"$summary"
     grep -q '^bench    skipped: no GPU$' <<<"$summary"
+}
+
+@test "tests/gpu/lane's sweep (LANE_CHUNKS, LANE_BATCHES) checks itself on the CPU: a chunk of T rows, B sequences" {
+    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=q8 LANE_STEPS=8 LANE_CHUNKS="1 70" \
+        LANE_BATCHES="3" sh "$TOP/tests/gpu/lane" llama
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 4 ]
+    [[ "${lines[0]}" =~ ^llama\ q8\ prefill\ 1\+4\ +4\ rows\ .*\ ok$ ]]
+    [[ "${lines[1]}" =~ ^llama\ q8\ prefill\ 70\+4\ +4\ rows\ .*\ ok$ ]]
+    [[ "${lines[2]}" =~ ^llama\ q8\ decode_batch\ 3\ x2\ +12\ rows\ .*\ ok$ ]]
+    [ "${lines[3]}" = "lane: 3 passed, 0 failed" ]
 }
 
 @test "logos-fuse --mma-rows: stacked products from that many rows on the tensor cores, -v says so; a decode step never" {
