@@ -71,6 +71,8 @@ constexpr int RMIN = MODE == 3 ? 1 : 2;
 constexpr int R = RW > 8 ? 8 : RW < RMIN ? RMIN : RW;
 constexpr int LR = MODE == 3 && CONT && G <= 4;      // a row a lane (see above; 7-8 heads spilled)
 constexpr int QS_AT = 4 * G * SLOT;                 // LR: the queries, after the slots (floats)
+constexpr int KB = HD / 4 < 8 ? HD / 4 : 8;         // LR: a lane's key loads in flight (4 values each)
+constexpr int VB = VN > 4 ? 32 / VN : 8;            // LR: the value rows a warp has in flight (32 values a lane)
 
 // Lane l's key value i and value i: their places in a row.
 DEV int kat(int l, int i)
@@ -308,15 +310,18 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
 #pragma unroll
         for (int h = 0; h < G; h++)
             s[h] = 0.0f;
-#pragma unroll 8
-        for (int d = 0; d < HD; d += 4) {
-            float k4[4];
-            loadv<4, KV == 2>(K, kb + d, k4);
+        for (int d0 = 0; d0 < HD; d0 += 4 * KB) {   // KB loads in flight, then their sums
+            float k4[KB][4];
 #pragma unroll
-            for (int h = 0; h < G; h++) {
-                float4 qv = *(const float4 *)(qs + h * HD + d);
-                s[h] += qv.x * k4[0] + qv.y * k4[1] + qv.z * k4[2] + qv.w * k4[3];
-            }
+            for (int b = 0; b < KB; b++)
+                loadv<4, KV == 2>(K, kb + d0 + 4 * b, k4[b]);
+#pragma unroll
+            for (int b = 0; b < KB; b++)
+#pragma unroll
+                for (int h = 0; h < G; h++) {
+                    float4 qv = *(const float4 *)(qs + h * HD + d0 + 4 * b);
+                    s[h] += qv.x * k4[b][0] + qv.y * k4[b][1] + qv.z * k4[b][2] + qv.w * k4[b][3];
+                }
         }
         float pw[G];
 #pragma unroll
@@ -336,17 +341,20 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
         }
         const void *V = cache(p, rc, 2);
         int nr = j1 - jt < 32 ? (int)(j1 - jt) : 32;
-#pragma unroll 4
-        for (int r = 0; r < nr; r++) {
-            float vv[VN];
-            loadv<VN, KV == 2>(V, ((jt + r) * NKV + g) * (long)VD + (long)lane * VN, vv);
+        for (int r0 = 0; r0 < nr; r0 += VB) {   // VB rows' values in flight, then their sums
+            float vv[VB][VN];
 #pragma unroll
-            for (int h = 0; h < G; h++) {
-                float pr = __shfl_sync(0xffffffffu, pw[h], r);
+            for (int b = 0; b < VB; b++)
+                loadv<VN, KV == 2>(V, ((jt + (r0 + b < nr ? r0 + b : 0)) * NKV + g) * (long)VD + (long)lane * VN, vv[b]);
 #pragma unroll
-                for (int i = 0; i < VN; i++)
-                    o[h][i] += pr * vv[i];
-            }
+            for (int b = 0; b < VB; b++)
+#pragma unroll
+                for (int h = 0; h < G; h++) {
+                    float pr = __shfl_sync(0xffffffffu, pw[h], r0 + b);   // 0 past the tile's rows
+#pragma unroll
+                    for (int i = 0; i < VN; i++)
+                        o[h][i] += pr * vv[b][i];
+                }
         }
     }
 #pragma unroll
@@ -497,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
         lane_rows(p, rc, j0, j1, g, qs, m, l, o);
         j = j1;
     }
-    for (int first = 1; j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
+    for (int first = 1; !LR && j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
 #pragma unroll
         for (int r = 0; r < R; r++) {
             long jr = j + 4L * r < j1 ? j + 4L * r : j0;

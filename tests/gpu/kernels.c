@@ -44,76 +44,94 @@ typedef struct Case {
     const char *what;    /* the kernels and variants it exercises */
     const char *src;     /* the program (its header is added) */
     int steps;           /* steps with fresh inputs, the states carried */
+    int sms;             /* the multiprocessors the fuser splits attention for (0: 132); 1 gives a
+                            block each row's whole cache, its warps several 32-row tiles each */
 } Case;
 
+/* Sequence S of the f32 batch: rope, appends, attention. */
+#define BATCH_ROPE(S)                                                                                      \
+    "qh_s" S " = rope(q[" S "], pos_s" S ", theta=1000000)\n"                                              \
+    "Kc_s" S "[pos_s" S "] = rope(k[" S "], pos_s" S ", theta=1000000)\nVc_s" S "[pos_s" S "] = v[" S "]\n"  \
+    "o_s" S " = attend(qh_s" S ", Kc_s" S "[..pos_s" S "], Vc_s" S "[..pos_s" S "], scale=0.125)\n"
+#define BATCH_STATES(S) "in pos_s" S " : i32\nstate Kc_s" S " : f32[512,2,64]\nstate Vc_s" S " : f32[512,2,64]\n"
+
+/* The f16 batch's declarations: 4 sequences, heads of 128. */
+#define BATCH_F16                                                                                          \
+    "in q : f32[4,16,128]\nin k : f32[4,2,128]\nin v : f32[4,2,128]\nin pos_s0 : i32\nin pos_s1 : i32\n"      \
+    "in pos_s2 : i32\nin pos_s3 : i32\nweight nq : f32[128]\nweight nk : f32[128]\n"                          \
+    "state Kc_s0 : f16[256,2,128]\nstate Vc_s0 : f16[256,2,128]\nstate Kc_s1 : f16[256,2,128]\n"             \
+    "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n"             \
+    "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout o : f32[4,16,128]\n"
+
 /* Sequence S of the f16 batch: its rope under per-head norms, its appends
- * and its attention. */
-#define BATCH_SEQ(S)                                                                                        \
+ * and its attention over a window of W rows (BATCH_SEQ: 40). */
+#define BATCH_SEQW(S, W)                                                                                    \
     "qh_s" S " = rope(rmsnorm(q[" S "], nq, eps=1e-06), pos_s" S ", theta=500000)\n"                       \
     "Kc_s" S "[pos_s" S "] = rope(rmsnorm(k[" S "], nk, eps=1e-06), pos_s" S ", theta=500000)\n"          \
     "Vc_s" S "[pos_s" S "] = v[" S "]\n"                                                                   \
     "o_s" S " = attend(qh_s" S ", Kc_s" S "[..pos_s" S "], Vc_s" S "[..pos_s" S "], scale=0.088, softcap=30, " \
-    "window=40)\n"
+    "window=" W ")\n"
+#define BATCH_SEQ(S) BATCH_SEQW(S, "40")
 
 static const Case cases[] = {
-    {"gemv q8 96x64", "in x : f32[64]\nweight w : q8[96,64]\nout y : f32[96]\ny = w @ x\n", 2},
-    {"gemv q8 4096x4096", "in x : f32[4096]\nweight w : q8[4096,4096]\nout y : f32[4096]\ny = w @ x\n", 2},
-    {"gemv q8 1000x2048, 3 rows", "in x : f32[3,2048]\nweight w : q8[1000,2048]\nout y : f32[3,1000]\ny = w @ x\n", 2},
-    {"gemv f32 7x30, 5 rows", "in x : f32[5,30]\nweight w : f32[7,30]\nout y : f32[5,7]\ny = w @ x\n", 2},
+    {"gemv q8 96x64", "in x : f32[64]\nweight w : q8[96,64]\nout y : f32[96]\ny = w @ x\n", 2, 0},
+    {"gemv q8 4096x4096", "in x : f32[4096]\nweight w : q8[4096,4096]\nout y : f32[4096]\ny = w @ x\n", 2, 0},
+    {"gemv q8 1000x2048, 3 rows", "in x : f32[3,2048]\nweight w : q8[1000,2048]\nout y : f32[3,1000]\ny = w @ x\n", 2, 0},
+    {"gemv f32 7x30, 5 rows", "in x : f32[5,30]\nweight w : f32[7,30]\nout y : f32[5,7]\ny = w @ x\n", 2, 0},
     {"gemv parts, norm prologue, bias, residual",
      "in x : f32[256]\nin r : f32[128]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[128,256]\nweight b0 : f32[256]\nout y0 : f32[256]\nout y1 : f32[64]\nout y2 : f32[128]\n"
-     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2},
+     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0},
     {"gemv gated silu, quantizing epilogue, down",
      "in x : f32[512]\nin r : f32[512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\nweight wu : q8[1536,512]\n"
      "weight wd : q8[512,1536]\nout y : f32[512]\n"
-     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2},
+     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2, 0},
     {"gemv gated gelu_tanh, 4 rows",
      "in x : f32[4,256]\nweight wg : q8[512,256]\nweight wu : q8[512,256]\nout h : f32[4,512]\n"
-     "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2},
+     "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2, 0},
     {"gemv LM head: norm, soft-cap, arg-max",
      "in x : f32[1024]\nweight nw : f32[1024]\nweight e : q8[8000,1024]\nout logits : f32[8000]\nout next : i32\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\nlogits = softcap(e @ a, cap=30)\nnext = argmax(logits)\n", 2},
+     "a = rmsnorm(x, nw, eps=1e-05)\nlogits = softcap(e @ a, cap=30)\nnext = argmax(logits)\n", 2, 0},
     {"rownorm of rows of 2048 in registers: post-norm residual, l2, quantizing for stacked products (mmv)",
      "in x : f32[4,2048]\nin r : f32[4,2048]\nweight w : f32[2048]\nweight wq : q8[256,2048]\n"
      "out z : f32[4,2048]\nout u : f32[4,2048]\nout y : f32[4,256]\n"
-     "z = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\na = rmsnorm(x, w, eps=1e-06, offset=1)\ny = wq @ a\n", 2},
+     "z = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\na = rmsnorm(x, w, eps=1e-06, offset=1)\ny = wq @ a\n", 2, 0},
     {"rownorm rms, l2, post-norm residual",
      "in x : f32[3,96]\nin r : f32[3,96]\nweight w : f32[96]\nout y : f32[3,96]\nout z : f32[3,96]\n"
-     "out u : f32[3,96]\ny = rmsnorm(x, w, eps=1e-06, offset=1)\nz = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\n", 2},
+     "out u : f32[3,96]\ny = rmsnorm(x, w, eps=1e-06, offset=1)\nz = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\n", 2, 0},
     {"rope + per-head norms + appends, attend split",
      "in q : f32[8,64]\nin k : f32[2,64]\nin v : f32[2,64]\nin pos : i32\nweight nq : f32[64]\nweight nk : f32[64]\n"
      "state Kc : f32[512,2,64]\nstate Vc : f32[512,2,64]\nout o : f32[8,64]\n"
      "qh = rope(rmsnorm(q, nq, eps=1e-06), pos, theta=1000000)\nKc[pos] = rope(rmsnorm(k, nk, eps=1e-06), pos, theta=1000000)\n"
-     "Vc[pos] = v\no = attend(qh, Kc[..pos], Vc[..pos], scale=0.125)\n", 40},
+     "Vc[pos] = v\no = attend(qh, Kc[..pos], Vc[..pos], scale=0.125)\n", 40, 0},
     {"rope llama3, f16 cache, attend soft-cap, window",
      "in q : f32[4,128]\nin k : f32[4,128]\nin v : f32[4,128]\nin pos : i32\n"
      "state Kc : f16[256,4,128]\nstate Vc : f16[256,4,128]\nout o : f32[4,128]\n"
      "qh = rope(q, pos, theta=500000, scaling=llama3, factor=32, low=1, high=4, orig=8192)\n"
      "Kc[pos] = rope(k, pos, theta=500000, scaling=llama3, factor=32, low=1, high=4, orig=8192)\nVc[pos] = v\n"
-     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.08, softcap=50, window=7)\n", 24},
+     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.08, softcap=50, window=7)\n", 24, 0},
     {"rope partial rot, yarn; attend sinks, head 256",
      "in q : f32[2,256]\nin k : f32[1,256]\nin v : f32[1,256]\nin pos : i32\nweight sk : f32[2]\n"
      "state Kc : f32[64,1,256]\nstate Vc : f32[64,1,256]\nout o : f32[2,256]\n"
      "qh = rope(q, pos, theta=10000, rot=64, scaling=yarn, factor=4, orig=4096)\n"
      "Kc[pos] = rope(k, pos, theta=10000, rot=64, scaling=yarn, factor=4, orig=4096)\nVc[pos] = v\n"
-     "o = attend(qh, Kc[..pos], Vc[..pos], sk, scale=0.0625)\n", 12},
+     "o = attend(qh, Kc[..pos], Vc[..pos], sk, scale=0.0625)\n", 12, 0},
     {"rope partial rot + per-head norms + appends, attend split: 8 query heads a key head of 256, 2 a block",
      "in q : f32[16,256]\nin k : f32[2,256]\nin v : f32[2,256]\nin pos : i32\nweight nq : f32[256]\n"
      "weight nk : f32[256]\nstate Kc : f32[128,2,256]\nstate Vc : f32[128,2,256]\nout o : f32[16,256]\n"
      "qh = rope(rmsnorm(q, nq, eps=1e-06, offset=1), pos, theta=10000000, rot=64)\n"
      "Kc[pos] = rope(rmsnorm(k, nk, eps=1e-06, offset=1), pos, theta=10000000, rot=64)\nVc[pos] = v\n"
-     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.0625)\n", 40},
+     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.0625)\n", 40, 0},
     {"causal rows of a chunk, 8 query heads a key head of 256, 2 a block",
      "size T\nin q : f32[T,16,256]\nin k : f32[T,2,256]\nin v : f32[T,2,256]\nin pos0 : i32\n"
      "state Kc : f32[64,2,256]\nstate Vc : f32[64,2,256]\nout o : f32[T,16,256]\n"
      "p = range(pos0, n=T)\nqh = rope(q, p, theta=10000, rot=64)\nKc[p] = rope(k, p, theta=10000, rot=64)\nVc[p] = v\n"
-     "o = attend(qh, Kc[..p], Vc[..p], scale=0.0625)\n", 3},
+     "o = attend(qh, Kc[..p], Vc[..p], scale=0.0625)\n", 3, 0},
     {"causal rows of a chunk: range, rope, appends, attend",
      "size T\nin q : f32[T,4,32]\nin k : f32[T,2,32]\nin v : f32[T,2,32]\nin pos0 : i32\n"
      "state Kc : f32[64,2,32]\nstate Vc : f32[64,2,32]\nout o : f32[T,4,32]\n"
      "p = range(pos0, n=T)\nqh = rope(q, p, theta=10000)\nKc[p] = rope(k, p, theta=10000)\nVc[p] = v\n"
-     "o = attend(qh, Kc[..p], Vc[..p], scale=0.17)\n", 3},
+     "o = attend(qh, Kc[..p], Vc[..p], scale=0.17)\n", 3, 0},
     /* a chunk's causal rows: under q8 on the tensor cores (flash.cu),
      * under precise and q8x2 by attend.cu; chunks a step, so that the
      * later steps read the cache rows of the earlier ones too (the
@@ -121,24 +139,24 @@ static const Case cases[] = {
     {"flash: T causal rows, 4 query heads a key head of 64, values of 32",
      "size T\nin q : f32[T,8,64]\nin k : f32[T,2,64]\nin v : f32[T,2,32]\nin pos0 : i32\n"
      "state Kc : f32[64,2,64]\nstate Vc : f32[64,2,32]\nout o : f32[T,8,32]\n"
-     "p = range(pos0, n=T)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.125)\n", 3},
+     "p = range(pos0, n=T)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.125)\n", 3, 0},
     {"flash: 70 causal rows (280 stacked), head 128, f16 cache, soft-cap, window 40",
      "in q : f32[70,8,128]\nin k : f32[70,2,128]\nin v : f32[70,2,128]\nin pos0 : i32\n"
      "state Kc : f16[256,2,128]\nstate Vc : f16[256,2,128]\nout o : f32[70,8,128]\n"
-     "p = range(pos0, n=70)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.088, softcap=50, window=40)\n", 3},
+     "p = range(pos0, n=70)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.088, softcap=50, window=40)\n", 3, 0},
     {"flash: T causal rows, head 256, 4 query heads a key head, sinks",
      "size T\nin q : f32[T,8,256]\nin k : f32[T,2,256]\nin v : f32[T,2,256]\nin pos0 : i32\nweight sk : f32[8]\n"
      "state Kc : f32[64,2,256]\nstate Vc : f32[64,2,256]\nout o : f32[T,8,256]\n"
-     "p = range(pos0, n=T)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], sk, scale=0.0625)\n", 3},
+     "p = range(pos0, n=T)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], sk, scale=0.0625)\n", 3, 0},
     {"flash: 40 rows, 7 query heads a key head of 64, sinks, window 50, quantized out",
      "in q : f32[40,14,64]\nin k : f32[40,2,64]\nin v : f32[40,2,64]\nin pos0 : i32\nweight sk : f32[14]\n"
      "weight w : q8[64,896]\nstate Kc : f32[128,2,64]\nstate Vc : f32[128,2,64]\nout y : f32[40,64]\n"
      "p = range(pos0, n=40)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], sk, scale=0.125, window=50)\n"
-     "y = w @ (o ~ [40,896])\n", 3},
+     "y = w @ (o ~ [40,896])\n", 3, 0},
     {"flash: 100 causal rows, head 16, 2 query heads a key head, soft-cap",
      "in q : f32[100,4,16]\nin k : f32[100,2,16]\nin v : f32[100,2,16]\nin pos0 : i32\n"
      "state Kc : f32[128,2,16]\nstate Vc : f32[128,2,16]\nout o : f32[100,4,16]\n"
-     "p = range(pos0, n=100)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.25, softcap=30)\n", 3},
+     "p = range(pos0, n=100)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.25, softcap=30)\n", 3, 0},
     {"batch_attend: 3 sequences at their own positions, rope + appends, attend split, 4 query heads a key head",
      "in q : f32[3,8,64]\nin k : f32[3,2,64]\nin v : f32[3,2,64]\nin pos_s0 : i32\nin pos_s1 : i32\nin pos_s2 : i32\n"
      "state Kc_s0 : f32[512,2,64]\nstate Vc_s0 : f32[512,2,64]\nstate Kc_s1 : f32[512,2,64]\n"
@@ -148,14 +166,18 @@ static const Case cases[] = {
      "qh_s1 = rope(q[1], pos_s1, theta=1000000)\nKc_s1[pos_s1] = rope(k[1], pos_s1, theta=1000000)\nVc_s1[pos_s1] = v[1]\n"
      "o_s1 = attend(qh_s1, Kc_s1[..pos_s1], Vc_s1[..pos_s1], scale=0.125)\n"
      "qh_s2 = rope(q[2], pos_s2, theta=1000000)\nKc_s2[pos_s2] = rope(k[2], pos_s2, theta=1000000)\nVc_s2[pos_s2] = v[2]\n"
-     "o_s2 = attend(qh_s2, Kc_s2[..pos_s2], Vc_s2[..pos_s2], scale=0.125)\no = stack(o_s0, o_s1, o_s2)\n", 40},
+     "o_s2 = attend(qh_s2, Kc_s2[..pos_s2], Vc_s2[..pos_s2], scale=0.125)\no = stack(o_s0, o_s1, o_s2)\n", 40, 0},
     {"batch_attend: 4 sequences, f16 caches, per-head norms, soft-cap, window, 8 query heads a key head of 128",
-     "in q : f32[4,16,128]\nin k : f32[4,2,128]\nin v : f32[4,2,128]\nin pos_s0 : i32\nin pos_s1 : i32\n"
-     "in pos_s2 : i32\nin pos_s3 : i32\nweight nq : f32[128]\nweight nk : f32[128]\n"
-     "state Kc_s0 : f16[256,2,128]\nstate Vc_s0 : f16[256,2,128]\nstate Kc_s1 : f16[256,2,128]\n"
-     "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n"
-     "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout o : f32[4,16,128]\n"
-     BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 24},
+     BATCH_F16 BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 24, 0},
+    {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 1): 32-row tiles a warp",
+     BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
+     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
+    {"batch_attend: 8 sequences to 290 rows, a block a sequence (--sms 1): several 32-row tiles a warp",
+     "in q : f32[8,8,64]\nin k : f32[8,2,64]\nin v : f32[8,2,64]\n" BATCH_STATES("0") BATCH_STATES("1")
+     BATCH_STATES("2") BATCH_STATES("3") BATCH_STATES("4") BATCH_STATES("5") BATCH_STATES("6") BATCH_STATES("7")
+     "out o : f32[8,8,64]\n" BATCH_ROPE("0") BATCH_ROPE("1") BATCH_ROPE("2") BATCH_ROPE("3") BATCH_ROPE("4")
+     BATCH_ROPE("5") BATCH_ROPE("6") BATCH_ROPE("7") "o = stack(o_s0, o_s1, o_s2, o_s3, o_s4, o_s5, o_s6, o_s7)\n",
+     30, 1},
     {"batch_attend quantizing its stack for the o product (mmv under q8, q8x2): 4 sequences",
      "in q : f32[4,16,128]\nin k : f32[4,2,128]\nin v : f32[4,2,128]\nin pos_s0 : i32\nin pos_s1 : i32\n"
      "in pos_s2 : i32\nin pos_s3 : i32\nin r : f32[4,512]\nweight nq : f32[128]\nweight nk : f32[128]\n"
@@ -164,93 +186,93 @@ static const Case cases[] = {
      "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n"
      "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout y : f32[4,512]\n"
      BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n"
-     "y = r + wo @ (o ~ [4,2048])\n", 24},
+     "y = r + wo @ (o ~ [4,2048])\n", 24, 0},
     {"batch_attend without a rope: 2 sequences, appends a launch each, sinks, head 32",
      "in q : f32[2,4,32]\nin k : f32[2,2,32]\nin v : f32[2,2,32]\nin pos_s0 : i32\nin pos_s1 : i32\nweight sk : f32[4]\n"
      "state Kc_s0 : f32[128,2,32]\nstate Vc_s0 : f32[128,2,32]\nstate Kc_s1 : f32[128,2,32]\n"
      "state Vc_s1 : f32[128,2,32]\nout o : f32[2,4,32]\n"
      "Kc_s0[pos_s0] = k[0]\nVc_s0[pos_s0] = v[0]\no_s0 = attend(q[0], Kc_s0[..pos_s0], Vc_s0[..pos_s0], sk, scale=0.17)\n"
      "Kc_s1[pos_s1] = k[1]\nVc_s1[pos_s1] = v[1]\no_s1 = attend(q[1], Kc_s1[..pos_s1], Vc_s1[..pos_s1], sk, scale=0.17)\n"
-     "o = stack(o_s0, o_s1)\n", 12},
+     "o = stack(o_s0, o_s1)\n", 12, 0},
     {"embed q8 with a scale, embed f32",
      "in tok : i32\nweight e : q8[300,128]\nweight f : f32[50,96]\nout y : f32[128]\nout z : f32[96]\n"
-     "y = e[tok] * 8\nz = f[tok]\n", 3},
+     "y = e[tok] * 8\nz = f[tok]\n", 3, 0},
     {"elem: unary ops, broadcasts, a literal",
      "in x : f32[3,64]\nin b : f32[64]\nin c : f32[3,1]\nout y1 : f32[3,64]\nout y2 : f32[3,64]\nout y3 : f32[3,64]\n"
      "out y4 : f32[3,64]\nout y5 : f32[3,64]\nout y6 : f32[3,64]\nout y7 : f32[3,64]\n"
      "y1 = x + b\ny2 = x * c\ny3 = x - 2\ny4 = silu(x) / (b * b + 1)\ny5 = sigmoid(x) + tanh(x)\n"
-     "y6 = clamp(x, min=-0.5, max=0.5) + softplus(x)\ny7 = softcap(exp(x), cap=2)\n", 2},
+     "y6 = clamp(x, min=-0.5, max=0.5) + softplus(x)\ny7 = softcap(exp(x), cap=2)\n", 2, 0},
     {"copy: last, slice, gather, a state's row",
      "size T\nin x : f32[T,48]\nin ix : i32[4]\nin pos : i32\nin w : f32[48]\nstate S : f32[16,48]\n"
      "out a : f32[48]\nout s : f32[T,16]\nout g : f32[4,48]\nout r : f32[48]\n"
-     "S[pos] = w\na = last(x)\ns = slice(x, at=8, n=16)\ng = x[ix]\nr = S[pos]\n", 3},
+     "S[pos] = w\na = last(x)\ns = slice(x, at=8, n=16)\ng = x[ix]\nr = S[pos]\n", 3, 0},
     {"sconv: gates in and out in place, a decode step",
      "in p : f32[192]\nweight w : f32[64,3]\nstate R : f32[2,64]\nout y : f32[64]\n"
-     "y = slice(p, at=64, n=64) * conv(slice(p, at=0, n=64) * slice(p, at=128, n=64), R, w)\n", 6},
+     "y = slice(p, at=64, n=64) * conv(slice(p, at=0, n=64) * slice(p, at=128, n=64), R, w)\n", 6, 0},
     {"sconv: a chunk's rows, bias, silu, width 4",
      "size T\nin x : f32[T,96]\nweight w : f32[96,4]\nweight b : f32[96]\nstate R : f32[3,96]\nout y : f32[T,96]\n"
-     "y = silu(conv(x, R, w, b))\n", 3},
+     "y = silu(conv(x, R, w, b))\n", 3, 0},
     {"sconv: a chunk's gates, quantizing epilogue, product",
      "size T\nin p : f32[T,384]\nin r : f32[T,64]\nweight w : f32[128,3]\nweight wo : q8[64,128]\n"
      "state R : f32[2,128]\nout y : f32[T,64]\n"
      "c = slice(p, at=0, n=128) * slice(p, at=256, n=128)\nz = slice(p, at=128, n=128) * conv(c, R, w)\n"
-     "y = r + wo @ z\n", 3},
+     "y = r + wo @ z\n", 3, 0},
     {"route softmax, norm; moe silu, 5 rows",
      "size T\nin x : f32[T,64]\nweight wr : f32[8,64]\nweight eg : q8[8,32,64]\nweight eu : q8[8,32,64]\n"
      "weight ed : q8[8,64,32]\nout rt : f32[T,8]\nout y : f32[T,64]\n"
-     "rt = route(wr @ x, k=2, score=softmax, norm=1)\ny = moe(x, rt, eg, eu, ed, act=silu)\n", 2},
+     "rt = route(wr @ x, k=2, score=softmax, norm=1)\ny = moe(x, rt, eg, eu, ed, act=silu)\n", 2, 0},
     {"route sigmoid, groups, selection bias, scale; moe gelu_tanh",
      "in x : f32[128]\nin lg : f32[16]\nweight sb : f32[16]\nweight eg : q8[16,64,128]\nweight eu : q8[16,64,128]\n"
      "weight ed : q8[16,128,64]\nout rt : f32[16]\nout y : f32[128]\n"
      "rt = route(lg, sb, k=4, score=sigmoid, groups=4, topk_groups=2, norm=1, scale=2.5)\n"
-     "y = moe(x, rt, eg, eu, ed, act=gelu_tanh)\n", 3},
+     "y = moe(x, rt, eg, eu, ed, act=gelu_tanh)\n", 3, 0},
     {"route topk_softmax; moe gpt-oss, biases, f32 experts, 5 rows",
      "size T\nin x : f32[T,96]\nin lg : f32[T,4]\nweight eg : f32[4,48,96]\nweight eu : f32[4,48,96]\n"
      "weight ed : f32[4,96,48]\nweight egb : f32[4,48]\nweight eub : f32[4,48]\nweight edb : f32[4,96]\n"
      "out y : f32[T,96]\n"
-     "y = moe(x, route(lg, k=2, score=topk_softmax), eg, eu, ed, egb, eub, edb, act=oai, alpha=1.702, limit=7)\n", 2},
+     "y = moe(x, route(lg, k=2, score=topk_softmax), eg, eu, ed, egb, eub, edb, act=oai, alpha=1.702, limit=7)\n", 2, 0},
     {"route softmax of 512, top 10; moe q8 256x64",
      "in x : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
      "weight ed : q8[512,256,64]\nout y : f32[256]\n"
-     "y = moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2},
+     "y = moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2, 0},
     {"latent absorbed, q8 halves; concat into the cache; rope",
      "in qr : f32[4,32]\nin ckv : f32[48]\nin pos : i32\nweight nk : f32[32]\nweight wk : q8[64,32]\n"
      "weight wv : q8[64,32]\nstate Kc : f32[64,48]\nout o : f32[4,16]\n"
      "qp = rope(slice(qr, at=16, n=16), pos, theta=10000)\n"
      "Kc[pos] = concat(rmsnorm(slice(ckv, at=0, n=32), nk, eps=1e-06), "
      "rope(slice(ckv, at=32, n=16) ~ [1,16], pos, theta=10000) ~ [16])\n"
-     "o = latent(qr, qp, Kc[..pos], wk, wv, scale=0.17, lora=32)\n", 40},
+     "o = latent(qr, qp, Kc[..pos], wk, wv, scale=0.17, lora=32)\n", 40, 0},
     {"latent absorbed, DeepSeek-V2-Lite's heads, 16 of 128+64 over 512",
      "in qr : f32[16,192]\nin qp : f32[16,64]\nin c : f32[576]\nin pos : i32\nweight wk : q8[2048,512]\n"
      "weight wv : q8[2048,512]\nstate Kc : f32[96,576]\nout o : f32[16,128]\n"
-     "Kc[pos] = c\no = latent(qr, qp, Kc[..pos], wk, wv, scale=0.1147214, lora=512)\n", 70},
+     "Kc[pos] = c\no = latent(qr, qp, Kc[..pos], wk, wv, scale=0.1147214, lora=512)\n", 70, 0},
     {"latent absorbed, f32 halves, lora 40, causal rows of a chunk; concat of rows",
      "size T\nin qr : f32[T,3,32]\nin qp : f32[T,3,8]\nin a : f32[T,40]\nin b : f32[T,8]\nin pos0 : i32\n"
      "weight wk : f32[72,40]\nweight wv : f32[60,40]\nstate Kc : f32[32,48]\nout o : f32[T,3,20]\n"
      "out ab : f32[T,48]\n"
-     "p = range(pos0, n=T)\nab = concat(a, b)\nKc[p] = ab\no = latent(qr, qp, Kc[..p], wk, wv, scale=0.2, lora=40)\n", 3},
+     "p = range(pos0, n=T)\nab = concat(a, b)\nKc[p] = ab\no = latent(qr, qp, Kc[..p], wk, wv, scale=0.2, lora=40)\n", 3, 0},
     {"delta: a decode step, grouped heads, a value width of 24",
      "in q : f32[2,16]\nin k : f32[2,16]\nin v : f32[4,24]\nin g : f32[4]\nin b : f32[4]\n"
      "state S : f32[4,16,24]\nout y : f32[4,24]\n"
-     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 8},
+     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 8, 0},
     {"delta: a chunk's rows in order, two column blocks",
      "size T\nin q : f32[T,2,32]\nin k : f32[T,2,32]\nin v : f32[T,4,64]\nin g : f32[T,4]\nin b : f32[T,4]\n"
      "state S : f32[4,32,64]\nout y : f32[T,4,64]\n"
-     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 3},
+     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 3, 0},
     {"delta: Qwen3-Next's heads, 16 key heads of 128, 32 value heads of 128",
      "in q : f32[16,128]\nin k : f32[16,128]\nin v : f32[32,128]\nin g : f32[32]\nin b : f32[32]\n"
      "state S : f32[32,128,128]\nout y : f32[32,128]\n"
-     "y = delta(l2norm(q, eps=1e-06) * 0.088, l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 4},
+     "y = delta(l2norm(q, eps=1e-06) * 0.088, l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 4, 0},
     {"delta: q, k and v read in place from one row, no norms; the chunk's q and k normed",
      "size T\nin p : f32[T,128]\nin g : f32[T,4]\nin b : f32[T,4]\nstate S : f32[4,16,16]\nstate S2 : f32[4,16,16]\n"
      "out y : f32[T,4,16]\nout z : f32[T,4,16]\n"
      "y = delta(slice(p, at=0, n=32) ~ [T,2,16], slice(p, at=32, n=32) ~ [T,2,16], slice(p, at=64, n=64) ~ [T,4,16], "
      "-softplus(g), sigmoid(b), S)\n"
      "z = delta(l2norm(slice(p, at=0, n=32) ~ [T,2,16], eps=1e-06) * 0.25, l2norm(slice(p, at=32, n=32) ~ [T,2,16], "
-     "eps=1e-06), slice(p, at=64, n=64) ~ [T,4,16], -softplus(g), sigmoid(b), S2)\n", 3},
+     "eps=1e-06), slice(p, at=64, n=64) ~ [T,4,16], -softplus(g), sigmoid(b), S2)\n", 3, 0},
     {"concat: products of one activation, a chunk's rows",
      "size T\nin x : f32[T,64]\nweight wa : q8[32,64]\nweight wb : q8[96,64]\nin z : f32[T,8]\n"
-     "out y : f32[T,136]\ny = concat(wa @ x, wb @ x, z)\n", 2},
+     "out y : f32[T,136]\ny = concat(wa @ x, wb @ x, z)\n", 2, 0},
 };
 
 /* The tensor cores (mma.cu): rows past the default crossover, and rows
@@ -263,46 +285,46 @@ typedef struct MmaCase {
 } MmaCase;
 
 static const MmaCase mma_cases[] = {
-    {{"mma q8 96x64, 130 rows", "in x : f32[130,64]\nweight w : q8[96,64]\nout y : f32[130,96]\ny = w @ x\n", 2}, 0},
+    {{"mma q8 96x64, 130 rows", "in x : f32[130,64]\nweight w : q8[96,64]\nout y : f32[130,96]\ny = w @ x\n", 2, 0}, 0},
     {{"mma q8 1000x4096, 70 rows", "in x : f32[70,4096]\nweight w : q8[1000,4096]\nout y : f32[70,1000]\ny = w @ x\n",
-     2}, 2},
+     2, 0}, 2},
     {{"mma q8 200x96, bias, residual, 67 rows",
      "in x : f32[67,96]\nin r : f32[67,200]\nweight w : q8[200,96]\nweight b : f32[200]\nout y : f32[67,200]\n"
-     "y = r + (w @ x + b)\n", 2}, 2},
-    {{"mma q8 40x32, 3 rows", "in x : f32[3,32]\nweight w : q8[40,32]\nout y : f32[3,40]\ny = w @ x\n", 2}, 2},
+     "y = r + (w @ x + b)\n", 2, 0}, 2},
+    {{"mma q8 40x32, 3 rows", "in x : f32[3,32]\nweight w : q8[40,32]\nout y : f32[3,40]\ny = w @ x\n", 2, 0}, 2},
     {{"mma parts, norm prologue, bias, residual, 33 rows",
      "in x : f32[33,256]\nin r : f32[33,128]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[128,256]\nweight b0 : f32[256]\nout y0 : f32[33,256]\nout y1 : f32[33,64]\nout y2 : f32[33,128]\n"
-     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2}, 2},
+     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 2},
     {{"mma gated silu, quantizing epilogue, down, T rows",
      "size T\nin x : f32[T,512]\nin r : f32[T,512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\n"
      "weight wu : q8[1536,512]\nweight wd : q8[512,1536]\nout y : f32[T,512]\n"
-     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2}, 2},
+     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2, 0}, 2},
     {{"mma gated gelu_tanh 80x2048, 100 rows",
      "in x : f32[100,2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\nout h : f32[100,80]\n"
-     "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2}, 2},
+     "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2, 0}, 2},
     {{"mma q8 512x4096, soft-cap, 129 rows",
-     "in x : f32[129,4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\ny = softcap(w @ x, cap=30)\n", 2}, 0},
+     "in x : f32[129,4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\ny = softcap(w @ x, cap=30)\n", 2, 0}, 0},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
-     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2}, 0},
+     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0},
     {{"mmv gated silu, quantizing epilogue, down, 17 rows",
      "in x : f32[17,512]\nin r : f32[17,512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\n"
      "weight wu : q8[1536,512]\nweight wd : q8[512,1536]\nout y : f32[17,512]\n"
-     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2}, 0},
+     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2, 0}, 0},
     {{"mmv gated gelu_tanh 80x2048, 40 rows (2 passes)",
      "in x : f32[40,2048]\nweight nw : f32[2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\n"
-     "out h : f32[40,80]\na = rmsnorm(x, nw, eps=1e-06)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2}, 0},
+     "out h : f32[40,80]\na = rmsnorm(x, nw, eps=1e-06)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0},
     {{"mmv q8 512x4096, soft-cap, 9 rows",
      "in x : f32[9,4096]\nweight nw : f32[4096]\nweight w : q8[512,4096]\nout y : f32[9,512]\n"
-     "y = softcap(w @ rmsnorm(x, nw, eps=1e-06), cap=30)\n", 2}, 0},
+     "y = softcap(w @ rmsnorm(x, nw, eps=1e-06), cap=30)\n", 2, 0}, 0},
     {{"mmv q8 1000x96, 3 rows",
      "in x : f32[3,96]\nweight nw : f32[96]\nweight w : q8[1000,96]\nout y : f32[3,1000]\n"
-     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2}, 0},
+     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0},
     {{"mmv q8 1000x4096, 100 rows (4 passes)",
      "in x : f32[100,4096]\nweight nw : f32[4096]\nweight w : q8[1000,4096]\nout y : f32[100,1000]\n"
-     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2}, 0},
+     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0},
 };
 
 static double rel_err(const float *a, const float *b, long n, int *finite)
@@ -433,6 +455,8 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
     fo.numerics = numerics;
     fo.fuse_quant = numerics != NUM_PRECISE;
     fo.mma_rows = mma_rows;
+    if (c->sms)
+        fo.sms = c->sms;
     if (!s && !(st.plans[0] = fuse(a, st.progs[0], st.graphs[0], &fo)))
         s = EXIT_INPUT;
     if (!s)
