@@ -98,6 +98,22 @@ DEV void cp16(void *dst, const void *src, int n)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
 }
 
+// Four 8 x 16-byte matrices of shared memory, lane l giving the address of
+// row l % 8 of matrix l / 8; register i gets matrix i, lane l holding bytes
+// 4 (l % 4) .. + 4 of its row l / 4.
+DEV void ldsm4(u32 *r, u32 at)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(at));
+}
+
+// cp16 to a shared-memory address (smem_addr's) already in hand.
+DEV void cp16s(u32 dst, const void *src, int n)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+
 DEV void cp8(void *dst, const void *src, int n)
 {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");

@@ -76,16 +76,6 @@ DEV void cp_wait()
     cp_wait_n<STAGES - 2>();
 }
 
-// Four 8 x 16-byte matrices of shared memory, lane l giving the address of
-// row l % 8 of matrix l / 8; register i gets matrix i, lane l holding bytes
-// 4 (l % 4) .. + 4 of its row l / 4.
-DEV void ldsm4(u32 *r, u32 at)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(at));
-}
-
 // d = a (16 x 32, row) . b (32 x 8, col) + MAGIC, int8 in, int32 out: the
 // bits of the float 2^23 + 2^22 + the sum (exact: |sum| <= 32 127 127 <
 // 2^22), so that the sum is that float less 2^23 + 2^22, with no

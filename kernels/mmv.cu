@@ -44,19 +44,18 @@
 // instruction) and row l's scales. The first stages are issued before the
 // wait for the launch before (programmatic dependent launch): the weights
 // do not depend on it.
-// Fragments: a dot product does not care in which order the mma pairs up
-// its k, so lane l = 4 g + q takes its 8 bytes of a slab, bytes 8q .. 8q +
-// 7, for each of its rows (g and g + 8 of a weight tile; g of an activation
-// tile), and gives the first 4 to the mma as k 4q .. 4q + 3 and the last 4
-// as k 16 + 4q .. + 3 (PTX m16n8k32 .s8: a0 = A[g][4q..], a1 = A[g+8][4q..],
-// a2 = A[g][16+4q..], a3 = A[g+8][16+4q..]; b0 = B[4q..][g], b1 =
-// B[16+4q..][g]; c0, c1 = C[g][2q, 2q+1], c2, c3 = C[g+8][2q, 2q+1]): the
-// weights and activations under the same order. Block b of a pass takes
-// the tiles b, b + GRID, ... (GRID at most the tiles).
+// Fragments, in the mma's own k order (PTX m16n8k32 .s8: a0 = A[g][4q..],
+// a1 = A[g+8][4q..], a2 = A[g][16+4q..], a3 = A[g+8][16+4q..]; b0 =
+// B[4q..][g], b1 = B[16+4q..][g]; c0, c1 = C[g][2q, 2q+1], c2, c3 =
+// C[g+8][2q, 2q+1], lane l = 4 g + q): a weight tile's four words of a
+// slab are one ldmatrix (each of its 8-row matrices' rows found where the
+// swizzle put its chunk), an activation tile's two words two 4-byte loads,
+// bytes 4q and 16 + 4q of row g's slab. Block b of a pass takes the tiles
+// b, b + GRID, ... (GRID at most the tiles).
 // Shared memory: the warps' sums, [KS][RG][32 weight rows][8 NT] floats,
 // added over KS in order (the same sum every run) by the epilogue; then,
 // under XS 1, the pass's activation rows as they are in x, quants at a pitch
-// of K + 32 bytes (so that a fragment's 8 rows fall on different banks),
+// of K + 32 bytes (a fragment's 8 rows two to a bank group),
 // the lo quants likewise under XQ 2, then their scales, staged once a
 // block, so that a step's activation fragments are shared memory's loads
 // and not the L2's; then the warps' rings, WARPS x DEPTH stages of 4352
@@ -123,11 +122,14 @@ DEV void cp_wait()
     cp_wait_n<DEPTH - 2>();
 }
 
-// What a lane copies of a tile: rows l / 8 + 4 i (i < 8) of its warp's 32,
-// and row l's scales; null past the units.
+// What a lane copies of a tile: rows l / 8 + 4 i (i < 8) of its warp's 32
+// (bit i of ok: the row is inside the units; q[i] then its first byte,
+// else any valid address, read for none), and row l's scales (null past
+// the units).
 struct Feed {
     const char *q[8];
     const u16 *s;
+    u32 ok;
 };
 
 DEV const char *wrow_at(const Params &p, long u0, int rg, int r, const u16 **s)
@@ -147,25 +149,32 @@ DEV Feed feed_of(const Params &p, long u0, int rg)
     Feed f;
     int lane = threadIdx.x & 31;
     const u16 *s;
+    f.ok = 0;
 #pragma unroll
-    for (int i = 0; i < 8; i++)
-        f.q[i] = wrow_at(p, u0, rg, lane / 8 + 4 * i, &s);
+    for (int i = 0; i < 8; i++) {
+        const char *q = wrow_at(p, u0, rg, lane / 8 + 4 * i, &s);
+        f.ok |= (q != nullptr) << i;
+        f.q[i] = q ? q : (const char *)p.a[0];
+    }
     wrow_at(p, u0, rg, lane, &f.s);
     return f;
 }
 
 // Step st of a tile into a stage: 16-byte chunks by cp.async, zero past K
 // and the units; the scales by cp.async where a step's 4 are 8 aligned
-// bytes (VEC), else loaded and stored.
+// bytes (VEC), else loaded and stored. Row r = l / 8 + 4 i's chunk c = l %
+// 8 goes to chunk c ^ (r % 8) = c ^ (l / 8) ^ 4 (i % 2) of the row.
 DEV void issue(const Params &p, const Feed &f, int st, char *stage)
 {
-    int lane = threadIdx.x & 31, c = lane & 7;
+    int lane = threadIdx.x & 31, c = lane & 7, r0 = lane >> 3;
     const char *any = (const char *)p.a[0];
-    long off = (long)st * 128 + 16 * c;
+    int off = st * 128 + 16 * c;
+    bool in = VEC || off < K;
+    u32 sb = smem_addr(stage) + r0 * 128, o0 = 16 * (c ^ r0), o1 = 16 * (c ^ r0 ^ 4);
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-        int r = lane / 8 + 4 * i, n = f.q[i] && off < K ? 16 : 0;
-        cp16(stage + r * 128 + 16 * (c ^ (r & 7)), n ? f.q[i] + off : any, n);
+        bool v = in && (f.ok >> i & 1);
+        cp16s(sb + 512 * i + (i & 1 ? o1 : o0), f.q[i] + (v ? off : 0), v ? 16 : 0);
     }
     char *sd = stage + RS_W + lane * 8;
     if (VEC) {
@@ -217,10 +226,14 @@ DEV float scale_at(uint2 s, int b)
 }
 
 // acc += the step's slabs: weight tiles m by activation tiles n of the
-// pass's rows from t0 (rows: how many there are), a slab at a time.
+// pass's rows from t0 (rows: how many there are), a slab at a time. A
+// weight tile's fragment is one ldmatrix (matrices: rows 0-7 and 8-15 by
+// bytes 0-15 and 16-31 of the slab, each row's chunk where the swizzle put
+// it), so lane 4 g + q holds bytes 4 q .. + 3 and 16 + 4 q .. + 3 of rows g
+// and g + 8; an activation row's fragment the same bytes of row g.
 DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, const char *xsm, float (*acc)[NT][4])
 {
-    int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3, mi = lane >> 3;
     uint2 sc[2][2];   // the f16 scales of rows 16 m + 8 h + g
 #pragma unroll
     for (int m = 0; m < 2; m++)
@@ -231,21 +244,23 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
     const long n = (long)ROWS * K;
     const float *xs = (const float *)(x + align16(n * XQ));
     const float *sxs = (const float *)(xsm + NB * XP * XQ);
+    u32 wa = smem_addr(stage) + (8 * (mi & 1) + (lane & 7)) * 128;   // my ldmatrix row (tile 0)
 #pragma unroll
     for (int b = 0; b < 4; b++) {
         int j = 4 * st + b;
         if (!VEC && j >= SLABS)   // (never under VEC: the compiler then overlaps the slabs)
             break;
         float ws[2][2], mws[2][2];
-        uint2 wq[2][2];   // 8 bytes of slab b of rows 16 m + 8 h + g (chunk 2b + q / 2, swizzled by g)
+        u32 wq[2][4];
 #pragma unroll
-        for (int m = 0; m < 2; m++)
+        for (int m = 0; m < 2; m++) {
+            ldsm4(wq[m], wa + m * 16 * 128 + 16 * ((2 * b + (mi >> 1)) ^ (lane & 7)));
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 ws[m][h] = scale_at(sc[m][h], b);
                 mws[m][h] = -MAGICF * ws[m][h];
-                wq[m][h] = *(const uint2 *)(stage + (16 * m + 8 * h + g) * 128 + 16 * ((2 * b + (q >> 1)) ^ g) + 8 * (q & 1));
             }
+        }
 #pragma unroll
         for (int nt = 0; nt < NT; nt++) {
             int tb = t0 + 8 * nt + g, tc = t0 + 8 * nt + 2 * q;   // my B row; my C columns' rows
@@ -258,30 +273,28 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
                     sx[c] = sxs[(long)(tc + c - t0) * SLABS + j];
                 else
                     sx[c] = tc + c < rows ? xs[(long)(tc + c) * SLABS + j] : 0.0f;
-            uint2 bh = make_uint2(0, 0), bl = make_uint2(0, 0);
-            if (XA) {
-                const char *at = stage + XA_AT + (8 * nt + g) * 128 + 16 * ((2 * b + (q >> 1)) ^ g) + 8 * (q & 1);
-                bh = *(const uint2 *)at;
-                if (XQ == 2)
-                    bl = *(const uint2 *)(at + NB * 128);
-            } else if (XSM) {
-                const char *at = xsm + (long)(tb - t0) * XP + (long)j * 32 + 8 * q;
-                bh = *(const uint2 *)at;
-                if (XQ == 2)
-                    bl = *(const uint2 *)(at + NB * XP);
-            } else if (tb < rows) {
-                const char *at = x + (long)tb * K + (long)j * 32 + 8 * q;
-                bh = *(const uint2 *)at;
-                if (XQ == 2)
-                    bl = *(const uint2 *)(at + n);
+            u32 bh[2] = {0, 0}, bl[2] = {0, 0};
+#pragma unroll
+            for (int k = 0; k < 2; k++) {   // bytes 16 k + 4 q .. + 3 of the slab
+                const char *at = nullptr;
+                if (XA)
+                    at = stage + XA_AT + (8 * nt + g) * 128 + 16 * ((2 * b + k) ^ g) + 4 * q;
+                else if (XSM)
+                    at = xsm + (long)(tb - t0) * XP + (long)j * 32 + 16 * k + 4 * q;
+                else if (tb < rows)
+                    at = x + (long)tb * K + (long)j * 32 + 16 * k + 4 * q;
+                if (at) {
+                    bh[k] = *(const u32 *)at;
+                    if (XQ == 2)
+                        bl[k] = *(const u32 *)(at + (XA ? NB * 128 : XSM ? NB * XP : n));
+                }
             }
 #pragma unroll
             for (int m = 0; m < 2; m++) {
                 int hi[4], lo[4];
-                const uint2 *w0 = &wq[m][0], *w1 = &wq[m][1];
-                mma_k32(hi, w0->x, w1->x, w0->y, w1->y, bh.x, bh.y);
+                mma_k32(hi, wq[m][0], wq[m][1], wq[m][2], wq[m][3], bh[0], bh[1]);
                 if (XQ == 2)
-                    mma_k32(lo, w0->x, w1->x, w0->y, w1->y, bl.x, bl.y);
+                    mma_k32(lo, wq[m][0], wq[m][1], wq[m][2], wq[m][3], bl[0], bl[1]);
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     int h = i >> 1, c = i & 1;
