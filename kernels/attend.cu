@@ -45,11 +45,12 @@
 // and the last of them to finish (cnt counts them) merges them into y and
 // sets its count back to 0: each row its own part and count (a batch's
 // sequences never share them).
-// LR (a batch's attention, MODE 3, heads of whole 32-value blocks, at most 4 a block): a
-// warp takes its rows 32 at a time, a row a lane for the scores (the
-// whole dot product of each query head, the block's queries read from
-// shared memory: no warp sum a row, each exponential once), then each
-// lane its VD/32 values of every row, the row's weights from its lane.
+// LR (a batch's attention, MODE 3, heads of whole 32-value blocks, at most
+// 4 a block): a warp takes its rows 32 at a time, a row a lane for the
+// scores (the whole dot product of each query head, the block's queries
+// read from shared memory: no warp sum a row, each exponential once),
+// then each lane its VD/32 values of every row, the row's weights from
+// its lane.
 // Shared memory: 4 G (VD + 2) floats, then under LR the G query heads
 // (G HD floats).
 
@@ -301,10 +302,10 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
 #pragma unroll
     for (int h = 0; h < G; h++)
         lp[h] = 0.0f;
+    const void *K = cache(p, rc, 1), *V = cache(p, rc, 2);
     for (long jt = j0 + 32L * w; jt < j1; jt += 128) {
         long jr = jt + lane;
         bool ok = jr < j1;
-        const void *K = cache(p, rc, 1);
         long kb = ((ok ? jr : j0) * NKV + g) * (long)HD;
         float s[G];
 #pragma unroll
@@ -339,7 +340,6 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
                 o[h][i] *= corr;
             m[h] = mn;
         }
-        const void *V = cache(p, rc, 2);
         int nr = j1 - jt < 32 ? (int)(j1 - jt) : 32;
         for (int r0 = 0; r0 < nr; r0 += VB) {   // VB rows' values in flight, then their sums
             float vv[VB][VN];
