@@ -263,6 +263,15 @@ same() {
     [[ "${lines[1]}" =~ ^llama\ q8\ prefill\ 70\+4\ +4\ rows\ .*\ ok$ ]]
     [[ "${lines[2]}" =~ ^llama\ q8\ decode_batch\ 3\ x2\ +12\ rows\ .*\ ok$ ]]
     [ "${lines[3]}" = "lane: 3 passed, 0 failed" ]
+    # held to the reference that quantizes as the plan does, each line says
+    # how far the numerics alone move the logits; on the CPU both sides are
+    # that reference, so they agree exactly
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_REF=numerics LANE_NUMERICS=q8 LANE_STEPS=8 \
+        LANE_BATCHES="3" sh "$TOP/tests/gpu/lane" llama
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^llama\ q8\ decode_batch\ 3\ x2\ +quantization\ alone\ [0-9]\.[0-9]{2}e[-+][0-9]{2}\ +12\ rows\ +max\ rel\ err\ 0\.00e\+00\ .*\ ok$ ]]
+    [[ ! "${lines[0]}" =~ alone\ 0\.00e\+00 ]]   # q8 moves them
+    [ "${lines[1]}" = "lane: 1 passed, 0 failed" ]
 }
 
 @test "logos-fuse --mma-rows: stacked products from that many rows on the tensor cores, -v says so; a decode step never" {
