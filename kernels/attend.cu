@@ -302,10 +302,10 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
 #pragma unroll
     for (int h = 0; h < G; h++)
         lp[h] = 0.0f;
-    const void *K = cache(p, rc, 1), *V = cache(p, rc, 2);
     for (long jt = j0 + 32L * w; jt < j1; jt += 128) {
         long jr = jt + lane;
         bool ok = jr < j1;
+        const void *K = cache(p, rc, 1);
         long kb = ((ok ? jr : j0) * NKV + g) * (long)HD;
         float s[G];
 #pragma unroll
@@ -340,6 +340,7 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
                 o[h][i] *= corr;
             m[h] = mn;
         }
+        const void *V = cache(p, rc, 2);
         int nr = j1 - jt < 32 ? (int)(j1 - jt) : 32;
         for (int r0 = 0; r0 < nr; r0 += VB) {   // VB rows' values in flight, then their sums
             float vv[VB][VN];
