@@ -93,9 +93,15 @@ DEV u32 smem_addr(const void *p)
     return r;
 }
 
+// cp16 to a shared-memory address (smem_addr's) already in hand.
+DEV void cp16s(u32 dst, const void *src, int n)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+
 DEV void cp16(void *dst, const void *src, int n)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
+    cp16s(smem_addr(dst), src, n);
 }
 
 // Four 8 x 16-byte matrices of shared memory, lane l giving the address of
@@ -108,11 +114,29 @@ DEV void ldsm4(u32 *r, u32 at)
                  : "r"(at));
 }
 
-// cp16 to a shared-memory address (smem_addr's) already in hand.
-DEV void cp16s(u32 dst, const void *src, int n)
+// The int8 tensor-core product of mma.cu and mmv.cu.
+constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
+constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
+
+// d = a (16 x 32, row) . b (32 x 8, col) + MAGIC, int8 in, int32 out: the
+// bits of the float 2^23 + 2^22 + the sum (exact: |sum| <= 32 127 127 <
+// 2^22), so that the sum is that float less 2^23 + 2^22, with no
+// conversion.
+DEV void mma_k32(int *d, const u32 *a, const u32 *b)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
+    int z = MAGIC;
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%10, %11, %12, %13};"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(z), "r"(z), "r"(z), "r"(z));
 }
+
+// A slab's sum from mma_k32's bits, exactly.
+DEV float i2f(int d)
+{
+    return __int_as_float(d) - MAGICF;
+}
+
 
 DEV void cp8(void *dst, const void *src, int n)
 {

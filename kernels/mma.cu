@@ -61,8 +61,6 @@ constexpr int EP = WC + 1;                      // floats a row of the sums' til
 constexpr int TILE = BM * EP * 4;
 constexpr int INV_AT = STAGES * STAGE > TILE ? STAGES * STAGE : TILE;
 constexpr int KTILES = (K + KT - 1) / KT;
-constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
-constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
 static_assert(BM == 64 || BM == 128, "a block takes 64 or 128 rows");
 
 // Copies n (0 or 4) bytes of src to dst, zero-filling to 4.
@@ -74,25 +72,6 @@ DEV void cp4(void *dst, const void *src, int n)
 DEV void cp_wait()
 {
     cp_wait_n<STAGES - 2>();
-}
-
-// d = a (16 x 32, row) . b (32 x 8, col) + MAGIC, int8 in, int32 out: the
-// bits of the float 2^23 + 2^22 + the sum (exact: |sum| <= 32 127 127 <
-// 2^22), so that the sum is that float less 2^23 + 2^22, with no
-// conversion.
-DEV void mma_k32(int *d, const u32 *a, const u32 *b)
-{
-    int z = MAGIC;
-    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%10, %11, %12, %13};"
-        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(z), "r"(z), "r"(z), "r"(z));
-}
-
-// A slab's sum from mma_k32's bits, exactly.
-DEV float i2f(int d)
-{
-    return __int_as_float(d) - MAGICF;
 }
 
 // Weight row c (0 .. WC) of the block whose first unit is u0: its part and

@@ -73,8 +73,6 @@ constexpr int NB = 8 * NT;                      // activation rows a pass
 constexpr int SLABS = (int)(K / 32);
 constexpr int STEPS = (SLABS + 3) / 4;          // steps of 4 slabs
 constexpr int VEC = K % 128 == 0;               // a step's 4 scales of a row in one load
-constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
-constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22
 constexpr long RED_B = (long)KS * RG * 32 * NB * 4;  // bytes of the sums
 constexpr long XP = K + 32;                     // a staged row's pitch
 constexpr long XS_B = NB * XP * XQ + (long)NB * SLABS * 4;
@@ -86,21 +84,6 @@ constexpr int XAS_AT = XA_AT + (XA ? NB * XQ * 128 : 0);   // and (XA) their 4 s
 constexpr int RS = XAS_AT + (XA ? NB * 16 : 0);
 constexpr long RING_AT = RED_B + (XSM ? XS_B : 0);
 static_assert(DEPTH >= 2, "a ring of at least two stages");
-
-// d = a (16 x 32) . b (32 x 8) + MAGIC in every sum (see mma.cu's mma_k32).
-DEV void mma_k32(int *d, u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
-{
-    int z = MAGIC;
-    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%10, %11, %12, %13};"
-        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(z), "r"(z), "r"(z), "r"(z));
-}
-
-DEV float i2f(int d)
-{
-    return __int_as_float(d) - MAGICF;
-}
 
 // Weight row r (0 .. 32) of a warp of group rg in the block whose first
 // unit is u0: its part and row, or part -1 past the units (under GATE rows
@@ -132,13 +115,13 @@ struct Feed {
     u32 ok;
 };
 
+// Weight row r's first byte and (s) its scales, both null past the units.
 DEV const char *wrow_at(const Params &p, long u0, int rg, int r, const u16 **s)
 {
     Unit w = wrow(u0, rg, r);
-    if (w.part < 0) {
-        *s = nullptr;
+    *s = nullptr;
+    if (w.part < 0)
         return nullptr;
-    }
     const char *W = part_w(p, w.part);
     *s = (const u16 *)(W + align16(rows_in(w.part) * K)) + (long)w.row * SLABS;
     return W + (long)w.row * K;
@@ -292,9 +275,9 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
 #pragma unroll
             for (int m = 0; m < 2; m++) {
                 int hi[4], lo[4];
-                mma_k32(hi, wq[m][0], wq[m][1], wq[m][2], wq[m][3], bh[0], bh[1]);
+                mma_k32(hi, wq[m], bh);
                 if (XQ == 2)
-                    mma_k32(lo, wq[m][0], wq[m][1], wq[m][2], wq[m][3], bl[0], bl[1]);
+                    mma_k32(lo, wq[m], bl);
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     int h = i >> 1, c = i & 1;
