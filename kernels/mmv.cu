@@ -21,10 +21,14 @@
 // hidden width (N_0 = N_1) and y_1 is unused. No norm prologue: a norm
 // before stacked rows runs once, quantizing in its own epilogue.
 //
-// Launch: grid (GRID, passes = rows / (8 NT) rounded up), 256 threads, a
-// block a multiprocessor (its shared memory; 128-230 registers a thread).
+// Launch: grid (GRID, passes = rows / (8 NT) rounded up), 384 threads, a
+// block a multiprocessor (its shared memory; at most 168 registers a
+// thread: a multiprocessor's four register files take 3 of the 12 warps
+// each). 8 warps compute and 4 take the epilogue, so that a tile's end
+// holds no computing warp back (run79: the 8B's gated pair at 16 rows
+// 50.1 -> 44.7 µs, at 64 rows 137 -> 110, against 8 warps doing both).
 // A tile is 32 units (output rows of the parts, end to end): a block's 8
-// warps are RG groups of weight rows by KS = 8 / RG slices of K; RG is 1,
+// computing warps are RG groups of weight rows by KS = 8 / RG slices of K; RG is 1,
 // or 2 under GATE (16 units a group: their gate rows and their
 // up rows). Each warp holds 32 weight rows as two 16-row tiles (under GATE
 // the group's 16 gate rows and 16 up rows) by NT tiles of 8 activation
@@ -52,18 +56,29 @@
 // swizzle put its chunk), an activation tile's two words two 4-byte loads,
 // bytes 4q and 16 + 4q of row g's slab. Block b of a pass takes the tiles
 // b, b + GRID, ... (GRID at most the tiles).
-// Shared memory: the warps' sums, [KS][RG][32 weight rows][8 NT] floats,
-// added over KS in order (the same sum every run) by the epilogue; then,
+// At a tile's end each computing warp stores its sums into one of two
+// buffers (tiles alternate), arrives on that buffer's FULL barrier and
+// goes on; the epilogue warps wait on FULL, add the sums over KS in order
+// (the same sum every run), take the tile's activation rows e, e + EW, ...
+// through the epilogue (finish) and arrive on EMPTY, on which the
+// computing warps wait before they store the sums of the tile two on.
+// Shared memory: the two buffers of sums, [KS][RG][NB][RP] floats each
+// (an activation row's 32 units at a pitch of 36: the stores of a
+// warp's fragments and the epilogue's loads both free of bank
+// conflicts); then,
 // under XS 1, the pass's activation rows as they are in x, quants at a pitch
-// of K + 32 bytes (a fragment's 8 rows two to a bank group),
-// the lo quants likewise under XQ 2, then their scales, staged once a
+// of K + 16 bytes (a fragment's 8 rows' words on 32 different banks), the
+// lo quants likewise under XQ 2, then their scales slab by slab ([SLABS][NB]:
+// a lane's two rows' scales one 8-byte load, the warp's on different
+// banks), staged once a
 // block, so that a step's activation fragments are shared memory's loads
 // and not the L2's; then the warps' rings, WARPS x DEPTH stages of 4352
 // bytes, and under XS 2 each stage also the step's slice of the pass's
 // rows (NB XQ x 128 bytes, swizzled as the weights, and NB x 4 scales),
 // copied with its weights once the launch before has written them.
 
-constexpr int THREADS = 256, WARPS = 8;
+constexpr int WARPS = 8, EW = 4;                // computing warps, epilogue warps
+constexpr int THREADS = 32 * (WARPS + EW);
 constexpr int Y_AT = 6, B_AT = 10, R_AT = 14;   // y0, b0, r0 among the parameters
 #include "parts.cuh"
 constexpr int RG = GATED ? 2 : 1;               // groups of weight rows a block
@@ -73,8 +88,9 @@ constexpr int NB = 8 * NT;                      // activation rows a pass
 constexpr int SLABS = (int)(K / 32);
 constexpr int STEPS = (SLABS + 3) / 4;          // steps of 4 slabs
 constexpr int VEC = K % 128 == 0;               // a step's 4 scales of a row in one load
-constexpr long RED_B = (long)KS * RG * 32 * NB * 4;  // bytes of the sums
-constexpr long XP = K + 32;                     // a staged row's pitch
+constexpr int RP = 36;                          // an activation row's sums' pitch (no bank conflicts)
+constexpr long RED_B = (long)KS * RG * NB * RP * 4;  // bytes of a tile's sums (two tiles' in turn)
+constexpr long XP = K + 16;                     // a staged row's pitch (a fragment's 8 rows' words on 32 banks)
 constexpr long XS_B = NB * XP * XQ + (long)NB * SLABS * 4;
 constexpr int XSM = XS == 1;                    // the pass's activation rows staged whole
 constexpr int XA = XS == 2;                     // each step's slice of them in its stage
@@ -82,7 +98,7 @@ constexpr int RS_W = 32 * 128;                  // a stage's weight bytes: 32 ro
 constexpr int XA_AT = RS_W + 32 * 8;            // then their scales; then (XA) NB XQ rows' 128 bytes
 constexpr int XAS_AT = XA_AT + (XA ? NB * XQ * 128 : 0);   // and (XA) their 4 scales a row
 constexpr int RS = XAS_AT + (XA ? NB * 16 : 0);
-constexpr long RING_AT = RED_B + (XSM ? XS_B : 0);
+constexpr long RING_AT = 2 * RED_B + (XSM ? XS_B : 0);
 static_assert(DEPTH >= 2, "a ring of at least two stages");
 
 // Weight row r (0 .. 32) of a warp of group rg in the block whose first
@@ -248,13 +264,15 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
         for (int nt = 0; nt < NT; nt++) {
             int tb = t0 + 8 * nt + g, tc = t0 + 8 * nt + 2 * q;   // my B row; my C columns' rows
             float sx[2];
+            if (XSM) {   // slab j's scales of rows tc, tc + 1: one 8-byte load (tc - t0 is even)
+                float2 two = *(const float2 *)(sxs + (long)j * NB + tc - t0);
+                sx[0] = two.x, sx[1] = two.y;
+            }
 #pragma unroll
             for (int c = 0; c < 2; c++)
                 if (XA)   // rows past the pass's were staged as 0
                     sx[c] = ((const float *)(stage + XAS_AT))[(tc + c - t0) * 4 + b];
-                else if (XSM)
-                    sx[c] = sxs[(long)(tc + c - t0) * SLABS + j];
-                else
+                else if (!XSM)
                     sx[c] = tc + c < rows ? xs[(long)(tc + c) * SLABS + j] : 0.0f;
             u32 bh[2] = {0, 0}, bl[2] = {0, 0};
 #pragma unroll
@@ -292,24 +310,25 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
 }
 
 
-// The block's sums, red[KS][RG][32][NB], through the epilogue: a warp an
-// activation row at a time, a unit a lane; part 0's block of 32 units
-// quantized whole under OQ (N_0 is whole blocks, so 32 units from a
-// multiple of 32 lie in one part).
+// A tile's sums, red[KS][RG][NB][RP] (weight row r of activation row c at
+// c RP + r), through the epilogue: epilogue warp e takes activation rows
+// e, e + EW, ..., a unit a lane; part 0's block of 32 units quantized whole
+// under OQ (N_0 is whole blocks, so 32 units from a multiple of 32 lie in
+// one part).
 DEV void finish(const Params &p, long u0, int t0, int rows, const float *red)
 {
-    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    int lane = threadIdx.x & 31;
     long u = u0 + lane;
     int ok = u < UNITS, rg = GATED ? lane / 16 : 0, r = GATED ? lane % 16 : lane;
     Unit un = ok ? unit_of(u) : Unit{3, 0};
-    for (int c = w; c < NB && t0 + c < rows; c += WARPS) {
+    for (int c = (int)(threadIdx.x >> 5) - WARPS; c < NB && t0 + c < rows; c += EW) {
         float v = 0.0f, v1 = 0.0f;
 #pragma unroll
         for (int k = 0; k < KS; k++) {
-            const float *at = red + ((long)(k * RG + rg) * 32) * NB;
-            v += at[r * NB + c];
+            const float *at = red + (long)(k * RG + rg) * NB * RP + c * RP;
+            v += at[r];
             if (GATED)
-                v1 += at[(r + 16) * NB + c];
+                v1 += at[r + 16];
         }
         if (ok)
             v = epilogue(p, un, t0 + c, v, v1);
@@ -334,7 +353,7 @@ DEV void stage_x(const Params &p, int t0, int rows, char *xsm)
     }
     float *sxs = (float *)(xsm + NB * XP * XQ);
     for (long i = threadIdx.x; i < (long)NB * SLABS; i += THREADS)
-        sxs[i] = t0 + i / SLABS < rows ? xs[(t0 + i / SLABS) * SLABS + i % SLABS] : 0.0f;
+        sxs[i % SLABS * NB + i / SLABS] = t0 + i / SLABS < rows ? xs[(t0 + i / SLABS) * SLABS + i % SLABS] : 0.0f;
     __syncthreads();
 }
 
@@ -367,6 +386,34 @@ DEV void issue_next(const Params &p, Issuer &is, int rg, int ks, char *ring, int
     is.n++;
 }
 
+// Named barriers between the computing warps and the epilogue warps, a
+// pair for each of the two tiles' sums: FULL (the 8 warps' sums are in)
+// and EMPTY (the epilogue has read them). The computing warps arrive on
+// FULL and wait on EMPTY; the epilogue warps the other way round.
+constexpr int FULL = 1, EMPTY = 3;
+
+DEV void bar_wait(int id)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "n"(THREADS) : "memory");
+}
+
+DEV void bar_arrive(int id)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "n"(THREADS) : "memory");
+}
+
+// The epilogue warps: each of the block's tiles' sums once they are in.
+DEV void epilogue_warp(const Params &p, long tiles, int t0, int rows, const float *red)
+{
+    for (long i = 0; i < tiles; i++) {
+        int b = (int)(i & 1);
+        bar_wait(FULL + b);
+        finish(p, (blockIdx.x + i * gridDim.x) * BU, t0, rows, red + b * (RED_B / 4));
+        if (i + 2 < tiles)
+            bar_arrive(EMPTY + b);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
 {
     extern __shared__ __align__(16) float red[];
@@ -374,6 +421,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
     int rg = w / KS, ks = w % KS;
     int nsw = ks < STEPS ? (STEPS - ks + KS - 1) / KS : 0;   // my steps a tile
     long tiles = blockIdx.x < TILES ? (TILES - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    char *xsm = (char *)red + 2 * RED_B;
+    if (w >= WARPS) {   // an epilogue warp
+        pdl_begin();
+        int rows = rows_of(p.a[5], ROWS), t0 = blockIdx.y * NB;
+        if (t0 >= rows)
+            return;
+        if (XSM)
+            stage_x(p, t0, rows, xsm);
+        epilogue_warp(p, tiles, t0, rows, red);
+        return;
+    }
     char *ring = (char *)red + RING_AT + (long)w * DEPTH * RS;
     Issuer is;
     is.tile = blockIdx.x, is.left = tiles * nsw, is.st = ks, is.n = 0;
@@ -392,12 +450,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
             issue_x(p, ks + (d % nsw) * KS, t0, rows, ring + (long)d * RS);
             cp_commit();
         }
-    float *mine = red + (long)(ks * RG + rg) * 32 * NB;
-    char *xsm = (char *)red + RED_B;
     if (XSM)
         stage_x(p, t0, rows, xsm);
     int ci = 0;   // the stage computed
-    for (long tile = blockIdx.x; tile < TILES; tile += gridDim.x) {
+    for (long tt = 0; tt < tiles; tt++) {   // my block's tile tt
         float acc[2][NT][4];
 #pragma unroll
         for (int m = 0; m < 2; m++)
@@ -412,16 +468,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
             issue_next(p, is, rg, ks, ring, t0, rows);
             compute(p, ring + (long)(ci % DEPTH) * RS, ks + k * KS, t0, rows, xsm, acc);
         }
-        __syncthreads();   // the tile before's epilogue has read the sums
+        int b = (int)(tt & 1);
+        if (tt >= 2)
+            bar_wait(EMPTY + b);   // the epilogue has read tile tt - 2's sums
+        float *mine = red + b * (RED_B / 4) + (long)(ks * RG + rg) * NB * RP;
 #pragma unroll
         for (int m = 0; m < 2; m++)
 #pragma unroll
             for (int n = 0; n < NT; n++)
 #pragma unroll
-                for (int i = 0; i < 4; i++)
-                    mine[(16 * m + g + 8 * (i >> 1)) * NB + 8 * n + 2 * q + (i & 1)] = acc[m][n][i];
-        __syncthreads();
-        finish(p, tile * BU, t0, rows, red);
+                for (int e = 0; e < 4; e++)
+                    mine[(8 * n + 2 * q + (e & 1)) * RP + 16 * m + g + 8 * (e >> 1)] = acc[m][n][e];
+        bar_arrive(FULL + b);
     }
     cp_wait_all();
 }

@@ -609,13 +609,13 @@ static int need_mma(Need *n)
 
 long mmv_smem(long K, long nt, long xq, int xs, int depth)
 {
-    long nb = 8 * nt, act = nb * (K + 32) * xq + nb * (K / 32) * 4, slice = nb * xq * 128 + nb * 16;
-    return 8 * 32 * nb * 4 + (xs == 1 ? act : 0) + 8L * depth * (32 * 128 + 32 * 8 + (xs == 2 ? slice : 0));
+    long nb = 8 * nt, act = nb * (K + 16) * xq + nb * (K / 32) * 4, slice = nb * xq * 128 + nb * 16;
+    return 2 * 8 * nb * 36 * 4 + (xs == 1 ? act : 0) + 8L * depth * (32 * 128 + 32 * 8 + (xs == 2 ? slice : 0));
 }
 
 /* mmv.cu: GRID blocks a pass over tiles of 32 units, passes of 8 NT
- * activation rows already quantized, the warps' sums in shared memory
- * ([KS][RG][32][8 NT] floats: 8 x 32 x 8 NT in all). */
+ * activation rows already quantized, two tiles' sums in shared memory
+ * ([KS][RG][8 NT][36] floats: 8 x 8 NT x 36 a tile). */
 static int need_mmv(Need *n)
 {
     long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), nt = C(n, "NT"), units;

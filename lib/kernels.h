@@ -114,7 +114,7 @@ K(MMV, "mmv", "mmv.cu",
   "XS:i:0:2 DEPTH:i:2:8",
   "W0:w:q8 W1:w?:q8 W2:w?:q8 W3:w?:q8 x:tiso:a8,a8x2 n:z?:i32 "
   "y0:tos:f32,a8,a8x2 y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
-  "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32", 256)
+  "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32", 384)
 
 K(LATENT, "latent", "latent.cu",
   "NH:i:1:1024 NOPE:i:1:1024 QW:i:1:2048 ROPE:i:1:1024 LORA:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 "
