@@ -72,8 +72,11 @@ constexpr int RMIN = MODE == 3 ? 1 : 2;
 constexpr int R = RW > 8 ? 8 : RW < RMIN ? RMIN : RW;
 constexpr int LR = MODE == 3 && CONT && G <= 4;      // a row a lane (see above; 7-8 heads spilled)
 constexpr int QS_AT = 4 * G * SLOT;                 // LR: the queries, after the slots (floats)
-constexpr int KB = HD / 4 < 8 ? HD / 4 : 8;         // LR: a lane's key loads in flight (4 values each)
-constexpr int VB = VN > 4 ? 32 / VN : 8;            // LR: the value rows a warp has in flight (32 values a lane)
+constexpr int KW = KV == 2 ? 8 : 4;                 // LR: key values a 16-byte load
+constexpr int KB = HD / KW < 8 ? HD / KW : 8;        // LR: a lane's key loads in flight (128 bytes)
+constexpr int VBY = VN * (KV == 2 ? 2 : 4);         // LR: bytes of a row's values a lane holds
+constexpr int VW = (VBY + 3) / 4;                   // LR: their words
+constexpr int VB = 32 / VW < 32 ? 32 / VW : 32;     // LR: value rows in flight (32 words a lane)
 
 // Lane l's key value i and value i: their places in a row.
 DEV int kat(int l, int i)
@@ -141,6 +144,42 @@ DEV void loadv(const void *base, long e, float *out)
         for (int j = 0; j < N; j++)
             out[j] = f[j];
     }
+}
+
+// BYTES bytes at p (aligned to the largest word that divides BYTES) into
+// words w, unconverted: the loads of a round all in flight before any
+// value is used.
+template <int BYTES>
+DEV void ldraw(const void *p, u32 *w)
+{
+    if (BYTES % 16 == 0) {
+#pragma unroll
+        for (int j = 0; j < BYTES / 16; j++) {
+            uint4 v = ((const uint4 *)p)[j];
+            w[4 * j] = v.x, w[4 * j + 1] = v.y, w[4 * j + 2] = v.z, w[4 * j + 3] = v.w;
+        }
+    } else if (BYTES % 8 == 0) {
+#pragma unroll
+        for (int j = 0; j < BYTES / 8; j++) {
+            uint2 v = ((const uint2 *)p)[j];
+            w[2 * j] = v.x, w[2 * j + 1] = v.y;
+        }
+    } else if (BYTES % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < BYTES / 4; j++)
+            w[j] = ((const u32 *)p)[j];
+    } else {
+        w[0] = *(const u16 *)p;
+    }
+}
+
+// N values (f32, or f16 when HALF) from the words ldraw loaded.
+template <int N, int HALF>
+DEV void unraw(const u32 *w, float *out)
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        out[i] = HALF ? h2f((u16)(i & 1 ? w[i / 2] >> 16 : w[i / 2] & 0xffff)) : __int_as_float(w[i]);
 }
 
 DEV float key(const void *K, long i)
@@ -311,18 +350,26 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
 #pragma unroll
         for (int h = 0; h < G; h++)
             s[h] = 0.0f;
-        for (int d0 = 0; d0 < HD; d0 += 4 * KB) {   // KB loads in flight, then their sums
-            float k4[KB][4];
+        for (int d0 = 0; d0 < HD; d0 += KW * KB) {   // KB 16-byte loads in flight, then their sums
+            u32 kw[KB][4];
 #pragma unroll
             for (int b = 0; b < KB; b++)
-                loadv<4, KV == 2>(K, kb + d0 + 4 * b, k4[b]);
+                if (d0 + KW * b < HD)
+                    ldraw<16>((const char *)K + (kb + d0 + KW * b) * (KV == 2 ? 2 : 4), kw[b]);
 #pragma unroll
-            for (int b = 0; b < KB; b++)
+            for (int b = 0; b < KB; b++) {
+                if (d0 + KW * b >= HD)
+                    break;
+                float kv[KW];
+                unraw<KW, KV == 2>(kw[b], kv);
 #pragma unroll
-                for (int h = 0; h < G; h++) {
-                    float4 qv = *(const float4 *)(qs + h * HD + d0 + 4 * b);
-                    s[h] += qv.x * k4[b][0] + qv.y * k4[b][1] + qv.z * k4[b][2] + qv.w * k4[b][3];
-                }
+                for (int h = 0; h < G; h++)
+#pragma unroll
+                    for (int e = 0; e < KW; e += 4) {
+                        float4 qv = *(const float4 *)(qs + h * HD + d0 + KW * b + e);
+                        s[h] += qv.x * kv[e] + qv.y * kv[e + 1] + qv.z * kv[e + 2] + qv.w * kv[e + 3];
+                    }
+            }
         }
         float pw[G];
 #pragma unroll
@@ -343,19 +390,24 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
         const void *V = cache(p, rc, 2);
         int nr = j1 - jt < 32 ? (int)(j1 - jt) : 32;
         for (int r0 = 0; r0 < nr; r0 += VB) {   // VB rows' values in flight, then their sums
-            float vv[VB][VN];
+            u32 vw[VB][VW];
 #pragma unroll
             for (int b = 0; b < VB; b++)
-                loadv<VN, KV == 2>(V, ((jt + (r0 + b < nr ? r0 + b : 0)) * NKV + g) * (long)VD + (long)lane * VN, vv[b]);
+                ldraw<VBY>((const char *)V + (((jt + (r0 + b < nr ? r0 + b : 0)) * NKV + g) * (long)VD + (long)lane * VN) *
+                                                 (KV == 2 ? 2 : 4),
+                           vw[b]);
 #pragma unroll
-            for (int b = 0; b < VB; b++)
+            for (int b = 0; b < VB; b++) {
+                float vv[VN];
+                unraw<VN, KV == 2>(vw[b], vv);
 #pragma unroll
                 for (int h = 0; h < G; h++) {
                     float pr = __shfl_sync(0xffffffffu, pw[h], r0 + b);   // 0 past the tile's rows
 #pragma unroll
                     for (int i = 0; i < VN; i++)
-                        o[h][i] += pr * vv[b][i];
+                        o[h][i] += pr * vv[i];
                 }
+            }
         }
     }
 #pragma unroll
