@@ -438,3 +438,18 @@ PY
     [[ "$(tr -s ' ' <<<"${lines[-2]}")" =~ ^tiny/llama\ q8\ decode_batch\ 1\ 4\ [0-9.]+\ [0-9.]+\ [0-9.]+\ -\ [0-9.]+\ -$ ]]
     [[ "$(tr -s ' ' <<<"${lines[-1]}")" =~ ^tiny/llama\ q8\ decode_batch\ 2\ 4\ [0-9.]+\ [0-9.]+\ [0-9.]+\ -\ [0-9.]+\ -$ ]]
 }
+
+@test "tests/gpu/benchforms BENCH_CACHE=f16: the specs' caches in f16, a batch step reads fewer bytes" {
+    local b32 b16
+    for c in f32 f16; do
+        mkdir -p "$c"
+        run --separate-stderr env OUT="$PWD/$c" BENCH_CACHE=$c BENCH_DEVICE=cpu BENCH_NUMERICS=q8 BENCH_CHUNKS=" " \
+            BENCH_BATCHES=2 BENCH_BATCH_CTX=16 BENCH_BATCH_POS=12 BENCH_REPS=1 BENCH_LAUNCH_REPS=1 \
+            sh "$TOP/tests/gpu/benchforms" tiny/llama
+        [ "$status" -eq 0 ]
+        [[ "${lines[-4]}" == "== benchforms (synthetic Q8_0 weights, $c caches; "* ]]
+    done
+    b32=$(awk -F, '$1 == "step" { print $12 }' f32/benchforms/tiny-llama.q8.batch2.csv)
+    b16=$(awk -F, '$1 == "step" { print $12 }' f16/benchforms/tiny-llama.q8.batch2.csv)
+    [ -n "$b32" ] && [ -n "$b16" ] && [ "$b16" -lt "$b32" ]
+}
