@@ -66,9 +66,11 @@
 // (an activation row's 32 units at a pitch of 36: the stores of a
 // warp's fragments and the epilogue's loads both free of bank
 // conflicts); then,
-// under XS 1, the pass's activation rows as they are in x, quants at a pitch
-// of K + 16 bytes (a fragment's 8 rows' words on 32 different banks), the
-// lo quants likewise under XQ 2, then their scales slab by slab ([SLABS][NB]:
+// under XS 1, the pass's activation rows, each 32-byte slab's words in the
+// order 0 4 1 5 2 6 3 7 (lane q's two words of a fragment, bytes 4q and 16
+// + 4q, one 8-byte load), at a pitch of 8 words past a multiple of 32 (a
+// fragment's 8 rows' loads, half a warp at a time, on 32 different banks),
+// the lo quants likewise under XQ 2, then their scales slab by slab ([SLABS][NB]:
 // a lane's two rows' scales one 8-byte load, the warp's on different
 // banks), staged once a
 // block, so that a step's activation fragments are shared memory's loads
@@ -90,7 +92,7 @@ constexpr int STEPS = (SLABS + 3) / 4;          // steps of 4 slabs
 constexpr int VEC = K % 128 == 0;               // a step's 4 scales of a row in one load
 constexpr int RP = 36;                          // an activation row's sums' pitch (no bank conflicts)
 constexpr long RED_B = (long)KS * RG * NB * RP * 4;  // bytes of a tile's sums (two tiles' in turn)
-constexpr long XP = K + 16;                     // a staged row's pitch (a fragment's 8 rows' words on 32 banks)
+constexpr long XP = K + 4 * ((8 - K / 4 % 32 + 32) % 32);   // a staged row's pitch: 8 words past a multiple of 32
 constexpr long XS_B = NB * XP * XQ + (long)NB * SLABS * 4;
 constexpr int XSM = XS == 1;                    // the pass's activation rows staged whole
 constexpr int XA = XS == 2;                     // each step's slice of them in its stage
@@ -278,16 +280,26 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
 #pragma unroll
             for (int k = 0; k < 2; k++) {   // bytes 16 k + 4 q .. + 3 of the slab
                 const char *at = nullptr;
+                if (XSM) {   // both words one 8-byte load (stage_x put them side by side)
+                    if (k == 0) {
+                        const char *at2 = xsm + (long)(tb - t0) * XP + (long)j * 32 + 8 * q;
+                        uint2 two = *(const uint2 *)at2;
+                        bh[0] = two.x, bh[1] = two.y;
+                        if (XQ == 2) {
+                            two = *(const uint2 *)(at2 + NB * XP);
+                            bl[0] = two.x, bl[1] = two.y;
+                        }
+                    }
+                    continue;
+                }
                 if (XA)
                     at = stage + XA_AT + (8 * nt + g) * 128 + 16 * ((2 * b + k) ^ g) + 4 * q;
-                else if (XSM)
-                    at = xsm + (long)(tb - t0) * XP + (long)j * 32 + 16 * k + 4 * q;
                 else if (tb < rows)
                     at = x + (long)tb * K + (long)j * 32 + 16 * k + 4 * q;
                 if (at) {
                     bh[k] = *(const u32 *)at;
                     if (XQ == 2)
-                        bl[k] = *(const u32 *)(at + (XA ? NB * 128 : XSM ? NB * XP : n));
+                        bl[k] = *(const u32 *)(at + (XA ? NB * 128 : n));
                 }
             }
 #pragma unroll
@@ -344,12 +356,16 @@ DEV void stage_x(const Params &p, int t0, int rows, char *xsm)
     const char *x = (const char *)p.a[4];
     const long n = (long)ROWS * K;
     const float *xs = (const float *)(x + align16(n * XQ));
-    for (long i = threadIdx.x; i < (long)NB * XQ * (K / 16); i += THREADS) {
-        long t = i / (K / 16) % NB, w = i / (K / 16) / NB, c = i % (K / 16);
-        int4 v = make_int4(0, 0, 0, 0);
-        if (t0 + t < rows)
-            v = *((const int4 *)(x + w * n + (t0 + t) * K) + c);
-        *((int4 *)(xsm + (w * NB + t) * XP) + c) = v;
+    for (long i = threadIdx.x; i < (long)NB * XQ * SLABS; i += THREADS) {   // a 32-value slab a thread
+        long t = i / SLABS % NB, w = i / SLABS / NB, j = i % SLABS;
+        int4 a = make_int4(0, 0, 0, 0), b = a;
+        if (t0 + t < rows) {
+            const int4 *src = (const int4 *)(x + w * n + (t0 + t) * K) + 2 * j;
+            a = src[0], b = src[1];
+        }
+        int4 *dst = (int4 *)(xsm + (w * NB + t) * XP) + 2 * j;
+        dst[0] = make_int4(a.x, b.x, a.y, b.y);   // words 0 4 1 5 2 6 3 7: lane q's two side by side
+        dst[1] = make_int4(a.z, b.z, a.w, b.w);
     }
     float *sxs = (float *)(xsm + NB * XP * XQ);
     for (long i = threadIdx.x; i < (long)NB * SLABS; i += THREADS)

@@ -609,7 +609,7 @@ static int need_mma(Need *n)
 
 long mmv_smem(long K, long nt, long xq, int xs, int depth)
 {
-    long nb = 8 * nt, act = nb * (K + 16) * xq + nb * (K / 32) * 4, slice = nb * xq * 128 + nb * 16;
+    long nb = 8 * nt, act = nb * (K + 4 * ((8 - K / 4 % 32 + 32) % 32)) * xq + nb * (K / 32) * 4, slice = nb * xq * 128 + nb * 16;
     return 2 * 8 * nb * 36 * 4 + (xs == 1 ? act : 0) + 8L * depth * (32 * 128 + 32 * 8 + (xs == 2 ? slice : 0));
 }
 
