@@ -27,6 +27,8 @@
 // each). 8 warps compute and 4 take the epilogue, so that a tile's end
 // holds no computing warp back (run79: the 8B's gated pair at 16 rows
 // 50.1 -> 44.7 µs, at 64 rows 137 -> 110, against 8 warps doing both).
+// Under that cap NT 4 spills: the 8B's q/k/v parts 40 bytes and its gated
+// pair 28 at 64 rows (NT 2, twice the passes, measured slower: run80).
 // A tile is 32 units (output rows of the parts, end to end): a block's 8
 // computing warps are RG groups of weight rows by KS = 8 / RG slices of K; RG is 1,
 // or 2 under GATE (16 units a group: their gate rows and their
