@@ -325,6 +325,13 @@ static const MmaCase mma_cases[] = {
     {{"mmv q8 1000x4096, 100 rows (4 passes)",
      "in x : f32[100,4096]\nweight nw : f32[4096]\nweight w : q8[1000,4096]\nout y : f32[100,1000]\n"
      "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0},
+    {{"mmv q8 1150x4096, 16 rows, 4 or 5 tiles a block (--sms 8): the sums' two buffers in turn, the epilogue warps behind",
+     "in x : f32[16,4096]\nweight nw : f32[4096]\nweight w : q8[1150,4096]\nout y : f32[16,1150]\n"
+     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 3, 8}, 0},
+    {{"mmv gated silu 1056x2048, quantizing epilogue, then down, 11 rows, 4 to 8 tiles a block (--sms 8)",
+     "in x : f32[11,2048]\nin r : f32[11,2048]\nweight nw : f32[2048]\nweight wg : q8[1056,2048]\n"
+     "weight wu : q8[1056,2048]\nweight wd : q8[2048,1056]\nout y : f32[11,2048]\n"
+     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 3, 8}, 0},
 };
 
 static double rel_err(const float *a, const float *b, long n, int *finite)
