@@ -269,9 +269,32 @@ same() {
     run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_REF=numerics LANE_NUMERICS=q8 LANE_STEPS=8 \
         LANE_BATCHES="3" sh "$TOP/tests/gpu/lane" llama
     [ "$status" -eq 0 ]
-    [[ "${lines[0]}" =~ ^llama\ q8\ decode_batch\ 3\ x2\ +quantization\ alone\ [0-9]\.[0-9]{2}e[-+][0-9]{2}\ +12\ rows\ +max\ rel\ err\ 0\.00e\+00\ .*\ ok$ ]]
+    [[ "${lines[0]}" =~ ^llama\ q8\ decode_batch\ 3\ x2\ +quantization\ alone\ [0-9]\.[0-9]{2}e[-+][0-9]{2}\ +12\ rows\ \(11\ compared\)\ +max\ rel\ err\ 0\.00e\+00\ .*\ ok$ ]]
     [[ ! "${lines[0]}" =~ alone\ 0\.00e\+00 ]]   # q8 moves them
     [ "${lines[1]}" = "lane: 1 passed, 0 failed" ]
+}
+
+@test "tests/gpu/cmp.py: a batch's rows past a sequence's last fed token are left out (LENS N)" {
+    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    # two sequences, prompts of 1 and 3 tokens, 2 tokens each: 4 steps of 2
+    # rows; the first sequence's last step (row 6) is fed its own token
+    "${PYTHON:-python3}" -c '
+import numpy as np
+rng = np.random.default_rng(1)
+ref = rng.standard_normal((8, 16)).astype(np.float32)
+got = ref.copy()
+got[6] = rng.standard_normal(16)
+ref.tofile("ref.f32")
+got.tofile("got.f32")'
+    run "${PYTHON:-python3}" "$TOP/tests/gpu/cmp.py" 16 got.f32 ref.f32 1e-4
+    [ "$status" -eq 1 ]
+    [[ "$output" =~ ^8\ rows\ +max\ rel\ err\ .*\ FAIL$ ]]
+    run "${PYTHON:-python3}" "$TOP/tests/gpu/cmp.py" 16 got.f32 ref.f32 1e-4 1,3 2
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ ^8\ rows\ \(7\ compared\)\ +max\ rel\ err\ 0\.00e\+00\ .*\ ok$ ]]
+    run "${PYTHON:-python3}" "$TOP/tests/gpu/cmp.py" 16 got.f32 ref.f32 1e-4 1,2,3 2
+    [ "$status" -eq 1 ]
+    [ "$output" = "8 rows are not whole steps of 3 sequences" ]
 }
 
 @test "logos-fuse --mma-rows: stacked products from that many rows on the tensor cores, -v says so; a decode step never" {

@@ -4,7 +4,14 @@
 ||a - b|| / ||b|| over the steps, and whether the greedy tokens agree
 wherever the reference's top two logits differ by more than the bound.
 
-    cmp.py VOCAB GOT REF BOUND      prints one line; exit 1 past the bound
+    cmp.py VOCAB GOT REF BOUND [LENS N]    prints one line; exit 1 past the bound
+
+For a batch (LENS: its sequences' prompt lengths, comma-separated; N: the
+tokens each generates), a step writes a row for each sequence, and the
+batch runs max(LENS) + N - 1 steps: a sequence of a shorter prompt runs
+steps past the one that feeds its N-th token, fed tokens of its own that
+teacher forcing (--follow) does not reach. Those rows are left out; the
+line says how many were compared.
 """
 import sys
 
@@ -20,6 +27,16 @@ def main():
         return 1
     a = a.reshape(-1, vocab).astype(np.float64)
     b = b.reshape(-1, vocab).astype(np.float64)
+    kept = ""
+    if len(sys.argv) > 6:
+        lens, n = [int(x) for x in sys.argv[5].split(",")], int(sys.argv[6])
+        if len(a) % len(lens):
+            print(f"{len(a)} rows are not whole steps of {len(lens)} sequences")
+            return 1
+        steps = np.arange(len(a)) // len(lens)
+        fed = steps <= np.array(lens)[np.arange(len(a)) % len(lens)] + n - 1
+        kept = f" ({int(fed.sum())} compared)"
+        a, b = a[fed], b[fed]
     if not np.isfinite(a).all():
         print(f"not finite: {np.count_nonzero(~np.isfinite(a))} values")
         return 1
@@ -28,7 +45,7 @@ def main():
     clear = (top2[:, 1] - top2[:, 0]) > bound * np.abs(b).max(axis=1)
     same = (a.argmax(axis=1) == b.argmax(axis=1)) | ~clear
     ok = err.max() <= bound and same.all()
-    print(f"{len(err)} rows  max rel err {err.max():.2e}  (bound {bound:.0e})  greedy {int(same.sum())}/{len(same)}"
+    print(f"{len(fed) if kept else len(err)} rows{kept}  max rel err {err.max():.2e}  (bound {bound:.0e})  greedy {int(same.sum())}/{len(same)}"
           f"  {'ok' if ok else 'FAIL'}")
     return 0 if ok else 1
 
