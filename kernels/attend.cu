@@ -89,63 +89,6 @@ DEV int vat(int l, int i)
     return CONT ? l * VN + i : 2 * l + 64 * (i / 2) + (i & 1);
 }
 
-// N consecutive values (f32, or f16 when HALF) from element e, e a
-// multiple of N, into out: in words of 16 bytes where N allows, else 8, 4
-// or a value at a time.
-template <int N, int HALF>
-DEV void loadv(const void *base, long e, float *out)
-{
-    if (HALF) {
-        const u16 *h = (const u16 *)base + e;
-        if (N % 8 == 0) {
-#pragma unroll
-            for (int j = 0; j < N / 8; j++) {
-                uint4 v = *((const uint4 *)h + j);
-                u32 w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    out[8 * j + 2 * k] = h2f((u16)(w[k] & 0xffff)), out[8 * j + 2 * k + 1] = h2f((u16)(w[k] >> 16));
-            }
-        } else if (N % 4 == 0) {
-#pragma unroll
-            for (int j = 0; j < N / 4; j++) {
-                uint2 v = *((const uint2 *)h + j);
-                out[4 * j] = h2f((u16)(v.x & 0xffff)), out[4 * j + 1] = h2f((u16)(v.x >> 16));
-                out[4 * j + 2] = h2f((u16)(v.y & 0xffff)), out[4 * j + 3] = h2f((u16)(v.y >> 16));
-            }
-        } else if (N % 2 == 0) {
-#pragma unroll
-            for (int j = 0; j < N / 2; j++) {
-                u32 v = *((const u32 *)h + j);
-                out[2 * j] = h2f((u16)(v & 0xffff)), out[2 * j + 1] = h2f((u16)(v >> 16));
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < N; j++)
-                out[j] = h2f(h[j]);
-        }
-        return;
-    }
-    const float *f = (const float *)base + e;
-    if (N % 4 == 0) {
-#pragma unroll
-        for (int j = 0; j < N / 4; j++) {
-            float4 v = *((const float4 *)f + j);
-            out[4 * j] = v.x, out[4 * j + 1] = v.y, out[4 * j + 2] = v.z, out[4 * j + 3] = v.w;
-        }
-    } else if (N % 2 == 0) {
-#pragma unroll
-        for (int j = 0; j < N / 2; j++) {
-            float2 v = *((const float2 *)f + j);
-            out[2 * j] = v.x, out[2 * j + 1] = v.y;
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < N; j++)
-            out[j] = f[j];
-    }
-}
-
 // BYTES bytes at p (aligned to the largest word that divides BYTES) into
 // words w, unconverted: the loads of a round all in flight before any
 // value is used.
@@ -180,6 +123,24 @@ DEV void unraw(const u32 *w, float *out)
 #pragma unroll
     for (int i = 0; i < N; i++)
         out[i] = HALF ? h2f((u16)(i & 1 ? w[i / 2] >> 16 : w[i / 2] & 0xffff)) : __int_as_float(w[i]);
+}
+
+// N consecutive values (f32, or f16 when HALF) from element e, e a
+// multiple of N, into out: in words of 16 bytes where N allows, else 8, 4
+// or (an odd number of f16 values) a value at a time.
+template <int N, int HALF>
+DEV void loadv(const void *base, long e, float *out)
+{
+    if (HALF && N % 2) {
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            out[j] = h2f(((const u16 *)base)[e + j]);
+        return;
+    }
+    constexpr int BYTES = N * (HALF ? 2 : 4);
+    u32 w[(BYTES + 3) / 4];
+    ldraw<BYTES>((const char *)base + e * (HALF ? 2 : 4), w);
+    unraw<N, HALF>(w, out);
 }
 
 DEV float key(const void *K, long i)

@@ -279,21 +279,18 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
                 else if (!XSM)
                     sx[c] = tc + c < rows ? xs[(long)(tc + c) * SLABS + j] : 0.0f;
             u32 bh[2] = {0, 0}, bl[2] = {0, 0};
-#pragma unroll
-            for (int k = 0; k < 2; k++) {   // bytes 16 k + 4 q .. + 3 of the slab
-                const char *at = nullptr;
-                if (XSM) {   // both words one 8-byte load (stage_x put them side by side)
-                    if (k == 0) {
-                        const char *at2 = xsm + (long)(tb - t0) * XP + (long)j * 32 + 8 * q;
-                        uint2 two = *(const uint2 *)at2;
-                        bh[0] = two.x, bh[1] = two.y;
-                        if (XQ == 2) {
-                            two = *(const uint2 *)(at2 + NB * XP);
-                            bl[0] = two.x, bl[1] = two.y;
-                        }
-                    }
-                    continue;
+            if (XSM) {   // bytes 4 q and 16 + 4 q of the slab side by side (stage_x): one 8-byte load
+                const char *at = xsm + (long)(tb - t0) * XP + (long)j * 32 + 8 * q;
+                uint2 two = *(const uint2 *)at;
+                bh[0] = two.x, bh[1] = two.y;
+                if (XQ == 2) {
+                    two = *(const uint2 *)(at + NB * XP);
+                    bl[0] = two.x, bl[1] = two.y;
                 }
+            }
+#pragma unroll
+            for (int k = 0; k < 2 && !XSM; k++) {   // bytes 16 k + 4 q .. + 3 of the slab
+                const char *at = nullptr;
                 if (XA)
                     at = stage + XA_AT + (8 * nt + g) * 128 + 16 * ((2 * b + k) ^ g) + 4 * q;
                 else if (tb < rows)

@@ -609,8 +609,11 @@ static int need_mma(Need *n)
 
 long mmv_smem(long K, long nt, long xq, int xs, int depth)
 {
-    long nb = 8 * nt, act = nb * (K + 4 * ((8 - K / 4 % 32 + 32) % 32)) * xq + nb * (K / 32) * 4, slice = nb * xq * 128 + nb * 16;
-    return 2 * 8 * nb * 36 * 4 + (xs == 1 ? act : 0) + 8L * depth * (32 * 128 + 32 * 8 + (xs == 2 ? slice : 0));
+    /* mmv.cu's XP (a staged row's pitch: 8 words past a multiple of 32)
+     * and RP (36 floats an activation row's sums, two tiles' in turn) */
+    long pitch = K + 4 * ((8 - K / 4 % 32 + 32) % 32), nb = 8 * nt;
+    long act = nb * pitch * xq + nb * (K / 32) * 4, slice = nb * xq * 128 + nb * 16, sums = 2 * 8 * nb * 36 * 4;
+    return sums + (xs == 1 ? act : 0) + 8L * depth * (32 * 128 + 32 * 8 + (xs == 2 ? slice : 0));
 }
 
 /* mmv.cu: GRID blocks a pass over tiles of 32 units, passes of 8 NT

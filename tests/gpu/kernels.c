@@ -284,6 +284,13 @@ typedef struct MmaCase {
     int rows;            /* --mma-rows for its plan (0: the default) */
 } MmaCase;
 
+/* A norm, a gated SwiGLU pair quantizing its output, the down product and
+ * a residual: T rows of width D, hidden width H. */
+#define GATED_DOWN(T, D, H)                                                                                 \
+    "in x : f32[" T "," D "]\nin r : f32[" T "," D "]\nweight nw : f32[" D "]\nweight wg : q8[" H "," D "]\n" \
+    "weight wu : q8[" H "," D "]\nweight wd : q8[" D "," H "]\nout y : f32[" T "," D "]\n"                  \
+    "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n"
+
 static const MmaCase mma_cases[] = {
     {{"mma q8 96x64, 130 rows", "in x : f32[130,64]\nweight w : q8[96,64]\nout y : f32[130,96]\ny = w @ x\n", 2, 0}, 0},
     {{"mma q8 1000x4096, 70 rows", "in x : f32[70,4096]\nweight w : q8[1000,4096]\nout y : f32[70,1000]\ny = w @ x\n",
@@ -297,9 +304,7 @@ static const MmaCase mma_cases[] = {
      "weight w2 : q8[128,256]\nweight b0 : f32[256]\nout y0 : f32[33,256]\nout y1 : f32[33,64]\nout y2 : f32[33,128]\n"
      "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 2},
     {{"mma gated silu, quantizing epilogue, down, T rows",
-     "size T\nin x : f32[T,512]\nin r : f32[T,512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\n"
-     "weight wu : q8[1536,512]\nweight wd : q8[512,1536]\nout y : f32[T,512]\n"
-     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2, 0}, 2},
+     "size T\n" GATED_DOWN("T", "512", "1536"), 2, 0}, 2},
     {{"mma gated gelu_tanh 80x2048, 100 rows",
      "in x : f32[100,2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\nout h : f32[100,80]\n"
      "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2, 0}, 2},
@@ -310,9 +315,7 @@ static const MmaCase mma_cases[] = {
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
      "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0},
     {{"mmv gated silu, quantizing epilogue, down, 17 rows",
-     "in x : f32[17,512]\nin r : f32[17,512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\n"
-     "weight wu : q8[1536,512]\nweight wd : q8[512,1536]\nout y : f32[17,512]\n"
-     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 2, 0}, 0},
+     GATED_DOWN("17", "512", "1536"), 2, 0}, 0},
     {{"mmv gated gelu_tanh 80x2048, 40 rows (2 passes)",
      "in x : f32[40,2048]\nweight nw : f32[2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\n"
      "out h : f32[40,80]\na = rmsnorm(x, nw, eps=1e-06)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0},
@@ -329,9 +332,7 @@ static const MmaCase mma_cases[] = {
      "in x : f32[16,4096]\nweight nw : f32[4096]\nweight w : q8[1150,4096]\nout y : f32[16,1150]\n"
      "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 3, 8}, 0},
     {{"mmv gated silu 1056x2048, quantizing epilogue, then down, 11 rows, 4 to 8 tiles a block (--sms 8)",
-     "in x : f32[11,2048]\nin r : f32[11,2048]\nweight nw : f32[2048]\nweight wg : q8[1056,2048]\n"
-     "weight wu : q8[1056,2048]\nweight wd : q8[2048,1056]\nout y : f32[11,2048]\n"
-     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n", 3, 8}, 0},
+     GATED_DOWN("11", "2048", "1056"), 3, 8}, 0},
 };
 
 static double rel_err(const float *a, const float *b, long n, int *finite)
