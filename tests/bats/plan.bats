@@ -253,6 +253,18 @@ same() {
     grep -q '^bench    skipped: no GPU$' <<<"$summary"
 }
 
+@test "tests/gpu/run's lane holds q8 to the reference that quantizes as the plan does, unless LANE_REF= says f32" {
+    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=q8 LANE_STEPS=4 LANE_PROMPT=2 \
+        OUT="$BATS_TEST_TMPDIR" sh "$TOP/tests/gpu/run" lane
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^llama q8 .*quantization alone .* ok$' "$BATS_TEST_TMPDIR/gpu-logs/lane")" -eq 3 ]
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=q8 LANE_STEPS=4 LANE_PROMPT=2 LANE_REF= \
+        OUT="$BATS_TEST_TMPDIR" sh "$TOP/tests/gpu/run" lane
+    ! grep -q 'quantization alone' "$BATS_TEST_TMPDIR/gpu-logs/lane"
+    grep -q '^llama q8 decode_step x4 ' "$BATS_TEST_TMPDIR/gpu-logs/lane"
+}
+
 @test "tests/gpu/lane's sweep (LANE_CHUNKS, LANE_BATCHES) checks itself on the CPU: a chunk of T rows, B sequences" {
     "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
     run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=q8 LANE_STEPS=8 LANE_CHUNKS="1 70" \
