@@ -7,3 +7,9 @@ export PATH="$LOGOS_BIN:$PATH"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+
+# Skips the test where the python the GPU scripts run (PYTHON, else
+# python3) cannot import numpy: their comparisons need it.
+need_numpy() {
+    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no ${PYTHON:-python3} with numpy"
+}

@@ -254,7 +254,7 @@ same() {
 }
 
 @test "tests/gpu/run's lane holds q8 to the reference that quantizes as the plan does, unless LANE_REF= says f32" {
-    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    need_numpy
     run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=q8 LANE_STEPS=4 LANE_PROMPT=2 \
         OUT="$BATS_TEST_TMPDIR" sh "$TOP/tests/gpu/run" lane
     [ "$status" -eq 0 ]
@@ -266,7 +266,7 @@ same() {
 }
 
 @test "tests/gpu/lane's sweep (LANE_CHUNKS, LANE_BATCHES) checks itself on the CPU: a chunk of T rows, B sequences" {
-    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    need_numpy
     run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=q8 LANE_STEPS=8 LANE_CHUNKS="1 70" \
         LANE_BATCHES="3" sh "$TOP/tests/gpu/lane" llama
     [ "$status" -eq 0 ]
@@ -287,7 +287,7 @@ same() {
 }
 
 @test "tests/gpu/cmp.py: a batch's rows past a sequence's last fed token are left out (LENS N)" {
-    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    need_numpy
     # two sequences, prompts of 1 and 3 tokens, 2 tokens each: 4 steps of 2
     # rows; the first sequence's last step (row 6) is fed its own token
     "${PYTHON:-python3}" -c '

@@ -650,13 +650,13 @@ print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
     LOGOS_TRACE=/nonexistent/x run -0 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p 1 -n 1 p.plan
     [ "$(grep -c 'LOGOS_TRACE: cannot write /nonexistent/x/' <<<"$output")" -eq 1 ]
     # the reference's trace against itself: nothing parts
-    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy for tests/gpu/trace"
+    need_numpy
     TRACE_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -0 sh "$TOP/tests/gpu/trace" "$TINY/qwen3next.yaml" q8x2 "1 2|5|7 8 9" 3 decode_batch
     [ "${lines[1]}" = "trace: 670 values compared, 0 past 0.001" ] || { echo "$output"; false; }
 }
 
 @test "tests/gpu/chunk: a prefill chunk's recurrent states equal its steps' (the reference, on the CPU)" {
-    "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    need_numpy
     CHUNK_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -0 sh "$TOP/tests/gpu/chunk" "$TINY/qwen3next.yaml"
     [ "${lines[0]}" = "chunk $TINY/qwen3next.yaml precise: a chunk of 8 tokens against 8 steps (cpu)" ] || { echo "$output"; false; }
     # the delta rule's states, the convolution rings and the attention's cache, each compared

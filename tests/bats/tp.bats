@@ -161,7 +161,7 @@ run1() {
 }
 
 @test "tests/gpu/tp checks itself on the CPU reference (TP_DEVICE=cpu), and skips with exit 3 where no GPU answers" {
-    python3 -c 'import numpy' 2>/dev/null || skip "no python3 with numpy"
+    need_numpy
     run env LOGOS_BIN="$LOGOS_BIN" TP_DEVICE=cpu TP_STEPS=4 sh "$TOP/tests/gpu/tp" llama
     [ "$status" -eq 0 ] || { echo "$output"; return 1; }
     [ "${lines[-1]}" = "tp: 2 passed, 0 failed" ]
