@@ -31,15 +31,19 @@
 // activations come quantized: quantizing f32 in the block needs more than
 // 128 registers). K goes KT = 128
 // (four slabs) a stage, STAGES stages in flight (3; 2 for a8x2 at BM 64):
-// weight rows and quantized activations by cp.async (zero-filled past K,
-// the rows and the units), f32 activations quantized by the block into the
-// stage, the weights' f16 scales held in registers over the stage's compute
-// and stored after it as f32 pairs (ws, -(2^23 + 2^22) ws). Each slab's
-// int32 sums come out of the mma with 2^23 + 2^22 added in its accumulator
-// (|sum| <= 32 * 127 * 127 < 2^22: the bits of that float plus the sum,
-// exactly), and one fma with the pair gives the sum times ws rounded once
-// ((2^23 + 2^22) ws is exact, ws having 11 bits); a second fma takes it
-// times the activation's scale into the accumulator.
+// weight rows and quantized activations by cp.async (zero-filled past K;
+// rows past the rows or the units read rows that are there), f32
+// activations quantized by the block into the stage, the weights' f16
+// scales held in registers over the stage's compute and stored after it as
+// f32. Each slab's int32 sums come out of the mma with 2^23 + 2^22 added
+// in its accumulator (|sum| <= 32 * 127 * 127 < 2^22: the bits of that
+// float plus the sum, exactly), and one fma with ws and -(2^23 + 2^22) ws
+// gives the sum times ws rounded once (the product exact, ws having 11
+// bits); a second fma takes it times the activation's scale into the
+// accumulator. Shared memory's bandwidth binds this loop (run92: L1 73%
+// busy, issue slots 42%), so each lane's scales come in wide loads: its
+// eight weight scales a slab in two of 16 bytes, its two rows' activation
+// scales in one of 8.
 // Shared memory: STAGES x STAGE bytes, or the BM x (WC + 1) float tile of
 // sums the epilogue reads, in the same place, if larger; then BM floats of
 // the norm's factors.
@@ -50,13 +54,18 @@ constexpr int Y_AT = 7, B_AT = 11, R_AT = 15;   // y0, b0, r0 among the paramete
 constexpr int STAGES = XQ == 2 && BM == 64 ? 2 : 3;   // two blocks a multiprocessor at BM 64
 constexpr int BLOCKS = BM == 64 && XIN == XQ ? 2 : 1;   // blocks a multiprocessor (128 registers)
 constexpr int MT = BM / 32;                     // 16-row tiles a warp
+// Slabs a pass of compute's loop: as many as 128 registers hold without a
+// spill (run93: the 8B's chunk of 512 39.5 -> 36.7 ms at 2 with BM 64; 4
+// spills 16-24 bytes, 35.1 ms; BM 128, one block of 8 warps a
+// multiprocessor, was slower at 1 and at 2: 37.5 and 39.3 ms).
+constexpr int UNROLL = XQ == 2 || BM == 128 ? 1 : 2;
 constexpr int BU = GATED ? WC / 2 : WC;
 constexpr int PITCH = KT + 16;                  // bytes of a staged row: ldmatrix without bank conflicts
 constexpr int A_LO = BM * PITCH;                // the lo words (XQ 2)
 constexpr int W_AT = XQ * BM * PITCH;
 constexpr int AS_AT = W_AT + WC * PITCH;        // f32 [BM][SLABS]: the activation scales
-constexpr int WS_AT = AS_AT + BM * SLABS * 4;   // f32 [SLABS][WC][2]: each weight scale ws and -(2^23 + 2^22) ws
-constexpr int STAGE = WS_AT + WC * SLABS * 8;
+constexpr int WS_AT = AS_AT + BM * SLABS * 4;   // f32 [SLABS][WC]: the weight scales, in ws_at's order
+constexpr int STAGE = WS_AT + WC * SLABS * 4;
 constexpr int EP = WC + 1;                      // floats a row of the sums' tile
 constexpr int TILE = BM * EP * 4;
 constexpr int INV_AT = STAGES * STAGE > TILE ? STAGES * STAGE : TILE;
@@ -64,9 +73,9 @@ constexpr int KTILES = (K + KT - 1) / KT;
 static_assert(BM == 64 || BM == 128, "a block takes 64 or 128 rows");
 
 // Copies n (0 or 4) bytes of src to dst, zero-filling to 4.
-DEV void cp4(void *dst, const void *src, int n)
+DEV void cp4(u32 dst, const void *src, int n)
 {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
 }
 
 DEV void cp_wait()
@@ -74,17 +83,26 @@ DEV void cp_wait()
     cp_wait_n<STAGES - 2>();
 }
 
+// Where activation row r's scale of slab j lies in a stage's scales:
+// slab by slab, and in each 16-row tile rows g and g + 8 side by side, so
+// that a lane reads the two its fragments take in one 8-byte load.
+DEV int xs_at(int j, int r)
+{
+    return j * BM + (r & ~15) + (r & 7) * 2 + ((r >> 3) & 1);
+}
+
 // Weight row c (0 .. WC) of the block whose first unit is u0: its part and
-// row, or part -1 past the units.
+// row; past the units (or an up row with no gate row) part 0's row 0, whose
+// sums nobody reads.
 DEV Unit wrow(long u0, int c)
 {
     long u = u0 + (GATED ? c % BU : c);
     if (u >= UNITS)
-        return Unit{-1, 0};
+        return Unit{0, 0};
     Unit r = unit_of(u);
     if (GATED && c >= BU)
         r.part = r.part == 0 ? 1 : -1;   // an up row: only beside a gate row
-    return r;
+    return r.part < 0 ? Unit{0, 0} : r;
 }
 
 // What a thread copies each stage, found once: the first byte of its
@@ -92,8 +110,11 @@ DEV Unit wrow(long u0, int c)
 // each stage's KT), its activation chunks (XI, the same places in the
 // block's rows), its activation scales (SI: rows (tid + THREADS i) / SLABS,
 // slab tid % SLABS) and its two weight scales (row tid / 2, slabs 2 (tid %
-// 2) and + 1): null where the row is past the units or the rows.
+// 2) and + 1). A row past the rows reads the last row, a weight row past
+// the units part 0's first: their sums land where the epilogue never looks,
+// so the copies need no conditions but K's end.
 constexpr int WI = WC * (KT / 16) / THREADS, XI = BM * (KT / 16) / THREADS, SI = BM * SLABS / THREADS;
+constexpr bool TAIL = K % KT != 0;   // the last stage holds less than KT values of K
 struct Feed {
     const char *w[WI], *x[XI];
     const float *xs[SI];
@@ -107,88 +128,100 @@ DEV Feed feed_of(const Params &p, long u0, int m0, int rows)
 #pragma unroll
     for (int i = 0; i < WI; i++) {
         Unit w = wrow(u0, tid / (KT / 16) + i * (THREADS / (KT / 16)));
-        f.w[i] = w.part < 0 ? nullptr : part_w(p, w.part) + (long)w.row * K + q * 16;
+        f.w[i] = part_w(p, w.part) + (long)w.row * K + q * 16;
     }
     const char *x = (const char *)p.a[4];
     const float *xs = (const float *)(x + align16((long)ROWS * K * XQ));
 #pragma unroll
     for (int i = 0; i < XI; i++) {
-        int r = tid / (KT / 16) + i * (THREADS / (KT / 16));
-        f.x[i] = m0 + r < rows ? x + (long)(m0 + r) * K + q * 16 : nullptr;
+        int r = min(m0 + tid / (KT / 16) + i * (THREADS / (KT / 16)), rows - 1);
+        f.x[i] = x + (long)r * K + q * 16;
     }
 #pragma unroll
     for (int i = 0; i < SI; i++) {
-        int r = (tid + i * THREADS) / SLABS;
-        f.xs[i] = m0 + r < rows ? xs + (long)(m0 + r) * (K / 32) + tid % SLABS : nullptr;
+        int r = min(m0 + (tid + i * THREADS) / SLABS, rows - 1);
+        f.xs[i] = xs + (long)r * (K / 32) + tid % SLABS;
     }
     Unit w = wrow(u0, tid >> 1);
-    f.ws = w.part < 0 ? nullptr
-                      : (const u16 *)(part_w(p, w.part) + align16(rows_in(w.part) * K)) + (long)w.row * (K / 32) +
-                            (tid & 1) * 2;
+    f.ws = (const u16 *)(part_w(p, w.part) + align16(rows_in(w.part) * K)) + (long)w.row * (K / 32) + (tid & 1) * 2;
     return f;
 }
 
 // The weights' f16 scales of stage kt that thread i loads: two slabs of
-// weight row i / 2.
+// weight row i / 2 (one 4-byte load where K is whole stages).
 struct Scales {
-    u16 s[2];
+    u32 s;
 };
 
 DEV Scales load_scales(const Feed &f, int kt)
 {
-    Scales r = {{0, 0}};
+    if (!TAIL)
+        return Scales{*(const u32 *)(f.ws + (long)kt * SLABS)};
     long b = (long)kt * SLABS + (threadIdx.x & 1) * 2;   // the slab
-    if (!f.ws || b * 32 >= K)
-        return r;
-    const u16 *s = f.ws + (long)kt * SLABS;
-    r.s[0] = s[0];
+    u32 lo = 0, hi = 0;
+    if (b * 32 < K)
+        lo = f.ws[(long)kt * SLABS];
     if ((b + 1) * 32 < K)
-        r.s[1] = s[1];
-    return r;
+        hi = f.ws[(long)kt * SLABS + 1];
+    return Scales{lo | hi << 16};
+}
+
+// Where weight row c's scale lies among a slab's: the eight columns a
+// lane's fragments take (2 t and 2 t + 1 of each of its warp's four
+// 8-column tiles) side by side, two 16-byte loads.
+DEV int ws_at(int c)
+{
+    return (c & ~31) + (c >> 1 & 3) * 8 + (c >> 3 & 3) * 2 + (c & 1);
 }
 
 DEV void store_scales(char *st, Scales s)
 {
     int c = threadIdx.x >> 1, j = (threadIdx.x & 1) * 2;
 #pragma unroll
-    for (int i = 0; i < 2; i++) {
-        float w = h2f(s.s[i]);
-        *(float2 *)(st + WS_AT + ((j + i) * WC + c) * 8) = make_float2(w, -MAGICF * w);
-    }
+    for (int i = 0; i < 2; i++)
+        ((float *)(st + WS_AT))[(j + i) * WC + ws_at(c)] = h2f((u16)(s.s >> 16 * i));
+}
+
+// Whether a copy of 16 bytes from value k of K holds any (only the last
+// stage can miss, and only where K is not whole stages).
+DEV bool in_k(long k)
+{
+    return !TAIL || k < K;
 }
 
 // The stage's weight rows: WC rows of KT / 16 chunks of 16 bytes.
-DEV void issue_w(const Params &p, const Feed &f, int kt, char *st)
+DEV void issue_w(const Feed &f, int kt, u32 st)
 {
     int q = threadIdx.x % (KT / 16);
-    long k = (long)kt * KT + q * 16;
+    long k = (long)kt * KT;
+    u32 at = st + W_AT + threadIdx.x / (KT / 16) * PITCH + q * 16;
+    bool ok = in_k(k + q * 16);
 #pragma unroll
-    for (int i = 0; i < WI; i++) {
-        int c = threadIdx.x / (KT / 16) + i * (THREADS / (KT / 16)), ok = f.w[i] && k < K;
-        cp16(st + W_AT + c * PITCH + q * 16, ok ? f.w[i] + (long)kt * KT : (const char *)p.a[0], ok ? 16 : 0);
-    }
+    for (int i = 0; i < WI; i++)
+        cp16s(at + i * (THREADS / (KT / 16)) * PITCH, ok ? f.w[i] + k : f.w[i], ok ? 16 : 0);
 }
 
 // The stage's activation rows, already in format XQ: quants and scales copied.
-DEV void issue_x_copy(const Params &p, const Feed &f, int kt, char *st)
+DEV void issue_x_copy(const Feed &f, int kt, u32 st)
 {
     const long n = (long)ROWS * K;
     int q = threadIdx.x % (KT / 16);
-    long k = (long)kt * KT + q * 16;
+    long k = (long)kt * KT;
+    u32 at = st + threadIdx.x / (KT / 16) * PITCH + q * 16;
+    bool ok = in_k(k + q * 16);
 #pragma unroll
     for (int i = 0; i < XI; i++) {
-        int r = threadIdx.x / (KT / 16) + i * (THREADS / (KT / 16)), ok = f.x[i] && k < K;
-        const char *src = ok ? f.x[i] + (long)kt * KT : (const char *)p.a[4];
-        cp16(st + r * PITCH + q * 16, src, ok ? 16 : 0);
+        const char *src = ok ? f.x[i] + k : f.x[i];
+        cp16s(at + i * (THREADS / (KT / 16)) * PITCH, src, ok ? 16 : 0);
         if (XQ == 2)
-            cp16(st + A_LO + r * PITCH + q * 16, ok ? src + n : src, ok ? 16 : 0);
+            cp16s(at + A_LO + i * (THREADS / (KT / 16)) * PITCH, src + n, ok ? 16 : 0);
     }
+    int j = threadIdx.x % SLABS;
+    bool sok = in_k(k + j * 32);
 #pragma unroll
-    for (int i = 0; i < SI; i++) {
-        int ok = f.xs[i] && (long)kt * KT + (threadIdx.x % SLABS) * 32 < K;
-        cp4(st + AS_AT + (threadIdx.x + i * THREADS) * 4, ok ? f.xs[i] + (long)kt * SLABS : (const float *)p.a[4],
-            ok ? 4 : 0);
-    }
+    for (int i = 0; i < SI; i++)
+        cp4(st + AS_AT + xs_at(j, (threadIdx.x + i * THREADS) / SLABS) * 4,
+            sok ? f.xs[i] + (long)kt * SLABS : f.xs[i], sok ? 4 : 0);
 }
 
 DEV float norm_w(const float *nw, long i)
@@ -218,7 +251,7 @@ DEV void issue_x_quant(const void *x, const float *nw, const float *inv, int m0,
         if (XQ == 2)
             st[A_LO + r * PITCH + j * 32 + lane] = (char)(i8)fminf(fmaxf(rintf((u - hi) * 254.0f), -127.0f), 127.0f);
         if (lane == 0)
-            ((float *)(st + AS_AT))[i] = d;
+            ((float *)(st + AS_AT))[xs_at(j, r)] = d;
     }
 }
 
@@ -242,9 +275,10 @@ DEV void norm_rows(const void *x, int m0, int rows, float *inv)
 DEV void issue(const Params &p, const Feed &f, int m0, int rows, int kt, char *st, const float *inv)
 {
     if (kt < KTILES) {
-        issue_w(p, f, kt, st);
+        u32 s = smem_addr(st);
+        issue_w(f, kt, s);
         if (XIN == XQ)
-            issue_x_copy(p, f, kt, st);
+            issue_x_copy(f, kt, s);
         else
             issue_x_quant(p.a[4], (const float *)p.a[5], inv, m0, rows, kt, st);
     }
@@ -253,7 +287,9 @@ DEV void issue(const Params &p, const Feed &f, int m0, int rows, int kt, char *s
 
 // acc += the stage's slabs: warp (wm, wn)'s MT x 4 tiles of 16 x 8. Lane l
 // of a tile holds sums at rows g = l / 4 and g + 8, columns 2 t and 2 t + 1
-// (t = l % 4) as the mma's C fragment places them.
+// (t = l % 4) as the mma's C fragment places them. The slabs unrolled by
+// UNROLL, so that a slab's fragments load while the slab before is scaled
+// (as far as the registers allow: no spills at these).
 DEV void compute(const char *st, int kt, float (*acc)[4][4])
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -261,21 +297,22 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
     int arow = wm * (BM / 2) + (lane & 7) + ((lane >> 3) & 1) * 8, acol = (lane >> 4) * 16;
     int brow = wn * 32 + (lane & 7) + (lane >> 4) * 8, bcol = ((lane >> 3) & 1) * 16;
     u32 sa = smem_addr(st) + arow * PITCH + acol, sb = smem_addr(st) + W_AT + brow * PITCH + bcol;
-#pragma unroll 1
+    const float2 *xsp = (const float2 *)(st + AS_AT) + (wm * (BM / 2) + 2 * g) / 2;
+    const float4 *wsp = (const float4 *)(st + WS_AT) + (wn * 32 + 8 * t) / 4;
+#pragma unroll UNROLL
     for (int j = 0; j < SLABS; j++) {
-        if (kt * KT + j * 32 >= K)
+        if (TAIL && kt * KT + j * 32 >= K)
             break;
         u32 ah[MT][4], al[MT][4], bf[4][2];
-        float xs[MT][2], ws[4][2], mws[4][2];
+        float2 xs[MT];
+        float ws[8], mws[8];
 #pragma unroll
         for (int m = 0; m < MT; m++) {
             u32 a = sa + m * 16 * PITCH + j * 32;
             ldsm4(ah[m], a);
             if (XQ == 2)
                 ldsm4(al[m], a + A_LO);
-            int r = wm * (BM / 2) + m * 16 + g;
-            xs[m][0] = ((const float *)(st + AS_AT))[r * SLABS + j];
-            xs[m][1] = ((const float *)(st + AS_AT))[(r + 8) * SLABS + j];
+            xs[m] = xsp[(j * BM + m * 16) / 2];
         }
 #pragma unroll
         for (int n = 0; n < 4; n += 2) {
@@ -283,12 +320,11 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
             ldsm4(b4, sb + n * 8 * PITCH + j * 32);
             bf[n][0] = b4[0], bf[n][1] = b4[1], bf[n + 1][0] = b4[2], bf[n + 1][1] = b4[3];
         }
+        float4 w0 = wsp[j * WC / 4], w1 = wsp[j * WC / 4 + 1];
+        ws[0] = w0.x, ws[1] = w0.y, ws[2] = w0.z, ws[3] = w0.w, ws[4] = w1.x, ws[5] = w1.y, ws[6] = w1.z, ws[7] = w1.w;
 #pragma unroll
-        for (int n = 0; n < 4; n++) {
-            int c = wn * 32 + n * 8 + 2 * t;
-            float4 w = *(const float4 *)(st + WS_AT + (j * WC + c) * 8);
-            ws[n][0] = w.x, mws[n][0] = w.y, ws[n][1] = w.z, mws[n][1] = w.w;
-        }
+        for (int c = 0; c < 8; c++)
+            mws[c] = -MAGICF * ws[c];   // exact: ws has 11 bits
 #pragma unroll
         for (int m = 0; m < MT; m++)
 #pragma unroll
@@ -301,15 +337,15 @@ DEV void compute(const char *st, int kt, float (*acc)[4][4])
                 for (int i = 0; i < 4; i++) {
                     // (2^23 + 2^22) ws is exact (ws has 11 bits), so one fma
                     // gives the slab's sum times ws rounded once.
-                    float w = ws[n][i & 1], u = fmaf(__int_as_float(hi[i]), w, mws[n][i & 1]);
+                    float w = ws[n * 2 + (i & 1)], mw = mws[n * 2 + (i & 1)];
+                    float u = fmaf(__int_as_float(hi[i]), w, mw);
                     if (XQ == 2)
                         u = fmaf(i2f(lo[i]), w * (1.0f / 254.0f), u);
-                    acc[m][n][i] = fmaf(u, xs[m][i >> 1], acc[m][n][i]);
+                    acc[m][n][i] = fmaf(u, i >> 1 ? xs[m].y : xs[m].x, acc[m][n][i]);
                 }
             }
     }
 }
-
 
 // The tile's sums through the epilogue: a warp a (row, 32 units), a unit a
 // lane; part 0's blocks quantized whole under OQ (N_0 is whole blocks, so a
@@ -360,18 +396,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) mma(const Params p
 #pragma unroll
             for (int i = 0; i < 4; i++)
                 acc[m][n][i] = 0.0f;
-    for (int kt = 0; kt < KTILES; kt++) {
+    for (int kt = 0, rd = 0, wr = STAGES - 1; kt < KTILES; kt++) {
         cp_wait();
         __syncthreads();
         int nk = kt + STAGES - 1;
-        char *next = sm + (nk % STAGES) * STAGE;
+        char *next = sm + wr * STAGE;
         issue(p, f, m0, rows, nk, next, inv);
-        Scales sc = {{0, 0}};
+        Scales sc = {0};
         if (nk < KTILES)
             sc = load_scales(f, nk);
-        compute(sm + (kt % STAGES) * STAGE, kt, acc);
+        compute(sm + rd * STAGE, kt, acc);
         if (nk < KTILES)
             store_scales(next, sc);
+        rd = rd + 1 == STAGES ? 0 : rd + 1;
+        wr = wr + 1 == STAGES ? 0 : wr + 1;
     }
     cp_wait_all();
     __syncthreads();

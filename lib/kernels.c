@@ -602,7 +602,7 @@ static int need_mma(Need *n)
     if (cdiv(units, gate ? 64 : 128) > 65535)
         return bad(n, "more than 65535 tiles of weight rows");
     grid(n, cdiv(rows, bm), cdiv(units, gate ? 64 : 128), 1);
-    long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 32, tile = bm * 129 * 4, stages = xq == 2 && bm == 64 ? 2 : 3;
+    long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 16, tile = bm * 129 * 4, stages = xq == 2 && bm == 64 ? 2 : 3;
     n->out->smem = (stages * stage > tile ? stages * stage : tile) + bm * 4;
     return 0;
 }

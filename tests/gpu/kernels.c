@@ -32,6 +32,7 @@
  *   KERNELS_LANE=cpu ...        the harness checks itself where no GPU answers:
  *                               the CPU reference on both sides, the lane's
  *                               under LOGOS_REF_NUMERICS (so 0 apart)
+ *   KERNELS_MATCH=TEXT ...      only the cases whose description holds TEXT
  */
 #include <math.h>
 #include <stdlib.h>
@@ -530,9 +531,12 @@ int main(void)
         return 3;
     close(fd);
     int pass = 0, fail = 0;
+    const char *match = getenv("KERNELS_MATCH");
     size_t ncases = sizeof cases / sizeof cases[0], nmma = sizeof mma_cases / sizeof mma_cases[0];
     for (size_t i = 0; i < ncases + nmma; i++) {
         const Case *c = i < ncases ? &cases[i] : &mma_cases[i - ncases].c;
+        if (match && !strstr(c->what, match))
+            continue;
         if (write_case(c, path))
             return 3;
         for (int n = NUM_PRECISE; n <= NUM_Q8X2; n++) {
