@@ -161,12 +161,42 @@ DEV void cp_wait_all()
 }
 
 // Programmatic dependent launch: wait for the grids this one depends on
-// (a no-op when it was launched without the attribute), then let the next
-// grid begin its launch.
-DEV void pdl_begin()
+// (a no-op when it was launched without the attribute); let the next grid
+// begin its launch (its blocks then take the places this grid leaves and
+// wait there); or both at once.
+DEV void pdl_wait()
 {
     asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+DEV void pdl_launch()
+{
     asm volatile("griddepcontrol.launch_dependents;");
+}
+
+DEV void pdl_begin()
+{
+    pdl_wait();
+    pdl_launch();
+}
+
+// Thread block clusters (sm_90): every block of the cluster waits here
+// until all have arrived, what each wrote before visible to all after;
+// and a float of another block's shared memory, at the place addr (a
+// smem_addr) has in this block's, from the block of rank r.
+DEV void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+DEV float ld_cluster(u32 addr, u32 r)
+{
+    u32 at;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(at) : "r"(addr), "r"(r));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(at) : "memory");
+    return v;
 }
 
 // Quantizes the 32 values a warp holds (one a lane) into format words (1:

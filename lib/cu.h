@@ -28,6 +28,7 @@ typedef struct CuLaunchAttr {
     union {
         char bytes[64];
         int value;
+        unsigned dim[3];   /* a cluster's x, y, z */
     } v;
 } CuLaunchAttr;
 typedef struct CuLaunchConfig {
@@ -36,7 +37,7 @@ typedef struct CuLaunchConfig {
     CuLaunchAttr *attrs;
     unsigned nattrs;
 } CuLaunchConfig;
-enum { CU_ATTR_PROGRAMMATIC_SERIALIZATION = 6, CU_FUNC_MAX_DYNAMIC_SMEM = 8 };
+enum { CU_ATTR_CLUSTER_DIMENSION = 4, CU_ATTR_PROGRAMMATIC_SERIALIZATION = 6, CU_FUNC_MAX_DYNAMIC_SMEM = 8 };
 
 typedef struct Cu {
     void *lib;

@@ -139,6 +139,14 @@ int kernel_const(int k, const char *name)
     return -1;
 }
 
+/* mma's splits of K are a cluster of SK blocks along z (it gathers their
+ * sums through the cluster's shared memory); no other kernel has one. */
+int kernel_cluster(int k, const double *c)
+{
+    int i = k == KN_MMA ? kernel_const(k, "SK") : -1;
+    return i < 0 ? 1 : (int)c[i];
+}
+
 int kernel_param(int k, const char *name)
 {
     const Kernel *kn = kernel_info(k);
@@ -601,7 +609,9 @@ static int need_mma(Need *n)
         need(n, "nw", K);
     if (cdiv(units, gate ? 64 : 128) > 65535)
         return bad(n, "more than 65535 tiles of weight rows");
-    grid(n, cdiv(rows, bm), cdiv(units, gate ? 64 : 128), 1);
+    if (C(n, "SK") > cdiv(K, 128))
+        return bad(n, "more splits of K (SK) than stages of 128 values");
+    grid(n, cdiv(rows, bm), cdiv(units, gate ? 64 : 128), C(n, "SK"));
     long stage = (xq * bm + 128) * 144 + bm * 16 + 128 * 16, tile = bm * 129 * 4, stages = xq == 2 && bm == 64 ? 2 : 3;
     n->out->smem = (stages * stage > tile ? stages * stage : tile) + bm * 4;
     return 0;

@@ -336,17 +336,37 @@ static void norm_prologue(L L, Fz *f, const Group *gr)
         A(L, "nw", buf_of(f, nm->args[1]));
 }
 
+/* mma's splits of K (SK): where its row tiles times its weight tiles fill
+ * less than one wave of the chip's places (two blocks a multiprocessor,
+ * one where the block quantizes f32 itself), K goes to clusters of 2, 4 or
+ * 8 blocks, as many as keep the grid within the wave and two stages of K
+ * a split; -v says so. */
+static long mma_splits(Fz *f, const Group *gr, long tiles, long K, int xin)
+{
+    long places = (long)f->o->sms * (xin ? 2 : 1), stages = (K + 127) / 128, sk = 1;
+    while (sk < 8 && tiles * sk * 2 <= places && stages >= sk * 4)
+        sk *= 2;
+    if (sk > 1)
+        fuse_note(f, gr->node, "%ld tiles of the product fill %ld of %ld places: K split over clusters of %ld blocks",
+                  tiles, tiles, places, sk);
+    return sk;
+}
+
 static void emit_mma(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_MMA, gr);
     int n, xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    product_consts(L, f, gr, rows, n);
-    C(L, "XIN", xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0);
+    long units = product_consts(L, f, gr, rows, n), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
+    xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
+    C(L, "XIN", xin);
     C(L, "XQ", act_words(f));
     /* two blocks of 64 rows a multiprocessor: 3-7% ahead of 128 on the 8B's
-     * chunks (run44); f16 tiles under q8 were 37% slower (run46), int8 kept */
+     * chunks (run44), 2-11% (run93); f16 tiles under q8 were 37% slower
+     * (run46), int8 kept */
     C(L, "BM", 64);
+    long tiles = (rows + 63) / 64 * ((units + (gr->gate ? 63 : 127)) / (gr->gate ? 64 : 128));
+    C(L, "SK", mma_splits(f, gr, tiles, K, xin == act_words(f)));
     norm_prologue(L, f, gr);
     finish(L);
 }

@@ -664,6 +664,7 @@ const Kernel *kernel_info(int k);
 int kernel_lookup(const char *name);               /* -1 when unknown */
 int kernel_const(int k, const char *name);         /* the constant's index, or -1 */
 int kernel_param(int k, const char *name);         /* the parameter's index, or -1 */
+int kernel_cluster(int k, const double *c);        /* blocks along z that run as one cluster (1: none) */
 /* 0, or -1 with why filled when the constants do not fit together. */
 int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen);
 void kernel_const_text(const KConst *kc, double v, char *buf, size_t n);
