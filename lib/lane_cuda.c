@@ -336,7 +336,7 @@ static void norm_prologue(L L, Fz *f, const Group *gr)
         A(L, "nw", buf_of(f, nm->args[1]));
 }
 
-/* mma's splits of K (SK): where its row tiles times its weight tiles fill
+/* mma's splits of K (SK), under q8: where its row tiles times its weight tiles fill
  * less than one wave of the chip's places (two blocks a multiprocessor,
  * one where the block quantizes f32 itself), K goes to clusters of 2, 4 or
  * 8 blocks, as many as keep the grid within the wave and two stages of K
@@ -366,7 +366,9 @@ static void emit_mma(Fz *f, const Group *gr)
      * (run46), int8 kept */
     C(L, "BM", 64);
     long tiles = (rows + 63) / 64 * ((units + (gr->gate ? 63 : 127)) / (gr->gate ? 64 : 128));
-    C(L, "SK", mma_splits(f, gr, tiles, K, xin == act_words(f)));
+    /* under q8x2 a split's bounds cost the registers its lo words need
+     * (it spills): unsplit */
+    C(L, "SK", act_words(f) == 1 ? mma_splits(f, gr, tiles, K, xin == act_words(f)) : 1);
     norm_prologue(L, f, gr);
     finish(L);
 }
