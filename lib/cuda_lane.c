@@ -401,20 +401,23 @@ int lane_launch(CudaLane *c, Rt *rt, int i, int pdl)
 {
     const PLaunch *l = &rt->pl->ls[i];
     void *args[] = {&rt->params[i]};
-    CuLaunchAttr attr[2] = {{.id = CU_ATTR_PROGRAMMATIC_SERIALIZATION}, {.id = CU_ATTR_CLUSTER_DIMENSION}};
-    attr[0].v.value = 1;
+    CuLaunchAttr attr[2] = {{0}};
+    unsigned na = 0;
     /* LOGOS_PDL_SKIP names kernels that wait for the launch before them
      * whole (no programmatic dependent launch), to look for a race. */
     if (c->pdl_skip && strstr(c->pdl_skip, kernel_info(l->kernel)->name))
         pdl = 0;
-    CuLaunchConfig cfg = {(unsigned)l->grid[0], (unsigned)l->grid[1], (unsigned)l->grid[2], (unsigned)l->block, 1,
-                          1, (unsigned)l->smem, c->stream, attr, pdl && i > 0};
-    int cz = kernel_cluster(l->kernel, l->c);
-    if (cz > 1) {   /* the cluster's attribute, after the programmatic one or alone in its place */
-        attr[cfg.nattrs].id = CU_ATTR_CLUSTER_DIMENSION;
-        attr[cfg.nattrs].v.dim[0] = 1, attr[cfg.nattrs].v.dim[1] = 1, attr[cfg.nattrs].v.dim[2] = (unsigned)cz;
-        cfg.nattrs++;
+    if (pdl && i > 0) {
+        attr[na].id = CU_ATTR_PROGRAMMATIC_SERIALIZATION;
+        attr[na++].v.value = 1;
     }
+    int cz = kernel_cluster(l->kernel, l->c);
+    if (cz > 1) {
+        attr[na].id = CU_ATTR_CLUSTER_DIMENSION;
+        attr[na].v.dim[0] = 1, attr[na].v.dim[1] = 1, attr[na++].v.dim[2] = (unsigned)cz;
+    }
+    CuLaunchConfig cfg = {(unsigned)l->grid[0], (unsigned)l->grid[1], (unsigned)l->grid[2], (unsigned)l->block, 1,
+                          1, (unsigned)l->smem, c->stream, attr, na};
     CK(cu.LaunchKernelEx(&cfg, c->kerns[rt->kern[i]].fn, args, NULL));
     /* LOGOS_TWICE names kernels launched twice: a step's time with and
      * without tells what they cost inside it (the values are then wrong

@@ -143,8 +143,12 @@ int kernel_const(int k, const char *name)
  * sums through the cluster's shared memory); no other kernel has one. */
 int kernel_cluster(int k, const double *c)
 {
-    int i = k == KN_MMA ? kernel_const(k, "SK") : -1;
-    return i < 0 ? 1 : (int)c[i];
+    static int sk = -1;   /* SK's index among mma's constants, looked up once */
+    if (k != KN_MMA)
+        return 1;
+    if (sk < 0)
+        sk = kernel_const(KN_MMA, "SK");
+    return (int)c[sk];
 }
 
 int kernel_param(int k, const char *name)

@@ -336,14 +336,15 @@ static void norm_prologue(L L, Fz *f, const Group *gr)
         A(L, "nw", buf_of(f, nm->args[1]));
 }
 
-/* mma's splits of K (SK), under q8: where its row tiles times its weight tiles fill
- * less than one wave of the chip's places (two blocks a multiprocessor,
- * one where the block quantizes f32 itself), K goes to clusters of 2, 4 or
- * 8 blocks, as many as keep the grid within the wave and two stages of K
- * a split; -v says so. */
-static long mma_splits(Fz *f, const Group *gr, long tiles, long K, int xin)
+/* mma's splits of K (SK), under q8: where its tiles (BM rows by 128
+ * weight rows, 64 units under a gated pair) fill less than one wave of the
+ * chip's places (`blocks` a multiprocessor: mma.cu's BLOCKS), K goes to
+ * clusters of 2, 4 or 8 blocks, as many as keep the grid within the wave
+ * and two stages of K a split; -v says so. */
+static long mma_splits(Fz *f, const Group *gr, long rows, long units, long K, int blocks)
 {
-    long places = (long)f->o->sms * (xin ? 2 : 1), stages = (K + 127) / 128, sk = 1;
+    long wide = gr->gate ? 64 : 128, tiles = (rows + 63) / 64 * ((units + wide - 1) / wide);
+    long places = (long)f->o->sms * blocks, stages = (K + 127) / 128, sk = 1;
     while (sk < 8 && tiles * sk * 2 <= places && stages >= sk * 4)
         sk *= 2;
     if (sk > 1)
@@ -365,10 +366,9 @@ static void emit_mma(Fz *f, const Group *gr)
      * chunks (run44), 2-11% (run93); f16 tiles under q8 were 37% slower
      * (run46), int8 kept */
     C(L, "BM", 64);
-    long tiles = (rows + 63) / 64 * ((units + (gr->gate ? 63 : 127)) / (gr->gate ? 64 : 128));
     /* under q8x2 a split's bounds cost the registers its lo words need
      * (it spills): unsplit */
-    C(L, "SK", act_words(f) == 1 ? mma_splits(f, gr, tiles, K, xin == act_words(f)) : 1);
+    C(L, "SK", act_words(f) == 1 ? mma_splits(f, gr, rows, units, K, xin == act_words(f) ? 2 : 1) : 1);
     norm_prologue(L, f, gr);
     finish(L);
 }
