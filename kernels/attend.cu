@@ -51,8 +51,12 @@
 // read from shared memory: no warp sum a row, each exponential once),
 // then each lane its VD/32 values of every row, the row's weights from
 // its lane.
+// TC (LR over f16 caches, KV 2, heads and values of at most 128): each
+// warp's tiles of 32 rows on the tensor cores instead (tc_rows), three
+// blocks a multiprocessor.
 // Shared memory: 4 G (VD + 2) floats, then under LR the G query heads
-// (G HD floats).
+// (G HD floats); under TC over them the warps' tiles (4 x 32 (HD + VD +
+// 16) halves), then the queries' A words (8 HD) and their scale's inverse.
 
 constexpr int GG = NH / NKV;                        // query heads a key head
 constexpr int G = HG;                               // query heads a block
@@ -77,6 +81,13 @@ constexpr int KB = HD / KW < 8 ? HD / KW : 8;        // LR: a lane's key loads i
 constexpr int VBY = VN * (KV == 2 ? 2 : 4);         // LR: bytes of a row's values a lane holds
 constexpr int VW = (VBY + 3) / 4;                   // LR: their words
 constexpr int VB = 32 / VW < 32 ? 32 / VW : 32;     // LR: value rows in flight (32 words a lane)
+// TC (a batch's attention under LR with f16 caches, heads and values of at
+// most 128): the tiles' products on the tensor cores (see tc_rows)
+constexpr int BKT = 32;                             // TC: keys a warp's tile
+constexpr int KPT = HD + 8, VPT = VD + 8;           // TC: halves a staged key, value row
+constexpr int TC_WARP = BKT * (KPT + VPT) / 2;      // TC: floats a warp's tile (the tiles from 0)
+constexpr int QF_AT = 4 * TC_WARP;                  // TC: the queries' A words, then 1 / their scale
+constexpr float PSC = 16384.0f;                     // TC: the weights' scale in the values' product
 
 // Lane l's key value i and value i: their places in a row.
 DEV int kat(int l, int i)
@@ -376,6 +387,173 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
         l[h] = warp_sum(lp[h]);
 }
 
+// TC: hi = f16 of (a, b), lo = f16 of what hi leaves of them: hi + lo holds
+// a and b to some 22 bits, so that two f16 products hold an f32 one.
+DEV void split2(float a, float b, u32 &hi, u32 &lo)
+{
+    u16 ha = f2h(a), hb = f2h(b);
+    hi = (u32)ha | (u32)hb << 16;
+    lo = (u32)f2h(a - h2f(ha)) | (u32)f2h(b - h2f(hb)) << 16;
+}
+
+DEV void mma16(float *d, const u32 *a, const u32 *b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// TC: lane_rows on the tensor cores (mma.sync m16n8k16, f16 operands, f32
+// sums), writing warp w's slots itself. Warp w takes the tiles of 32 keys
+// j0 + 32 (w + 4 k) before j1, each staged in its own shared memory (keys
+// and values as rows, cp.async). With lane = 4 gi + ti:
+//   S (16 x 32) = Q (16 x HD) . K^T: row gi the query head gi (rows G and
+//     past zero), a fragment's A words the head's SCALE q split hi + lo
+//     (two mmas a step: the scores as f32 products give them), B words a
+//     staged key row's; the lane holds S[gi][8 n + 2 ti, + 1], n < 4
+//   (q times a power of two that puts the block's largest at 2^14 or
+//   more, S times its inverse after: the lo words clear of f16's
+//   subnormals); the running maximum and sum of head gi over its 4 lanes,
+//   as lane_rows; P = e^(S - m) (0 past j1), times PSC (likewise)
+//   O^T (VD x 8) += V^T . P^T: A the staged values transposed (ldmatrix
+//     .trans), B the lane's own P words split hi + lo; the lane holds
+//     O^T[16 mt + gi (+ 8)][heads 2 ti, + 1], rescaled by those heads'
+//     corrections from lanes 8 ti and 8 ti + 4
+// The keys and values are f16 in the caches, so only q and P are split:
+// the sums stand within f32's rounding of lane_rows' (no reference of its
+// own). A tile's keys past j1 stage row j0 and weigh 0.
+// TC: the block's queries qs (G HD floats) as the A words of each lane
+// (gi, ti) and 16-value step ks: qf[(4 ks + k) 32 + lane], k: hi a0, hi a2,
+// lo a0, lo a2 (a1, a3 are rows 8 and past: 0); the queries times 2^e,
+// their largest in [2^14, 2^15), so that the lo words stay clear of f16's
+// subnormals, and 2^-e after them for the scores. Warp 0 writes them.
+DEV void tc_queries(const float *qs, float *sl)
+{
+    int lane = threadIdx.x & 31, gi = lane >> 2, ti = lane & 3;
+    u32 *qf = (u32 *)(sl + QF_AT);
+    float qa = 0.0f;
+    for (int ks = 0; ks < HD / 16; ks++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            qa = fmaxf(qa, gi < G ? fabsf(qs[gi * HD + 16 * ks + 2 * ti + (e & 1) + 8 * (e >> 1)]) : 0.0f);
+    qa = warp_max(qa * SCALE);
+    int ex = 0;
+    frexpf(qa, &ex);
+    float qsc = qa > 0.0f ? ldexpf(1.0f, 15 - ex) : 1.0f;
+    for (int ks = 0; ks < HD / 16; ks++) {
+        const float *q = qs + (gi < G ? gi : 0) * HD + 16 * ks + 2 * ti;
+        float z = gi < G ? SCALE * qsc : 0.0f;
+        u32 *f = qf + 4 * ks * 32 + lane;
+        split2(q[0] * z, q[1] * z, f[0], f[64]);
+        split2(q[8] * z, q[9] * z, f[32], f[96]);
+    }
+    if (lane == 0)
+        sl[QF_AT + 8 * HD] = 1.0f / qsc;
+}
+
+DEV void tc_rows(const Params &p, void *const *rc, long j0, long j1, int g, float *sl)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, gi = lane >> 2, ti = lane & 3;
+    const u16 *K = (const u16 *)cache(p, rc, 1), *V = (const u16 *)cache(p, rc, 2);
+    u16 *kt = (u16 *)(sl + (long)w * TC_WARP), *vt = kt + BKT * KPT;
+    float *slots = sl + (long)w * G * SLOT;
+    const u32 *qf = (const u32 *)(sl + QF_AT);
+    float iqs = sl[QF_AT + 8 * HD];
+    float m = NEG_INF, l = 0.0f, o[VD / 16][4];
+#pragma unroll
+    for (int mt = 0; mt < VD / 16; mt++)
+        o[mt][0] = o[mt][1] = o[mt][2] = o[mt][3] = 0.0f;
+    for (long jt = j0 + 32L * w; jt < j1; jt += 128) {
+        for (int i = lane; i < BKT * (HD / 8); i += 32) {
+            int r = i / (HD / 8), c = i % (HD / 8);
+            long j = jt + r < j1 ? jt + r : j0;
+            cp16(kt + r * KPT + 8 * c, K + (j * NKV + g) * (long)HD + 8 * c, 16);
+        }
+        for (int i = lane; i < BKT * (VD / 8); i += 32) {
+            int r = i / (VD / 8), c = i % (VD / 8);
+            long j = jt + r < j1 ? jt + r : j0;
+            cp16(vt + r * VPT + 8 * c, V + (j * NKV + g) * (long)VD + 8 * c, 16);
+        }
+        cp_commit();
+        cp_wait_all();
+        __syncwarp();
+        float sc[BKT / 8][4];
+#pragma unroll
+        for (int n = 0; n < BKT / 8; n++)
+            sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
+#pragma unroll
+        for (int ks = 0; ks < HD / 16; ks++) {
+            const u32 *f = qf + 4 * ks * 32 + lane;
+            u32 ah[4] = {f[0], 0u, f[32], 0u}, al[4] = {f[64], 0u, f[96], 0u};
+#pragma unroll
+            for (int n = 0; n < BKT / 8; n++) {
+                const u16 *kr = kt + (8 * n + gi) * KPT + 2 * ti + 16 * ks;
+                u32 b[2] = {*(const u32 *)kr, *(const u32 *)(kr + 8)};
+                mma16(sc[n], ah, b);
+                mma16(sc[n], al, b);
+            }
+        }
+        float mx = NEG_INF;
+#pragma unroll
+        for (int n = 0; n < BKT / 8; n++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                float v = sc[n][e] * iqs;
+                if (CAP > 0.0f)
+                    v = CAP * tanhf(v / CAP);
+                v = jt + 8 * n + 2 * ti + e < j1 ? v : NEG_INF;
+                sc[n][e] = v;
+                mx = fmaxf(mx, v);
+            }
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        float mn = fmaxf(m, mx);   // the tile's first key is before j1: finite
+        float corr = m == NEG_INF ? 0.0f : expf(m - mn);
+        u32 ph[BKT / 16][2], pl[BKT / 16][2];
+        float ls = 0.0f;
+#pragma unroll
+        for (int n = 0; n < BKT / 8; n++) {
+            float e0 = sc[n][0] == NEG_INF ? 0.0f : expf(sc[n][0] - mn);
+            float e1 = sc[n][1] == NEG_INF ? 0.0f : expf(sc[n][1] - mn);
+            ls += e0 + e1;
+            split2(e0 * PSC, e1 * PSC, ph[n / 2][n & 1], pl[n / 2][n & 1]);
+        }
+        l = l * corr + ls;
+        m = mn;
+        float ca = __shfl_sync(0xffffffffu, corr, 8 * ti), cb = __shfl_sync(0xffffffffu, corr, 8 * ti + 4);
+#pragma unroll
+        for (int mt = 0; mt < VD / 16; mt++) {
+            o[mt][0] *= ca, o[mt][1] *= cb, o[mt][2] *= ca, o[mt][3] *= cb;
+#pragma unroll
+            for (int kk = 0; kk < BKT / 16; kk++) {
+                // matrix i: keys 16 kk + 8 (i / 2) .., values 16 mt + 8 (i % 2) ..: a0 .. a3
+                int i = lane >> 3;
+                u32 a[4];
+                ldsm4t(a, smem_addr(vt + (16 * kk + 8 * (i >> 1) + (lane & 7)) * VPT + 16 * mt + 8 * (i & 1)));
+                mma16(o[mt], a, ph[kk]);
+                mma16(o[mt], a, pl[kk]);
+            }
+        }
+        __syncwarp();
+    }
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    __syncthreads();   // the slots lie over warp 0's tile
+    if (gi < G && ti == 0)
+        slots[(long)gi * SLOT] = m, slots[(long)gi * SLOT + 1] = l;
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+        int h = 2 * ti + e;
+        if (h < G)
+#pragma unroll
+            for (int mt = 0; mt < VD / 16; mt++) {
+                slots[(long)h * SLOT + 2 + 16 * mt + gi] = o[mt][e] * (1.0f / PSC);
+                slots[(long)h * SLOT + 2 + 16 * mt + gi + 8] = o[mt][2 + e] * (1.0f / PSC);
+            }
+    }
+}
+
 // Merges slot b into slot a (both m, l, o[VD]).
 DEV void merge(float *a, const float *b, int from, int step)
 {
@@ -429,7 +607,7 @@ DEV void add_chunks(const float *all, long kb, long lc, int h, float ck, float *
     }
 }
 
-extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
+extern "C" __global__ void __launch_bounds__(128, TC ? 3 : 4) attend(const Params p)
 {
     extern __shared__ __align__(16) float sl[];   // [4 warps][G][SLOT]
     int u = blockIdx.x, g = u / GB, c = blockIdx.y, t = blockIdx.z, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -516,7 +694,13 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
                 for (int i = 0; i < QP; i++)
                     qs[h * HD + kat(lane, i)] = qr[h][i];
         __syncthreads();
-        lane_rows(p, rc, j0, j1, g, qs, m, l, o);
+        if (TC) {   // the queries' A words from qs, which the tiles then cover
+            if (w == 0)
+                tc_queries(qs, sl);
+            __syncthreads();
+            tc_rows(p, rc, j0, j1, g, sl);
+        } else
+            lane_rows(p, rc, j0, j1, g, qs, m, l, o);
         j = j1;
     }
     for (int first = 1; !LR && j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
@@ -565,7 +749,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend(const Params p)
         }
     }
     // the block's warps into slot 0
-    for (int h = 0; h < G; h++) {
+    for (int h = 0; h < G && !TC; h++) {
         float *s = sl + ((long)w * G + h) * SLOT;
         if (lane == 0)
             s[0] = m[h], s[1] = l[h];

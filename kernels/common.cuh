@@ -114,6 +114,15 @@ DEV void ldsm4(u32 *r, u32 at)
                  : "r"(at));
 }
 
+// ldsm4 transposed: lane l holding, of matrix i's rows 2 (l % 4) and
+// 2 (l % 4) + 1, the two bytes at 2 (l / 4) (an 8 x 8 f16 matrix's column).
+DEV void ldsm4t(u32 *r, u32 at)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(at));
+}
+
 // The int8 tensor-core product of mma.cu and mmv.cu.
 constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
 constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22

@@ -397,6 +397,32 @@ static int cuda_put(Lane *l, int k, int d, const void *v, long n)
     return 0;
 }
 
+/* Whether LOGOS_TWICE names launch l: an item (separated by spaces or
+ * commas) is a kernel's name, or NAME:CONST=VALUE for its launches whose
+ * constant has that value (gemv:GATE=1). */
+static int twice_names(const char *list, const PLaunch *l)
+{
+    const Kernel *k = kernel_info(l->kernel);
+    size_t kl = strlen(k->name);
+    for (const char *s = list; *s;) {
+        size_t n = strcspn(s, " ,");
+        const char *colon = memchr(s, ':', n);
+        size_t nl = colon ? (size_t)(colon - s) : n;
+        if (nl == kl && !strncmp(s, k->name, kl)) {
+            if (!colon)
+                return 1;
+            const char *eq = memchr(colon, '=', n - nl);
+            for (int j = 0; eq && j < k->nc; j++)
+                if ((size_t)(eq - colon - 1) == strlen(k->c[j].name) && !strncmp(colon + 1, k->c[j].name, strlen(k->c[j].name)) &&
+                    l->c[j] == atof(eq + 1))
+                    return 1;
+        }
+        s += n;
+        s += strspn(s, " ,");
+    }
+    return 0;
+}
+
 int lane_launch(CudaLane *c, Rt *rt, int i, int pdl)
 {
     const PLaunch *l = &rt->pl->ls[i];
@@ -422,7 +448,7 @@ int lane_launch(CudaLane *c, Rt *rt, int i, int pdl)
     /* LOGOS_TWICE names kernels launched twice: a step's time with and
      * without tells what they cost inside it (the values are then wrong
      * where a launch adds into what it reads) */
-    if (c->twice && strstr(c->twice, kernel_info(l->kernel)->name))
+    if (c->twice && twice_names(c->twice, l))
         CK(cu.LaunchKernelEx(&cfg, c->kerns[rt->kern[i]].fn, args, NULL));
     return 0;
 }

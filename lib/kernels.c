@@ -414,10 +414,17 @@ static int need_attend(Need *n)
         need(n, "part", R * nkv * split * (nh / nkv) * (vd + 2));
         need(n, "cnt", R * nkv * (nh / nkv / hg));
     }
+    int lr = mode == 3 && hd % 32 == 0 && vd % 32 == 0 && hg <= 4;
+    if (C(n, "TC") && (!lr || C(n, "KV") != 2 || hd > 128 || vd > 128))
+        return bad(n, "TC (the tensor cores) is for a batch's rows (MODE 3) over f16 caches (KV 2), heads and values "
+                   "of whole 32-value blocks up to 128, at most 4 query heads a block (HG)");
     (void)CF;
     grid(n, nkv * (nh / nkv / hg), C(n, "BUSY") ? C(n, "BUSY") : split, R);   /* at most BUSY chunks are busy */
-    /* the warps' slots; a batch's (MODE 3) with whole 32-value heads its queries (attend.cu's LR) */
-    n->out->smem = 4 * hg * (vd + 2) * 4 + (mode == 3 && hd % 32 == 0 && vd % 32 == 0 && hg <= 4 ? hg * hd * 4 : 0);
+    /* the warps' slots; a batch's (MODE 3) with whole 32-value heads its
+     * queries (attend.cu's LR); under TC instead each warp's tile of 32
+     * keys and values as f16 at pitches of 8 past their widths (over the
+     * slots and queries), then the queries' A words (8 a value) and a float */
+    n->out->smem = C(n, "TC") ? 4 * 32 * (hd + vd + 16) * 2 + hd * 32 + 16 : 4 * hg * (vd + 2) * 4 + (lr ? hg * hd * 4 : 0);
     return 0;
 }
 

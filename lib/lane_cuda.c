@@ -543,7 +543,7 @@ static void emit_rope(Fz *f, const Group *gr)
  * no more, or the blocks past the chip's would run in a second wave), at
  * most 64 (the last block merges them), each at least 16 rows (more when
  * the context passes 1024 of them). */
-static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, long *busy)
+static long chunks(const Fz *f, long blocks, long ctx, int mode, int per_sm, long *chunk, long *busy)
 {
     *chunk = ctx;
     *busy = 0;
@@ -551,7 +551,7 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, long *chunk, lo
         return 1;
     *chunk = (ctx + 1023) / 1024 > 16 ? (ctx + 1023) / 1024 : 16;
     long split = (ctx + *chunk - 1) / *chunk;
-    *busy = 4L * f->o->sms / blocks > 1 ? 4L * f->o->sms / blocks : 1;   /* four blocks a multiprocessor, one wave */
+    *busy = (long)per_sm * f->o->sms / blocks > 1 ? (long)per_sm * f->o->sms / blocks : 1;   /* one wave */
     *busy = *busy < 64 ? *busy : 64;                   /* and at most 64 chunks for the last block to merge */
     *busy = *busy < split ? *busy : split;
     return split;
@@ -715,7 +715,13 @@ static void emit_attend(Fz *f, const Group *gr)
     if (hg < nh / nkv)
         fuse_note(f, gr->node, "attention: %ld query heads a key head of %ld values, %ld a block (a thread's registers)",
                   nh / nkv, last(&q->ty), hg);
-    long chunk, busy, split = chunks(f, nh / hg * rows, ctx, mode, &chunk, &busy);
+    /* a batch's rows over f16 caches: each warp's tiles of 32 keys on the
+     * tensor cores (q and the weights split into two f16 words each, so the
+     * sums stand as f32 ones: every numerics), three blocks a
+     * multiprocessor (their tiles' shared memory) where attend takes four */
+    long hd = last(&q->ty), vd = last(&v->ty);
+    int tc = mode == 3 && kv == 2 && hd % 32 == 0 && vd % 32 == 0 && hd <= 128 && vd <= 128 && hg <= 4;
+    long chunk, busy, split = chunks(f, nh / hg * rows, ctx, mode, tc ? 3 : 4, &chunk, &busy);
     if (split > 1)
         took(f, RU_CHUNKS_APART);
     if (split > 1)
@@ -732,6 +738,11 @@ static void emit_attend(Fz *f, const Group *gr)
     /* a decode step (or a batch's) whose positions the host writes: the
      * rows but the newest are loaded before the wait for the launch before */
     C(L, "EARLY", early);
+    if (tc) {
+        C(L, "TC", 1);
+        fuse_note(f, gr->node, "a batch's attention on the tensor cores: tiles of 32 keys a warp, f16 caches, "
+                  "q and the weights as two f16 words each");
+    }
     if (gr->rparts) {   /* rope_attend: the rope's queries, keys and values as they come */
         const GNode *r0 = N(f, gr->rope[0]);
         C(L, "ROPE", 1);

@@ -101,6 +101,14 @@ same() {
             done
         done
     done
+    # a batch's attention on the tensor cores (f16 caches; heads of 32, 64, 128)
+    for s in llama-3.2-1b llama-3-8b qwen3-0.6b tiny/llama; do
+        sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/head_dim: 16$/head_dim: 32/' "$EX/$s.yaml" >f16.yaml
+        for n in precise q8 q8x2; do
+            logos-author decode_batch f16.yaml | logos-fuse --numerics "$n" >>all.plans
+        done
+    done
+    grep -q '^launch attend .* TC=1 ' all.plans
     run --separate-stderr logos-run --compile --arch 90 all.plans
     [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
     [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]] ||
@@ -322,6 +330,29 @@ got.tofile("got.f32")'
     ! grep -q '^launch mma .* SK=[2-8] ' <<<"$output"
     [[ "$stderr" != *"K split"* ]]
     logos-check - <<<"$(logos-fuse --numerics q8 --mma-rows 64 b.logos)"
+}
+
+@test "logos-fuse: a batch's attention over f16 caches on the tensor cores (attend TC=1), -v says so; three blocks a multiprocessor" {
+    sed 's/^ctx: 64$/ctx: 64\ncache: f16/; s/head_dim: 16$/head_dim: 32/' "$TINY/llama.yaml" >f16.yaml
+    logos-author --batch 4 decode_batch f16.yaml >b.logos
+    run --separate-stderr logos-fuse -v --numerics precise b.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^launch attend .* MODE=3 .* TC=1 grid 2 4 4 block 128 smem 21520 ' <<<"$output")" -eq 2 ]
+    [[ "$stderr" == *"a batch's attention on the tensor cores: tiles of 32 keys a warp, f16 caches, q and the weights as two f16 words each"* ]]
+    logos-check - <<<"$output"
+    # 8 head blocks on 9 multiprocessors: three chunks each, one wave of three blocks (attend's own path: four)
+    run --separate-stderr logos-fuse --sms 9 b.logos
+    [ "$(grep -c '^launch attend .* BUSY=3 .* TC=1 grid 2 3 4 ' <<<"$output")" -eq 2 ]
+    run --separate-stderr logos-fuse --sms 9 <(logos-author --batch 4 decode_batch "$TINY/llama.yaml")
+    [ "$(grep -c '^launch attend .* BUSY=4 .* TC=0 grid 2 4 4 ' <<<"$output")" -eq 2 ]
+    # f32 caches, heads of 16, a decode step: attend's own path (TC=0)
+    for spec in "$TINY/llama.yaml" <(sed 's/^ctx: 64$/ctx: 64\ncache: f16/' "$TINY/llama.yaml"); do
+        run --separate-stderr logos-fuse -v <(logos-author --batch 4 decode_batch "$spec")
+        [ "$(grep -c '^launch attend .* MODE=3 .* TC=0 ' <<<"$output")" -eq 2 ]
+        [[ "$stderr" != *"attention on the tensor cores"* ]]
+    done
+    run --separate-stderr logos-fuse <(logos-author decode_step f16.yaml)
+    ! grep -q '^launch attend .* TC=1 ' <<<"$output"
 }
 
 @test "logos-fuse --mma-rows: stacked products from that many rows on the tensor cores, -v says so; a decode step never" {
