@@ -332,7 +332,7 @@ got.tofile("got.f32")'
     logos-check - <<<"$(logos-fuse --numerics q8 --mma-rows 64 b.logos)"
 }
 
-@test "logos-fuse: a batch's attention over f16 caches on the tensor cores (attend TC=1), -v says so; three blocks a multiprocessor" {
+@test "logos-fuse: a batch's attention over f16 caches on the tensor cores (attend TC=1), -v says so; its blocks a multiprocessor" {
     sed 's/^ctx: 64$/ctx: 64\ncache: f16/; s/head_dim: 16$/head_dim: 32/' "$TINY/llama.yaml" >f16.yaml
     logos-author --batch 4 decode_batch f16.yaml >b.logos
     run --separate-stderr logos-fuse -v --numerics precise b.logos
@@ -340,9 +340,13 @@ got.tofile("got.f32")'
     [ "$(grep -c '^launch attend .* MODE=3 .* TC=1 grid 2 4 4 block 128 smem 21520 ' <<<"$output")" -eq 2 ]
     [[ "$stderr" == *"a batch's attention on the tensor cores: tiles of 32 keys a warp, f16 caches, q and the weights as two f16 words each"* ]]
     logos-check - <<<"$output"
-    # 8 head blocks on 9 multiprocessors: three chunks each, one wave of three blocks (attend's own path: four)
+    # 8 head blocks on 9 multiprocessors: with heads of 128 three chunks each, one wave of the three
+    # blocks a multiprocessor their tiles leave room for (heads of 32 and attend's own path: four)
+    sed 's/head_dim: 32$/head_dim: 128/' f16.yaml >f16w.yaml
+    run --separate-stderr logos-fuse --sms 9 <(logos-author --batch 4 decode_batch f16w.yaml)
+    [ "$(grep -c '^launch attend .* BUSY=3 .* TC=1 grid 2 3 4 block 128 smem 73744 ' <<<"$output")" -eq 2 ]
     run --separate-stderr logos-fuse --sms 9 b.logos
-    [ "$(grep -c '^launch attend .* BUSY=3 .* TC=1 grid 2 3 4 ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^launch attend .* BUSY=4 .* TC=1 grid 2 4 4 ' <<<"$output")" -eq 2 ]
     run --separate-stderr logos-fuse --sms 9 <(logos-author --batch 4 decode_batch "$TINY/llama.yaml")
     [ "$(grep -c '^launch attend .* BUSY=4 .* TC=0 grid 2 4 4 ' <<<"$output")" -eq 2 ]
     # f32 caches, heads of 16, a decode step: attend's own path (TC=0)
