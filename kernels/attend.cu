@@ -52,8 +52,8 @@
 // then each lane its VD/32 values of every row, the row's weights from
 // its lane.
 // TC (LR over f16 caches, KV 2, heads and values of at most 128): each
-// warp's tiles of 32 rows on the tensor cores instead (tc_rows), three
-// blocks a multiprocessor.
+// warp's tiles of 32 rows on the tensor cores instead (tc_rows), at least
+// three blocks a multiprocessor (four where their shared memory allows).
 // Shared memory: 4 G (VD + 2) floats, then under LR the G query heads
 // (G HD floats); under TC over them the warps' tiles (4 x 32 (HD + VD +
 // 16) halves), then the queries' A words (8 HD) and their scale's inverse.
@@ -387,42 +387,14 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
         l[h] = warp_sum(lp[h]);
 }
 
-// TC: hi = f16 of (a, b), lo = f16 of what hi leaves of them: hi + lo holds
-// a and b to some 22 bits, so that two f16 products hold an f32 one.
+// TC: hi = f16 of (a, b) (pack), lo = f16 of what hi leaves of them: hi +
+// lo holds a and b to some 22 bits, so that two f16 products hold an f32 one.
 DEV void split2(float a, float b, u32 &hi, u32 &lo)
 {
-    u16 ha = f2h(a), hb = f2h(b);
-    hi = (u32)ha | (u32)hb << 16;
-    lo = (u32)f2h(a - h2f(ha)) | (u32)f2h(b - h2f(hb)) << 16;
+    hi = pack(a, b);
+    lo = pack(a - h2f((u16)hi), b - h2f((u16)(hi >> 16)));
 }
 
-DEV void mma16(float *d, const u32 *a, const u32 *b)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// TC: lane_rows on the tensor cores (mma.sync m16n8k16, f16 operands, f32
-// sums), writing warp w's slots itself. Warp w takes the tiles of 32 keys
-// j0 + 32 (w + 4 k) before j1, each staged in its own shared memory (keys
-// and values as rows, cp.async). With lane = 4 gi + ti:
-//   S (16 x 32) = Q (16 x HD) . K^T: row gi the query head gi (rows G and
-//     past zero), a fragment's A words the head's SCALE q split hi + lo
-//     (two mmas a step: the scores as f32 products give them), B words a
-//     staged key row's; the lane holds S[gi][8 n + 2 ti, + 1], n < 4
-//   (q times a power of two that puts the block's largest at 2^14 or
-//   more, S times its inverse after: the lo words clear of f16's
-//   subnormals); the running maximum and sum of head gi over its 4 lanes,
-//   as lane_rows; P = e^(S - m) (0 past j1), times PSC (likewise)
-//   O^T (VD x 8) += V^T . P^T: A the staged values transposed (ldmatrix
-//     .trans), B the lane's own P words split hi + lo; the lane holds
-//     O^T[16 mt + gi (+ 8)][heads 2 ti, + 1], rescaled by those heads'
-//     corrections from lanes 8 ti and 8 ti + 4
-// The keys and values are f16 in the caches, so only q and P are split:
-// the sums stand within f32's rounding of lane_rows' (no reference of its
-// own). A tile's keys past j1 stage row j0 and weigh 0.
 // TC: the block's queries qs (G HD floats) as the A words of each lane
 // (gi, ti) and 16-value step ks: qf[(4 ks + k) 32 + lane], k: hi a0, hi a2,
 // lo a0, lo a2 (a1, a3 are rows 8 and past: 0); the queries times 2^e,
@@ -452,6 +424,25 @@ DEV void tc_queries(const float *qs, float *sl)
         sl[QF_AT + 8 * HD] = 1.0f / qsc;
 }
 
+// TC: lane_rows on the tensor cores (mma.sync m16n8k16, f16 operands, f32
+// sums), writing warp w's slots itself. Warp w takes the tiles of 32 keys
+// j0 + 32 (w + 4 k) before j1, each staged in its own shared memory (keys
+// and values as rows, cp.async). With lane = 4 gi + ti:
+//   S (16 x 32) = Q (16 x HD) . K^T: row gi the query head gi (rows G and
+//     past zero), a fragment's A words the head's SCALE q split hi + lo
+//     (two mmas a step: the scores as f32 products give them), B words a
+//     staged key row's; the lane holds S[gi][8 n + 2 ti, + 1], n < 4
+//   (q times a power of two that puts the block's largest at 2^14 or
+//   more, S times its inverse after: the lo words clear of f16's
+//   subnormals); the running maximum and sum of head gi over its 4 lanes,
+//   as lane_rows; P = e^(S - m) (0 past j1), times PSC (likewise)
+//   O^T (VD x 8) += V^T . P^T: A the staged values transposed (ldmatrix
+//     .trans), B the lane's own P words split hi + lo; the lane holds
+//     O^T[16 mt + gi (+ 8)][heads 2 ti, + 1], rescaled by those heads'
+//     corrections from lanes 8 ti and 8 ti + 4
+// The keys and values are f16 in the caches, so only q and P are split:
+// the sums stand within f32's rounding of lane_rows' (no reference of its
+// own). A tile's keys past j1 stage row j0 and weigh 0.
 DEV void tc_rows(const Params &p, void *const *rc, long j0, long j1, int g, float *sl)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, gi = lane >> 2, ti = lane & 3;

@@ -123,6 +123,22 @@ DEV void ldsm4t(u32 *r, u32 at)
                  : "r"(at));
 }
 
+// d += a (16 x 16, row) . b (16 x 8, col), f16 in, f32 accumulate (flash.cu,
+// attend.cu's TC).
+DEV void mma16(float *d, const u32 *a, const u32 *b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Two values as an f16 pair: lo in the low half.
+DEV u32 pack(float lo, float hi)
+{
+    return (u32)f2h(lo) | (u32)f2h(hi) << 16;
+}
+
 // The int8 tensor-core product of mma.cu and mmv.cu.
 constexpr int MAGIC = 0x4b400000;               // the bits of 2^23 + 2^22
 constexpr float MAGICF = 12582912.0f;           // 2^23 + 2^22

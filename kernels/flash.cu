@@ -66,21 +66,6 @@ constexpr int V_AT = K_AT + BK * QP;         // and the value tile
 constexpr int OP = 33;                       // floats a staged output row
 constexpr float L2E = 1.4426950408889634f;   // e^x = 2^(x L2E)
 
-// d += a (16 x 16, row) . b (16 x 8, col), f16 in, f32 accumulate.
-DEV void mma16(float *d, const u32 *a, const u32 *b)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// Two values as an f16 pair: lo in the low half.
-DEV u32 pack(float lo, float hi)
-{
-    return (u32)f2h(lo) | (u32)f2h(hi) << 16;
-}
-
 // A value as f16, 0 where it is not finite in f16.
 DEV u16 vhalf(float x)
 {

@@ -353,6 +353,18 @@ static int need_rope(Need *n)
     return 0;
 }
 
+/* A Hopper multiprocessor's shared memory, and what it keeps of it for
+ * each resident block. */
+enum { SM_SMEM = 228 * 1024, BLOCK_SMEM_RESERVED = 1024 };
+
+/* attend.cu under TC: each warp's tile of 32 keys and values as f16 at
+ * pitches of 8 past their widths (over the slots and queries), then the
+ * queries' A words (8 a value) and a float. */
+static long tc_smem(long hd, long vd)
+{
+    return 4 * 32 * (hd + vd + 16) * 2 + hd * 32 + 16;
+}
+
 static int need_attend(Need *n)
 {
     long nh = C(n, "NH"), nkv = C(n, "NKV"), hd = C(n, "HD"), vd = C(n, "VD"), R = C(n, "ROWS"),
@@ -415,17 +427,26 @@ static int need_attend(Need *n)
         need(n, "cnt", R * nkv * (nh / nkv / hg));
     }
     int lr = mode == 3 && hd % 32 == 0 && vd % 32 == 0 && hg <= 4;
-    if (C(n, "TC") && (!lr || C(n, "KV") != 2 || hd > 128 || vd > 128))
+    if (C(n, "TC") && !attend_tc(mode, C(n, "KV"), hd, vd, hg))
         return bad(n, "TC (the tensor cores) is for a batch's rows (MODE 3) over f16 caches (KV 2), heads and values "
                    "of whole 32-value blocks up to 128, at most 4 query heads a block (HG)");
     (void)CF;
     grid(n, nkv * (nh / nkv / hg), C(n, "BUSY") ? C(n, "BUSY") : split, R);   /* at most BUSY chunks are busy */
     /* the warps' slots; a batch's (MODE 3) with whole 32-value heads its
-     * queries (attend.cu's LR); under TC instead each warp's tile of 32
-     * keys and values as f16 at pitches of 8 past their widths (over the
-     * slots and queries), then the queries' A words (8 a value) and a float */
-    n->out->smem = C(n, "TC") ? 4 * 32 * (hd + vd + 16) * 2 + hd * 32 + 16 : 4 * hg * (vd + 2) * 4 + (lr ? hg * hd * 4 : 0);
+     * queries (attend.cu's LR); under TC its tiles instead (tc_smem) */
+    n->out->smem = C(n, "TC") ? tc_smem(hd, vd) : 4 * hg * (vd + 2) * 4 + (lr ? hg * hd * 4 : 0);
     return 0;
+}
+
+int attend_tc(long mode, long kv, long hd, long vd, long hg)
+{
+    return mode == 3 && kv == 2 && hd % 32 == 0 && vd % 32 == 0 && hd <= 128 && vd <= 128 && hg <= 4;
+}
+
+int attend_tc_blocks_per_sm(long hd, long vd)
+{
+    long b = SM_SMEM / (tc_smem(hd, vd) + BLOCK_SMEM_RESERVED);
+    return b < 4 ? (int)b : 4;   /* attend.cu's launch bounds: at least 3, registers for 4 */
 }
 
 /* flash.cu: tiles of 64 query rows (a key head's query heads stacked) by

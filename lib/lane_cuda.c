@@ -718,12 +718,10 @@ static void emit_attend(Fz *f, const Group *gr)
     /* a batch's rows over f16 caches: each warp's tiles of 32 keys on the
      * tensor cores (q and the weights split into two f16 words each, so the
      * sums stand as f32 ones: every numerics); as many blocks a
-     * multiprocessor as their tiles' shared memory leaves room for (three
-     * with heads of 128, attend.cu's bound), at most four as attend's */
+     * multiprocessor as their tiles' shared memory leaves room for */
     long hd = last(&q->ty), vd = last(&v->ty);
-    int tc = mode == 3 && kv == 2 && hd % 32 == 0 && vd % 32 == 0 && hd <= 128 && vd <= 128 && hg <= 4;
-    long tc_smem = 4 * 32 * (hd + vd + 16) * 2 + hd * 32 + 16, per_sm = tc ? 228 * 1024 / (tc_smem + 1024) : 4;
-    long chunk, busy, split = chunks(f, nh / hg * rows, ctx, mode, per_sm < 4 ? (int)per_sm : 4, &chunk, &busy);
+    int tc = attend_tc(mode, kv, hd, vd, hg);
+    long chunk, busy, split = chunks(f, nh / hg * rows, ctx, mode, tc ? attend_tc_blocks_per_sm(hd, vd) : 4, &chunk, &busy);
     if (split > 1)
         took(f, RU_CHUNKS_APART);
     if (split > 1)
