@@ -1,7 +1,7 @@
 // wgmma.cu — probe: Q8_0 products of stacked rows on wgmma (sm_90a), int8 x
 // int8 -> s32 a 32-value slab, the per-32 scales applied per slab in f32,
 // checked against the host's sums at 4000 places; prints TOP/s
-// (bench/NOTES.md, run106 to run110). Not part of the build.
+// (bench/NOTES.md, run106 to run114). Not part of the build.
 //
 //   y[m, n] = sum_j xs[m, j] ws[n, j] sum_{k in slab j} qa[m, k] qw[n, k]
 //   qa (M, K), qw (N, K) int8; xs (M, K/32) f32; ws (N, K/32) f16; y (M, N)
@@ -13,10 +13,13 @@
 // issued together, one wait: DeepGEMM's order), NOLOAD (no copies after
 // the first stages: the tensor cores and the scaling alone, sums of stale
 // tiles), CFREE (a warp's copies on 32 distinct banks), NOSC (no weight
-// scales' loads), MINB (blocks a multiprocessor). On the GPU machine:
+// scales' loads), MINB (blocks a multiprocessor); TMA (the kernel wgt: a
+// producer thread's cp.async.bulk.tensor copies into an mbarrier ring,
+// NCW consumer warpgroups of 64 rows, PAIR slabs a wait; run111-run114).
+// On the GPU machine (M a multiple of the block's rows, N of BN):
 //
-//   nvcc -O3 -gencode arch=compute_90a,code=sm_90a -DBURST -DBN=128 -DMODE=2 \
-//        -Xptxas -v -o /tmp/wg bench/wgmma.cu && /tmp/wg 512 28672
+//   nvcc -O3 -gencode arch=compute_90a,code=sm_90a -DTMA -DBN=64 -DMODE=1 \
+//        -DSTAGES=6 -Xptxas -v -o /tmp/wg bench/wgmma.cu && /tmp/wg 512 28672
 //
 // (-Xptxas -v's info lines C7517/C7519 say where ptxas serialises wgmmas.)
 #include <cstdio>
@@ -36,7 +39,15 @@
 #ifndef KTB
 #define KTB 128
 #endif
-constexpr int K = KD, BM = 128, KT = KTB, SLABS = KT / 32, THREADS = 256;
+#ifndef NCW
+#define NCW 2   // TMA: consumer warpgroups, 64 rows each
+#endif
+#ifdef TMA
+constexpr int BM = 64 * NCW;
+#else
+constexpr int BM = 128;
+#endif
+constexpr int K = KD, KT = KTB, SLABS = KT / 32, THREADS = 256;
 #ifndef STAGES
 #define STAGES 4
 #endif
@@ -376,6 +387,194 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) wgk(const P p)
         }
 }
 
+#ifdef TMA
+// ---- the same product fed by TMA: warpgroup 0's first thread copies each
+// stage (cp.async.bulk.tensor, 128-byte swizzle) into a ring guarded by
+// mbarriers; warpgroups 1 and 2 (64 rows each) take two slabs a wait
+// (MODE 1: scale-d 0) and scale them, each at its own pace.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+constexpr int TTHREADS = 128 * (NCW + 1);
+#ifndef PAIR
+#define PAIR 2   // slabs a wait: two accumulators (BN 64), or one (BN 128)
+#endif
+constexpr int T_A = 0, T_B = BM * KT, T_XS = T_B + BN * KT, T_WS = T_XS + BM * SLABS * 4;
+constexpr int T_STAGE = (T_WS + BN * 16 + 1023) / 1024 * 1024;
+constexpr int T_W32 = STAGES * T_STAGE;                  // f32 weight scales, a stage a warpgroup
+constexpr int T_BAR = T_W32 + STAGES * NCW * SLABS * BN * 4;
+constexpr int T_SMEM = T_BAR + 2 * STAGES * 8 + 1024;    // + room to align the base to 1024
+constexpr uint32_t T_BYTES = BM * KT + BN * KT + BM * SLABS * 4 + BN * 16;
+static_assert(KT == 128, "a stage's rows are one 128-byte swizzle atom wide");
+static_assert(T_SMEM <= 227 * 1024, "shared memory");
+
+struct TP {
+    CUtensorMap a, b, x, w;
+    float *y;
+    int M, N;
+};
+
+__device__ __forceinline__ uint64_t desc_sw(uint32_t addr)
+{
+    uint64_t d = (uint64_t)((addr & 0x3FFFF) >> 4);
+    d |= (uint64_t)1 << 16;               // LBO: unused for swizzled K-major
+    d |= (uint64_t)(1024 >> 4) << 32;     // SBO: 8 rows of 128 bytes
+    d |= (uint64_t)1 << 62;               // 128-byte swizzle
+    return d;
+}
+__device__ __forceinline__ void mb_init(uint32_t b, int n) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b), "r"(n) : "memory"); }
+__device__ __forceinline__ void mb_arrive(uint32_t b) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory"); }
+__device__ __forceinline__ void mb_expect(uint32_t b, uint32_t n)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(n) : "memory");
+}
+__device__ __forceinline__ void mb_wait(uint32_t b, int par)
+{
+    uint32_t ok;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(ok) : "r"(b), "r"(par) : "memory");
+    } while (!ok);
+}
+__device__ __forceinline__ void tma2d(uint32_t dst, const CUtensorMap *m, int c0, int c1, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(dst), "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void named_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+
+// slab j's sums (d, no magic yet) times the scales into acc; x: rows g, g + 8
+__device__ __forceinline__ void scale_t(const float *w32, int j, float2 x, const int *d, float *acc)
+{
+    int t = threadIdx.x & 3;
+    const float4 *wp = (const float4 *)(w32 + j * BN + t * (BN / 4));
+#pragma unroll
+    for (int q = 0; q < BN / 16; q++) {
+        float4 ww = wp[q];
+        float wv[4] = {ww.x, ww.y, ww.z, ww.w};
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int n = 2 * q + h;
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                float wsv = wv[2 * h + (i & 1)];
+                float u = fmaf(__int_as_float(d[n * 4 + i] + MAGICI), wsv, -MAGICF * wsv);
+                acc[n * 4 + i] = fmaf(u, i >> 1 ? x.y : x.x, acc[n * 4 + i]);
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgt(const __grid_constant__ TP p)
+{
+    extern __shared__ __align__(1024) char smraw[];
+    uint32_t base = (saddr(smraw) + 1023) & ~1023u;
+    char *sm = smraw + (base - saddr(smraw));
+    int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    int wg = threadIdx.x >> 7;
+    const int KTILES = K / KT;
+    uint32_t full = base + T_BAR, empty = full + STAGES * 8;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            mb_init(full + 8 * s, 1);
+            mb_init(empty + 8 * s, 128 * NCW);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 0) {
+        if (threadIdx.x == 0)
+            for (int kt = 0; kt < KTILES; kt++) {
+                int s = kt % STAGES;
+                if (kt >= STAGES)
+                    mb_wait(empty + 8 * s, (kt / STAGES - 1) & 1);
+                uint32_t st = base + s * T_STAGE, fb = full + 8 * s;
+                mb_expect(fb, T_BYTES);
+                tma2d(st + T_A, &p.a, kt * KT, m0, fb);
+                tma2d(st + T_B, &p.b, kt * KT, n0, fb);
+                tma2d(st + T_XS, &p.x, kt * SLABS, m0, fb);
+                tma2d(st + T_WS, &p.w, kt / 2 * 8, n0, fb);   // 8 slabs from a multiple of 8: never past K
+            }
+        return;
+    }
+    int cw = wg - 1, tid = threadIdx.x & 127, w = tid >> 5, g = (tid & 31) >> 2;
+    float acc[NF];
+#pragma unroll
+    for (int i = 0; i < NF; i++)
+        acc[i] = 0.0f;
+    int dA[NF], dB[PAIR == 2 ? NF : 1];
+#if MODE == 2
+    for (int i = 0; i < NF; i++)
+        dA[i] = 0;
+    for (int i = 0; i < (PAIR == 2 ? NF : 1); i++)
+        dB[i] = 0;
+#endif
+    for (int kt = 0; kt < KTILES; kt++) {
+        int s = kt % STAGES;
+        mb_wait(full + 8 * s, (kt / STAGES) & 1);
+        const char *st = sm + s * T_STAGE;
+        float *w32 = (float *)(sm + T_W32) + (s * NCW + cw) * SLABS * BN;
+        const __half *w16 = (const __half *)(st + T_WS);
+        for (int e = tid; e < BN * SLABS; e += 128) {
+            int c = e % BN, j = e / BN;
+            w32[j * BN + ws_at(c)] = __half2float(w16[c * 8 + (kt & 1) * 4 + j]);
+        }
+        const float *xr = (const float *)(st + T_XS) + (cw * 64 + w * 16 + g) * SLABS;
+        float2 x[SLABS];
+#pragma unroll
+        for (int j = 0; j < SLABS; j++)
+            x[j] = make_float2(xr[j], xr[8 * SLABS + j]);
+        named_sync(1 + cw, 128);   // this warpgroup's scales converted
+        uint32_t a = base + s * T_STAGE + T_A + cw * 64 * KT, b = base + s * T_STAGE + T_B;
+#pragma unroll
+        for (int h = 0; h < SLABS; h += PAIR) {
+            wg_fence();
+            wgmma(dA, desc_sw(a + 32 * h), desc_sw(b + 32 * h));
+            if (PAIR == 2)
+                wgmma(dB, desc_sw(a + 32 * h + 32), desc_sw(b + 32 * h + 32));
+            wg_commit();
+            wg_wait<0>();
+            if (h + PAIR == SLABS)
+                mb_arrive(empty + 8 * s);   // the stage's tiles read; its scales are in x and w32
+#if MODE != 2
+            scale_t(w32, h, x[h], dA, acc);
+            if (PAIR == 2)
+                scale_t(w32, h + 1, x[h + 1], dB, acc);
+#endif
+        }
+    }
+    int lane = tid & 31, t = lane & 3;
+#pragma unroll
+    for (int n = 0; n < BN / 8; n++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int r = m0 + cw * 64 + w * 16 + g + (i >> 1) * 8, c = n0 + n * 8 + 2 * t + (i & 1);
+            p.y[(long)r * p.N + c] = MODE == 2 ? (float)dA[n * 4 + i] : acc[n * 4 + i];
+        }
+}
+
+static void tmap(CUtensorMap *m, CUtensorMapDataType ty, void *ptr, uint64_t inner, uint64_t rows, uint64_t pitch,
+                 uint32_t bi, uint32_t br, CUtensorMapSwizzle sw)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 enc;
+    if (!enc) {
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&enc, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess || !enc) {
+            fprintf(stderr, "no cuTensorMapEncodeTiled\n");
+            exit(1);
+        }
+    }
+    cuuint64_t dim[2] = {inner, rows}, str[1] = {pitch};
+    cuuint32_t box[2] = {bi, br}, es[2] = {1, 1};
+    CUresult r = enc(m, ty, 2, ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled: %d\n", (int)r);
+        exit(1);
+    }
+}
+#endif
+
 static unsigned long long rs = 88172645463325252ULL;
 static unsigned rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (unsigned)rs; }
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
@@ -399,8 +598,20 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(dxs, xs.data(), xs.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dws, ws.data(), ws.size() * 2, cudaMemcpyHostToDevice));
     CK(cudaMemset(dy, 0xff, (size_t)M * N * 4));
+#ifdef TMA
+    TP p;
+    tmap(&p.a, CU_TENSOR_MAP_DATA_TYPE_UINT8, dqa, K, M, K, KT, BM, CU_TENSOR_MAP_SWIZZLE_128B);
+    tmap(&p.b, CU_TENSOR_MAP_DATA_TYPE_UINT8, dqw, K, N, K, KT, BN, CU_TENSOR_MAP_SWIZZLE_128B);
+    tmap(&p.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dxs, K / 32, M, K / 32 * 4, SLABS, BM, CU_TENSOR_MAP_SWIZZLE_NONE);
+    tmap(&p.w, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, dws, K / 32, N, K / 32 * 2, 8, BN, CU_TENSOR_MAP_SWIZZLE_NONE);
+    p.y = dy, p.M = M, p.N = N;
+    int smem = T_SMEM;
+#define wgk wgt
+#define THREADS TTHREADS
+#else
     P p{dqa, dxs, dqw, dws, dy, M, N};
     int smem = STAGES * STAGE;
+#endif
     CK(cudaFuncSetAttribute(wgk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     dim3 grid(M / BM, N / BN);
     wgk<<<grid, THREADS, smem>>>(p);
