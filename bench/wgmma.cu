@@ -15,7 +15,10 @@
 // tiles), CFREE (a warp's copies on 32 distinct banks), NOSC (no weight
 // scales' loads), MINB (blocks a multiprocessor); TMA (the kernel wgt: a
 // producer thread's cp.async.bulk.tensor copies into an mbarrier ring,
-// NCW consumer warpgroups of 64 rows, PAIR slabs a wait; run111-run114).
+// NCW consumer warpgroups of 64 rows, PAIR slabs a wait; run111-run114);
+// TMA with MMAS (the kernel wgm: the same ring, eight consumer warps on
+// mma.sync m16n8k32 with ldmatrix from the swizzled tiles; BN 64; not yet
+// run: run115 in bench/NOTES.md).
 // On the GPU machine (M a multiple of the block's rows, N of BN):
 //
 //   nvcc -O3 -gencode arch=compute_90a,code=sm_90a -DTMA -DBN=64 -DMODE=1 \
@@ -552,6 +555,138 @@ extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgt(const __grid_const
         }
 }
 
+#ifdef MMAS
+// ---- MMAS: the same TMA ring, the consumers on mma.sync m16n8k32 (C the
+// magic in registers the mma never overwrites: two FFMAs a value a slab,
+// not wgmma's three), fragments by ldmatrix from the 128-byte swizzled
+// tiles (chunk c of row r at c ^ (r % 8): no bank conflicts). 8 consumer
+// warps over 128 rows x 64 weight rows, each 32 x 32 (2 x 4 tiles of 16 x 8).
+static_assert(BN == 64 && NCW == 2, "MMAS: 128 x 64 tiles, 8 consumer warps");
+__device__ __forceinline__ uint32_t swz(uint32_t tile, int r, int byte)
+{
+    return tile + r * 128 + ((((byte >> 4) ^ r) & 7) << 4);
+}
+__device__ __forceinline__ void ldsm4(uint32_t *r, uint32_t at)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
+}
+__device__ __forceinline__ void mma_k32(int *d, const uint32_t *a, const uint32_t *b)
+{
+    int z = MAGICI;
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%10, %11, %12, %13};"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(z), "r"(z), "r"(z), "r"(z));
+}
+
+extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgm(const __grid_constant__ TP p)
+{
+    extern __shared__ __align__(1024) char smraw[];
+    uint32_t base = (saddr(smraw) + 1023) & ~1023u;
+    char *sm = smraw + (base - saddr(smraw));
+    int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    const int KTILES = K / KT;
+    uint32_t full = base + T_BAR, empty = full + STAGES * 8;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            mb_init(full + 8 * s, 1);
+            mb_init(empty + 8 * s, 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x >= 256) {   // the producer: the last warpgroup's first thread
+        if (threadIdx.x == 256)
+            for (int kt = 0; kt < KTILES; kt++) {
+                int s = kt % STAGES;
+                if (kt >= STAGES)
+                    mb_wait(empty + 8 * s, (kt / STAGES - 1) & 1);
+                uint32_t st = base + s * T_STAGE, fb = full + 8 * s;
+                mb_expect(fb, T_BYTES);
+                tma2d(st + T_A, &p.a, kt * KT, m0, fb);
+                tma2d(st + T_B, &p.b, kt * KT, n0, fb);
+                tma2d(st + T_XS, &p.x, kt * SLABS, m0, fb);
+                tma2d(st + T_WS, &p.w, kt / 2 * 8, n0, fb);
+            }
+        return;
+    }
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    int wm = w >> 1, wn = w & 1;
+    float *w32 = (float *)(sm + T_W32) + w * SLABS * 32;   // this warp's 32 columns' scales: [slab][t][8]
+    float acc[2][4][4];
+#pragma unroll
+    for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int n = 0; n < 4; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                acc[m][n][i] = 0.0f;
+    for (int kt = 0; kt < KTILES; kt++) {
+        int s = kt % STAGES;
+        mb_wait(full + 8 * s, (kt / STAGES) & 1);
+        const char *st = sm + s * T_STAGE;
+        const __half *w16 = (const __half *)(st + T_WS);
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            int e = lane + 32 * q, c = e & 31, j = e >> 5;
+            w32[j * 32 + ((c >> 1) & 3) * 8 + (c >> 3) * 2 + (c & 1)] =
+                __half2float(w16[(wn * 32 + c) * 8 + (kt & 1) * 4 + j]);
+        }
+        __syncwarp();
+        const float *xs = (const float *)(st + T_XS);
+        uint32_t ta = base + s * T_STAGE + T_A, tb = base + s * T_STAGE + T_B;
+#pragma unroll
+        for (int j = 0; j < SLABS; j++) {
+            uint32_t af[2][4], bf[4][2];
+#pragma unroll
+            for (int m = 0; m < 2; m++) {
+                int r = wm * 32 + m * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                ldsm4(af[m], swz(ta, r, j * 32 + (lane >> 4) * 16));
+            }
+#pragma unroll
+            for (int n = 0; n < 4; n += 2) {
+                uint32_t b4[4];
+                int r = wn * 32 + n * 8 + (lane & 7) + (lane >> 4) * 8;
+                ldsm4(b4, swz(tb, r, j * 32 + ((lane >> 3) & 1) * 16));
+                bf[n][0] = b4[0], bf[n][1] = b4[1], bf[n + 1][0] = b4[2], bf[n + 1][1] = b4[3];
+            }
+            float4 w0 = ((const float4 *)(w32 + j * 32 + t * 8))[0], w1 = ((const float4 *)(w32 + j * 32 + t * 8))[1];
+            float ws[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w}, mws[8];
+#pragma unroll
+            for (int c = 0; c < 8; c++)
+                mws[c] = -MAGICF * ws[c];
+#pragma unroll
+            for (int m = 0; m < 2; m++) {
+                int r = wm * 32 + m * 16 + g;
+                float x0 = xs[r * SLABS + j], x1 = xs[(r + 8) * SLABS + j];
+#pragma unroll
+                for (int n = 0; n < 4; n++) {
+                    int d[4];
+                    mma_k32(d, af[m], bf[n]);
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        float u = fmaf(__int_as_float(d[i]), ws[n * 2 + (i & 1)], mws[n * 2 + (i & 1)]);
+                        acc[m][n][i] = fmaf(u, i >> 1 ? x1 : x0, acc[m][n][i]);
+                    }
+                }
+            }
+        }
+        mb_arrive(empty + 8 * s);
+    }
+#pragma unroll
+    for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int n = 0; n < 4; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                int r = m0 + wm * 32 + m * 16 + g + (i >> 1) * 8, c = n0 + wn * 32 + n * 8 + 2 * t + (i & 1);
+                p.y[(long)r * p.N + c] = acc[m][n][i];
+            }
+}
+#endif
+
 static void tmap(CUtensorMap *m, CUtensorMapDataType ty, void *ptr, uint64_t inner, uint64_t rows, uint64_t pitch,
                  uint32_t bi, uint32_t br, CUtensorMapSwizzle sw)
 {
@@ -606,7 +741,11 @@ int main(int argc, char **argv)
     tmap(&p.w, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, dws, K / 32, N, K / 32 * 2, 8, BN, CU_TENSOR_MAP_SWIZZLE_NONE);
     p.y = dy, p.M = M, p.N = N;
     int smem = T_SMEM;
+#ifdef MMAS
+#define wgk wgm
+#else
 #define wgk wgt
+#endif
 #define THREADS TTHREADS
 #else
     P p{dqa, dxs, dqw, dws, dy, M, N};
