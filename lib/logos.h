@@ -786,8 +786,10 @@ typedef struct FuseOpts {
     int mma_rows;        /* stacked rows from which products run on the tensor cores in tiles (mma); 0: MMA_ROWS */
     int mmv_rows;        /* stacked rows from which they run there in passes of 32 (mmv); 0: MMV_ROWS */
 } FuseOpts;
-/* The default crossover of --mma-rows: an estimate, not yet the bench's
- * measurement (logos-fuse(1) says how it was reckoned). */
+/* The default crossover of --mma-rows: the first row count at which the
+ * bench timed mma ahead of mmv (run96: 64 rows 9.63 against 9.32 ms, 128
+ * rows 16.20 against 17.73, the 8B's decode batch), with no table of times
+ * given (--crossover). */
 #define MMA_ROWS 128
 /* The stacked rows from which products run on the tensor cores in tiles. */
 static inline int mma_crossover(const FuseOpts *o)
@@ -809,6 +811,20 @@ static inline int tc_crossover(const FuseOpts *o)
     int a = mma_crossover(o), v = mmv_crossover(o);
     return a < v ? a : v;
 }
+/* ---- crossover.c: the crossovers from the bench's table of times ------- */
+typedef struct Crossover {
+    const char *src;                 /* the table's file name */
+    int mmv_rows, mma_rows;          /* the crossovers; 65536: never */
+    int mmv_at, mma_at;              /* -1 where never, else a row of the table decided it */
+    double mmv_ms[2], mma_ms[2];     /* there: the kernel's step and the one it replaces, in ms */
+} Crossover;
+/* The crossovers of numerics (enum Numerics) from a table of tests/gpu/
+ * crossover's lines in path (logos-fuse(1), --crossover): 0, or
+ * EXIT_INPUT after a located message. */
+int crossover_read(Arena *a, const char *path, int numerics, Crossover *c);
+/* -v's line: each crossover and the times that decided it, on stderr. */
+void crossover_say(const Crossover *c);
+
 /* The plan of a checked program under the knobs; NULL after reporting an op
  * the lane has no kernel for (exit 1). */
 Plan *fuse(Arena *a, Prog *p, Graph *g, const FuseOpts *o);

@@ -7,7 +7,7 @@
 #include "logos.h"
 
 typedef struct Opts {
-    const char *out;
+    const char *out, *crossover;
     FuseOpts f;
     int numerics, no_lane_rules, no_fuse_quant;
     long rows, sms, mma_rows, mmv_rows;
@@ -47,14 +47,17 @@ static const Opt opts[] = {
     {.l = "mmv-rows", .kind = OPT_LONG, .at = offsetof(Opts, mmv_rows), .arg = "N", .lo = 2, .hi = 65536,
      .what = "a number of rows",
      .help = "stacked rows from which, below --mma-rows, they run there in passes of 32 (default 3)"},
+    {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
+     .help = "the two crossovers from FILE, a table of the bench's times\n"
+             "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},
     {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, out), .arg = "FILE", .help = "write the plans to FILE"},
     {.s = 'v', .kind = OPT_FLAG, .at = offsetof(Opts, f.verbose), .help = "say each decision and its reason on stderr"},
     {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no decisions on stderr, even with -v"},
     {0},
 };
 static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]\n"
-                        "                  [--rows N] [--sms N] [--mma-rows N]\n"
-                        "                  [--mmv-rows N] [-o FILE] [-v] [FILE]\n",
+                        "                  [--rows N] [--sms N] [--mma-rows N] [--mmv-rows N]\n"
+                        "                  [--crossover FILE] [-o FILE] [-v] [FILE]\n",
                         opts};
 
 /* The row bound of a program's sizes: the knob, or its context (the rows of
@@ -82,6 +85,23 @@ static int fuse_stream(Arena *a, Stream *st, const FuseOpts *fo, FILE *f)
     return 0;
 }
 
+/* The crossovers the flags leave open, from the table of times; -v says
+ * which and why. */
+static int crossovers(Arena *a, Opts *o)
+{
+    Crossover c;
+    int s = crossover_read(a, o->crossover, o->f.numerics, &c);
+    if (s)
+        return s;
+    if (!o->mmv_rows)
+        o->f.mmv_rows = c.mmv_rows;
+    if (!o->mma_rows)
+        o->f.mma_rows = c.mma_rows;
+    if (o->f.verbose)
+        crossover_say(&c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     diag_tool = "logos-fuse";
@@ -106,6 +126,8 @@ int main(int argc, char **argv)
     o.f.mma_rows = (int)o.mma_rows;
     o.f.mmv_rows = (int)o.mmv_rows;
     o.f.verbose &= !o.quiet;
+    if (!s && o.crossover)
+        s = crossovers(a, &o);
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);

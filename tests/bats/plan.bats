@@ -249,11 +249,12 @@ same() {
         skip "a GPU answers here: tests/gpu/run runs for real"
     fi
     [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
-    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes startup bench forms tp
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes startup bench forms tp crossover
     [ "$status" -eq 0 ]
     local summary
     summary=$(sed -n '/^== summary$/,$p' <<<"$output")
-    [ "$(grep -c 'skipped' <<<"$summary")" -eq 8 ]
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 9 ]
+    grep -q '^crossover skipped: no GPU$' <<<"$summary"
     grep -q '^sweep    skipped: no GPU$' <<<"$summary"
     grep -q '^forms    0 runs timed: skipped: no GPU$' <<<"$summary"
     grep -q '^tp       skipped: logos-run: --device cuda: ' <<<"$summary"
@@ -381,6 +382,67 @@ got.tofile("got.f32")'
     ! grep -q '^launch mma ' s.plan
     run --separate-stderr logos-fuse --mma-rows 1 p.logos
     [ "$status" -eq 2 ]
+}
+
+@test "logos-fuse --crossover: both crossovers from tests/gpu/crossover's table, -v says the times that decided them; the flags override it; a bad table located, nothing written" {
+    logos-author decode_batch --batch 4 "$TINY/llama.yaml" >b.logos
+    cat >t.txt <<'END'
+shape          num    rows    gemv_ms     mmv_ms     mma_ms  fastest
+# the 8B's batch step, q8
+llama-3-8b     q8        2      3.280      4.650          -  gemv
+llama-3-8b     q8        4      5.770      5.020          -  mmv
+
+llama-3-8b     q8       64     99.600      9.317      9.634  mmv
+llama-3-8b     q8      128    197.800     17.733     16.202  mma
+llama-3-8b     q8x2      4      5.000      6.000          -  gemv
+END
+    run --separate-stderr logos-fuse -v --numerics q8 --crossover t.txt b.logos
+    [ "$status" -eq 0 ]
+    [ "${stderr_lines[0]}" = "logos-fuse: t.txt: from the bench's times: --mmv-rows 4 (4 rows: mmv 5.020 ms, the GEMV 5.770), --mma-rows 128 (128 rows: mma 16.202 ms, mmv 17.733)" ]
+    [[ "$stderr" == *"products of 4 stacked rows on the tensor cores in 1 pass of up to 8: at least --mmv-rows 4, fewer than --mma-rows 128"* ]]
+    diff <(logos-fuse --numerics q8 --crossover t.txt b.logos) <(logos-fuse --numerics q8 --mmv-rows 4 --mma-rows 128 b.logos)
+    # q8x2's one row count has the GEMV ahead: neither kernel is taken
+    run --separate-stderr logos-fuse -v --crossover t.txt b.logos
+    [ "$status" -eq 0 ]
+    [ "${stderr_lines[0]}" = "logos-fuse: t.txt: from the bench's times: --mmv-rows 65536 (mmv never measured faster than the GEMV to the last row count), --mma-rows 65536 (mma never measured faster than mmv to the last row count)" ]
+    ! grep -q '^launch mm[av] ' <<<"$output"
+    # a flag overrides the table; precise reads no times
+    run --separate-stderr logos-fuse -v --numerics q8 --crossover t.txt --mmv-rows 8 b.logos
+    [[ "$stderr" == *"products of 4 stacked rows as GEMVs: fewer rows than --mmv-rows and --mma-rows (8, 128)"* ]]
+    grep -v q8 t.txt >none.txt
+    logos-fuse --numerics precise --crossover none.txt b.logos | logos-check - >/dev/null
+    # bad tables: located, exit 1, nothing written
+    bad() {
+        printf '%s' "$1" >bad.txt
+        run --separate-stderr logos-fuse --numerics q8 --crossover bad.txt -o out.plan b.logos
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "$2" ]
+        [ -z "$output" ]
+        [ ! -e out.plan ]
+    }
+    bad $'llama q8 4 1 abc -\n' "logos-fuse: bad.txt:1:14: 'abc' is neither a time in ms nor '-'
+  llama q8 4 1 abc -
+               ^"
+    bad $'llama q8 x 1 2 -\n' "logos-fuse: bad.txt:1:10: rows 'x' is not a whole number from 1 to 65536
+  llama q8 x 1 2 -
+           ^"
+    bad $'llama q4 4 1 2 -\n' "logos-fuse: bad.txt:1:7: numerics 'q4' is none of q8x2, q8 and precise
+  llama q4 4 1 2 -
+        ^"
+    bad $'llama q8 4 1 2\n' "logos-fuse: bad.txt:1:15: expected 'shape numerics rows gemv_ms mmv_ms mma_ms [fastest]' (tests/gpu/crossover's lines)
+  llama q8 4 1 2
+                ^"
+    bad $'llama q8 4 1 2 - mmv extra\n' "logos-fuse: bad.txt:1:22: expected 'shape numerics rows gemv_ms mmv_ms mma_ms [fastest]' (tests/gpu/crossover's lines)
+  llama q8 4 1 2 - mmv extra
+                       ^"
+    bad $'llama q8 4 1 2 -\nllama q8 4 1 3 -\n' "logos-fuse: bad.txt:2:10: 4 rows under q8 timed again (line 1)
+  llama q8 4 1 3 -
+           ^"
+    bad $'llama q8x2 4 1 2 -\n' "logos-fuse: bad.txt: no times under q8 (products of stacked rows read q8 activations)"
+    bad '' "logos-fuse: bad.txt: no times under q8 (products of stacked rows read q8 activations)"
+    run --separate-stderr logos-fuse --crossover nothere.txt b.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-fuse: nothere.txt: No such file or directory" ]
 }
 
 @test "logos-fuse --mmv-rows: a decode batch's products on the tensor cores in passes, after a norm that quantizes; the arg-max alone" {
