@@ -406,6 +406,10 @@ END
     [ "$status" -eq 0 ]
     [ "${stderr_lines[0]}" = "logos-fuse: t.txt: from the bench's times: --mmv-rows 65536 (mmv never measured faster than the GEMV to the last row count), --mma-rows 65536 (mma never measured faster than mmv to the last row count)" ]
     ! grep -q '^launch mm[av] ' <<<"$output"
+    # in any order; a kernel ahead at few rows but behind at more is taken only from where it stays ahead
+    printf 'x q8 128 50 20 30\nx q8 16 9 5 4\nx q8 64 30 - -\nx q8 256 90 40 35\nx q8 32 12 6 -\n' >u.txt
+    run --separate-stderr logos-fuse -v --numerics q8 --crossover u.txt b.logos
+    [ "${stderr_lines[0]}" = "logos-fuse: u.txt: from the bench's times: --mmv-rows 16 (16 rows: mmv 5.000 ms, the GEMV 9.000), --mma-rows 256 (256 rows: mma 35.000 ms, mmv 40.000)" ]
     # a flag overrides the table; precise reads no times
     run --separate-stderr logos-fuse -v --numerics q8 --crossover t.txt --mmv-rows 8 b.logos
     [[ "$stderr" == *"products of 4 stacked rows as GEMVs: fewer rows than --mmv-rows and --mma-rows (8, 128)"* ]]
