@@ -17,8 +17,9 @@
 // producer thread's cp.async.bulk.tensor copies into an mbarrier ring,
 // NCW consumer warpgroups of 64 rows, PAIR slabs a wait; run111-run114);
 // TMA with MMAS (the kernel wgm: the same ring, eight consumer warps on
-// mma.sync m16n8k32 with ldmatrix from the swizzled tiles; BN 64; not yet
-// run: run115 in bench/NOTES.md).
+// mma.sync m16n8k32 with ldmatrix from the swizzled tiles; BN 64; B1D: the
+// stages by 1D bulk copies from plain pointers instead, rows at a pitch of
+// 144 bytes; not yet run: run115 in bench/NOTES.md).
 // On the GPU machine (M a multiple of the block's rows, N of BN):
 //
 //   nvcc -O3 -gencode arch=compute_90a,code=sm_90a -DTMA -DBN=64 -DMODE=1 \
@@ -412,6 +413,9 @@ static_assert(T_SMEM <= 227 * 1024, "shared memory");
 
 struct TP {
     CUtensorMap a, b, x, w;
+    const int8_t *qa, *qw;   // B1D: the same tensors by address
+    const float *xs;
+    const __half *ws;
     float *y;
     int M, N;
 };
@@ -562,9 +566,32 @@ extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgt(const __grid_const
 // tiles (chunk c of row r at c ^ (r % 8): no bank conflicts). 8 consumer
 // warps over 128 rows x 64 weight rows, each 32 x 32 (2 x 4 tiles of 16 x 8).
 static_assert(BN == 64 && NCW == 2, "MMAS: 128 x 64 tiles, 8 consumer warps");
-__device__ __forceinline__ uint32_t swz(uint32_t tile, int r, int byte)
+// B1D: the stage by 1D bulk copies (cp.async.bulk, a row's 128 bytes each,
+// from plain pointers: no tensor map), rows at a pitch of 144 bytes so that
+// ldmatrix meets no bank conflicts; else TMA's 128-byte swizzle.
+#ifdef B1D
+constexpr int M_PITCH = KT + 16;
+#else
+constexpr int M_PITCH = KT;
+#endif
+constexpr int M_A = 0, M_B = BM * M_PITCH, M_XS = M_B + BN * M_PITCH, M_WS = M_XS + BM * SLABS * 4;
+constexpr int M_STAGE = (M_WS + BN * 16 + 1023) / 1024 * 1024;
+constexpr int M_W32 = STAGES * M_STAGE, M_BAR = M_W32 + 8 * SLABS * 32 * 4;
+constexpr int M_SMEM = M_BAR + 2 * STAGES * 8 + 1024;
+static_assert(M_SMEM <= 227 * 1024, "shared memory");
+__device__ __forceinline__ void bulk(uint32_t dst, const void *src, int n, uint32_t bar)
 {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"(src), "r"(n), "r"(bar) : "memory");
+}
+// Row r's byte `byte` of a stage's tile.
+__device__ __forceinline__ uint32_t at_of(uint32_t tile, int r, int byte)
+{
+#ifdef B1D
+    return tile + r * M_PITCH + byte;
+#else
     return tile + r * 128 + ((((byte >> 4) ^ r) & 7) << 4);
+#endif
 }
 __device__ __forceinline__ void ldsm4(uint32_t *r, uint32_t at)
 {
@@ -587,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgm(const __grid_const
     char *sm = smraw + (base - saddr(smraw));
     int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
     const int KTILES = K / KT;
-    uint32_t full = base + T_BAR, empty = full + STAGES * 8;
+    uint32_t full = base + M_BAR, empty = full + STAGES * 8;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             mb_init(full + 8 * s, 1);
@@ -596,24 +623,47 @@ extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgm(const __grid_const
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
-    if (threadIdx.x >= 256) {   // the producer: the last warpgroup's first thread
+    if (threadIdx.x >= 256) {   // the producer: the last warpgroup's first thread (B1D: first warp)
+#ifdef B1D
+        if (threadIdx.x < 288) {
+            int l = threadIdx.x - 256;
+            for (int kt = 0; kt < KTILES; kt++) {
+                int s = kt % STAGES;
+                if (kt >= STAGES)
+                    mb_wait(empty + 8 * s, (kt / STAGES - 1) & 1);
+                uint32_t st = base + s * M_STAGE, fb = full + 8 * s;
+                if (l == 0)
+                    mb_expect(fb, T_BYTES);
+                __syncwarp();
+                for (int r = l; r < BM; r += 32) {
+                    bulk(st + M_A + r * M_PITCH, p.qa + (long)(m0 + r) * K + kt * KT, KT, fb);
+                    bulk(st + M_XS + r * 16, p.xs + (long)(m0 + r) * (K / 32) + kt * SLABS, 16, fb);
+                }
+                for (int r = l; r < BN; r += 32) {
+                    bulk(st + M_B + r * M_PITCH, p.qw + (long)(n0 + r) * K + kt * KT, KT, fb);
+                    bulk(st + M_WS + r * 16, p.ws + (long)(n0 + r) * (K / 32) + kt / 2 * 8, 16, fb);
+                }
+            }
+        }
+        return;
+#endif
         if (threadIdx.x == 256)
             for (int kt = 0; kt < KTILES; kt++) {
                 int s = kt % STAGES;
                 if (kt >= STAGES)
                     mb_wait(empty + 8 * s, (kt / STAGES - 1) & 1);
-                uint32_t st = base + s * T_STAGE, fb = full + 8 * s;
+                uint32_t st = base + s * M_STAGE, fb = full + 8 * s;
                 mb_expect(fb, T_BYTES);
-                tma2d(st + T_A, &p.a, kt * KT, m0, fb);
-                tma2d(st + T_B, &p.b, kt * KT, n0, fb);
-                tma2d(st + T_XS, &p.x, kt * SLABS, m0, fb);
-                tma2d(st + T_WS, &p.w, kt / 2 * 8, n0, fb);
+                tma2d(st + M_A, &p.a, kt * KT, m0, fb);
+                tma2d(st + M_B, &p.b, kt * KT, n0, fb);
+                tma2d(st + M_XS, &p.x, kt * SLABS, m0, fb);
+                tma2d(st + M_WS, &p.w, kt / 2 * 8, n0, fb);
             }
         return;
     }
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int wm = w >> 1, wn = w & 1;
-    float *w32 = (float *)(sm + T_W32) + w * SLABS * 32;   // this warp's 32 columns' scales: [slab][t][8]
+    float *w32 = (float *)(sm + M_W32) + w * SLABS * 32;   // this warp's 32 columns' scales: [slab][t][8]
     float acc[2][4][4];
 #pragma unroll
     for (int m = 0; m < 2; m++)
@@ -625,8 +675,8 @@ extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgm(const __grid_const
     for (int kt = 0; kt < KTILES; kt++) {
         int s = kt % STAGES;
         mb_wait(full + 8 * s, (kt / STAGES) & 1);
-        const char *st = sm + s * T_STAGE;
-        const __half *w16 = (const __half *)(st + T_WS);
+        const char *st = sm + s * M_STAGE;
+        const __half *w16 = (const __half *)(st + M_WS);
         __syncwarp();
 #pragma unroll
         for (int q = 0; q < 4; q++) {
@@ -635,21 +685,21 @@ extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgm(const __grid_const
                 __half2float(w16[(wn * 32 + c) * 8 + (kt & 1) * 4 + j]);
         }
         __syncwarp();
-        const float *xs = (const float *)(st + T_XS);
-        uint32_t ta = base + s * T_STAGE + T_A, tb = base + s * T_STAGE + T_B;
+        const float *xs = (const float *)(st + M_XS);
+        uint32_t ta = base + s * M_STAGE + M_A, tb = base + s * M_STAGE + M_B;
 #pragma unroll
         for (int j = 0; j < SLABS; j++) {
             uint32_t af[2][4], bf[4][2];
 #pragma unroll
             for (int m = 0; m < 2; m++) {
                 int r = wm * 32 + m * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                ldsm4(af[m], swz(ta, r, j * 32 + (lane >> 4) * 16));
+                ldsm4(af[m], at_of(ta, r, j * 32 + (lane >> 4) * 16));
             }
 #pragma unroll
             for (int n = 0; n < 4; n += 2) {
                 uint32_t b4[4];
                 int r = wn * 32 + n * 8 + (lane & 7) + (lane >> 4) * 8;
-                ldsm4(b4, swz(tb, r, j * 32 + ((lane >> 3) & 1) * 16));
+                ldsm4(b4, at_of(tb, r, j * 32 + ((lane >> 3) & 1) * 16));
                 bf[n][0] = b4[0], bf[n][1] = b4[1], bf[n + 1][0] = b4[2], bf[n + 1][1] = b4[3];
             }
             float4 w0 = ((const float4 *)(w32 + j * 32 + t * 8))[0], w1 = ((const float4 *)(w32 + j * 32 + t * 8))[1];
@@ -739,8 +789,13 @@ int main(int argc, char **argv)
     tmap(&p.b, CU_TENSOR_MAP_DATA_TYPE_UINT8, dqw, K, N, K, KT, BN, CU_TENSOR_MAP_SWIZZLE_128B);
     tmap(&p.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dxs, K / 32, M, K / 32 * 4, SLABS, BM, CU_TENSOR_MAP_SWIZZLE_NONE);
     tmap(&p.w, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, dws, K / 32, N, K / 32 * 2, 8, BN, CU_TENSOR_MAP_SWIZZLE_NONE);
+    p.qa = dqa, p.qw = dqw, p.xs = dxs, p.ws = dws;
     p.y = dy, p.M = M, p.N = N;
+#ifdef MMAS
+    int smem = M_SMEM;
+#else
     int smem = T_SMEM;
+#endif
 #ifdef MMAS
 #define wgk wgm
 #else

@@ -14,6 +14,7 @@ out=${WG_BIN:-$(mktemp -d)}
 arch="-gencode arch=compute_90a,code=sm_90a"
 # name: flags
 variants="mmas6:-DTMA -DMMAS -DBN=64 -DMODE=1 -DSTAGES=6
+mmasb:-DTMA -DMMAS -DB1D -DBN=64 -DMODE=1 -DSTAGES=6
 mmas4:-DTMA -DMMAS -DBN=64 -DMODE=1 -DSTAGES=4
 wg64:-DTMA -DBN=64 -DMODE=1 -DSTAGES=6
 raw128:-DTMA -DBN=128 -DMODE=2 -DSTAGES=5 -DPAIR=1"
