@@ -135,7 +135,8 @@ static const char *attention(Em *e, const AttnSpec *A, int l, const char *xn)
     }
     const char *wo = weight_at(e, wname(e, "wo", l), WC_ATTN, dims2(e, e->s->dim, nh * vd), sp.cols);
     const char *y = tp_close(e, arena_printf(e->a, "%s @ (%s ~ %s)", wo, o, shp(e, arena_printf(e->a, "%ld", nh * vd))));
-    return A->o_bias ? arena_printf(e->a, "%s + %s", y, vec(e, "ob", l, e->s->dim)) : y;
+    /* the bias inside the residual add, as the model adds them: x + (wo o + b) */
+    return A->o_bias ? arena_printf(e->a, "(%s + %s)", y, vec(e, "ob", l, e->s->dim)) : y;
 }
 
 /* ---- latent attention ---- */
