@@ -135,32 +135,30 @@ struct P {
     int M, N;
 };
 
+// ROWS rows of a stage's tile (at s) from src, row r at src + r K: 16 bytes
+// a copy, into the core-matrix layout
+template <int ROWS> __device__ void copy_tile(uint32_t s, const int8_t *src)
+{
+#pragma unroll
+    for (int i = 0; i < ROWS * (KT / 16) / THREADS; i++) {
+        int e = threadIdx.x + i * THREADS;
+#ifdef CFREE   // a warp's 32 copies: 8 rows by 4 chunks, so its stores hit 32 distinct banks
+        int q = e / 32, l = e % 32, r = q / (KT / 64) * 8 + (l & 7), c = q % (KT / 64) * 4 + (l >> 3);
+#else
+        int r = e / (KT / 16), c = e % (KT / 16);
+#endif
+        cp16(s + cm(r, c), src + (long)r * K + c * 16);
+    }
+}
+
 // stage kt's copies: A rows m0.., B rows n0.., their scales
 __device__ void issue(const P &p, int m0, int n0, int kt, char *st)
 {
     uint32_t s = saddr(st);
     int tid = threadIdx.x;
     long k = (long)kt * KT;
-#pragma unroll
-    for (int i = 0; i < BM * (KT / 16) / THREADS; i++) {
-        int e = tid + i * THREADS;
-#ifdef CFREE   // a warp's 32 copies: 8 rows by 4 chunks, so its stores hit 32 distinct banks
-        int q = e / 32, l = e % 32, r = q / (KT / 64) * 8 + (l & 7), c = q % (KT / 64) * 4 + (l >> 3);
-#else
-        int r = e / (KT / 16), c = e % (KT / 16);
-#endif
-        cp16(s + A_AT + cm(r, c), p.qa + (long)(m0 + r) * K + k + c * 16);
-    }
-#pragma unroll
-    for (int i = 0; i < BN * (KT / 16) / THREADS; i++) {
-        int e = tid + i * THREADS;
-#ifdef CFREE   // a warp's 32 copies: 8 rows by 4 chunks, so its stores hit 32 distinct banks
-        int q = e / 32, l = e % 32, r = q / (KT / 64) * 8 + (l & 7), c = q % (KT / 64) * 4 + (l >> 3);
-#else
-        int r = e / (KT / 16), c = e % (KT / 16);
-#endif
-        cp16(s + B_AT + cm(r, c), p.qw + (long)(n0 + r) * K + k + c * 16);
-    }
+    copy_tile<BM>(s + A_AT, p.qa + (long)m0 * K + k);
+    copy_tile<BN>(s + B_AT, p.qw + (long)n0 * K + k);
     if (tid < BM * SLABS / 4) {   // the rows' activation scales of the stage's slabs: [row][SLABS] f32
         int r = tid / (SLABS / 4), q = tid % (SLABS / 4);
         cp16(s + XS_AT + r * SLABS * 4 + q * 16, p.xs + (long)(m0 + r) * (K / 32) + kt * SLABS + q * 4);
@@ -449,6 +447,24 @@ __device__ __forceinline__ void tma2d(uint32_t dst, const CUtensorMap *m, int c0
 }
 __device__ __forceinline__ void named_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
+// The producer (one thread): each stage's tiles and scales by TMA into the
+// ring, a stage once its consumers have released it (the empty barrier).
+__device__ void produce(const TP &p, uint32_t base, int stage, int at_a, int at_b, int at_x, int at_w, uint32_t full,
+                        uint32_t empty, int m0, int n0)
+{
+    for (int kt = 0; kt < K / KT; kt++) {
+        int s = kt % STAGES;
+        if (kt >= STAGES)
+            mb_wait(empty + 8 * s, (kt / STAGES - 1) & 1);
+        uint32_t st = base + s * stage, fb = full + 8 * s;
+        mb_expect(fb, T_BYTES);
+        tma2d(st + at_a, &p.a, kt * KT, m0, fb);
+        tma2d(st + at_b, &p.b, kt * KT, n0, fb);
+        tma2d(st + at_x, &p.x, kt * SLABS, m0, fb);
+        tma2d(st + at_w, &p.w, kt / 2 * 8, n0, fb);   // 8 slabs from a multiple of 8: never past K
+    }
+}
+
 // slab j's sums (d, no magic yet) times the scales into acc; x: rows g, g + 8
 __device__ __forceinline__ void scale_t(const float *w32, int j, float2 x, const int *d, float *acc)
 {
@@ -490,17 +506,7 @@ extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgt(const __grid_const
     __syncthreads();
     if (wg == 0) {
         if (threadIdx.x == 0)
-            for (int kt = 0; kt < KTILES; kt++) {
-                int s = kt % STAGES;
-                if (kt >= STAGES)
-                    mb_wait(empty + 8 * s, (kt / STAGES - 1) & 1);
-                uint32_t st = base + s * T_STAGE, fb = full + 8 * s;
-                mb_expect(fb, T_BYTES);
-                tma2d(st + T_A, &p.a, kt * KT, m0, fb);
-                tma2d(st + T_B, &p.b, kt * KT, n0, fb);
-                tma2d(st + T_XS, &p.x, kt * SLABS, m0, fb);
-                tma2d(st + T_WS, &p.w, kt / 2 * 8, n0, fb);   // 8 slabs from a multiple of 8: never past K
-            }
+            produce(p, base, T_STAGE, T_A, T_B, T_XS, T_WS, full, empty, m0, n0);
         return;
     }
     int cw = wg - 1, tid = threadIdx.x & 127, w = tid >> 5, g = (tid & 31) >> 2;
@@ -648,17 +654,7 @@ extern "C" __global__ void __launch_bounds__(TTHREADS, 1) wgm(const __grid_const
         return;
 #endif
         if (threadIdx.x == 256)
-            for (int kt = 0; kt < KTILES; kt++) {
-                int s = kt % STAGES;
-                if (kt >= STAGES)
-                    mb_wait(empty + 8 * s, (kt / STAGES - 1) & 1);
-                uint32_t st = base + s * M_STAGE, fb = full + 8 * s;
-                mb_expect(fb, T_BYTES);
-                tma2d(st + M_A, &p.a, kt * KT, m0, fb);
-                tma2d(st + M_B, &p.b, kt * KT, n0, fb);
-                tma2d(st + M_XS, &p.x, kt * SLABS, m0, fb);
-                tma2d(st + M_WS, &p.w, kt / 2 * 8, n0, fb);
-            }
+            produce(p, base, M_STAGE, M_A, M_B, M_XS, M_WS, full, empty, m0, n0);
         return;
     }
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
