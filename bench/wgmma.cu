@@ -196,6 +196,18 @@ __device__ void store_sc(char *st, const Sc &s)
     }
 }
 
+// Stage nk's copies issued (an empty group past K) and its weight scales
+// loaded into sc, to be stored once they arrive (pend = nk).
+__device__ void next_stage(const P &p, int m0, int n0, int nk, char *sm, Sc &sc, int &pend)
+{
+    if (nk < K / KT) {
+        issue(p, m0, n0, nk, sm + (nk % STAGES) * STAGE);
+        sc = load_sc(p, n0, nk);
+        pend = nk;
+    } else
+        commit();
+}
+
 __device__ __forceinline__ void reset(int *d)
 {
 #if MODE == 0
@@ -284,13 +296,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) wgk(const P p)
 #ifdef NOLOAD
         commit();
 #else
-        int nk = kt + STAGES - 1;
-        if (nk < KTILES) {
-            issue(p, m0, n0, nk, sm + (nk % STAGES) * STAGE);
-            sc = load_sc(p, n0, nk);
-            pend = nk;
-        } else
-            commit();
+        next_stage(p, m0, n0, kt + STAGES - 1, sm, sc, pend);
 #endif
         const char *st = sm + (kt % STAGES) * STAGE;
         uint32_t a = saddr(st) + A_AT + wg * 8 * GROUP, b = saddr(st) + B_AT;
@@ -360,13 +366,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) wgk(const P p)
             cpwait<STAGES - 3>();
             proxy_fence();
             __syncthreads();
-            int nk = kt + STAGES - 1;
-            if (nk < KTILES) {
-                issue(p, m0, n0, nk, sm + (nk % STAGES) * STAGE);
-                sc = load_sc(p, n0, nk);
-                pend = nk;
-            } else
-                commit();
+            next_stage(p, m0, n0, kt + STAGES - 1, sm, sc, pend);
             const char *nx = sm + ((kt + 1) % STAGES) * STAGE;
             mm(d0, saddr(nx) + A_AT + wg * 8 * GROUP, saddr(nx) + B_AT, 0);
             wg_wait<1>();

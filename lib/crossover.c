@@ -101,8 +101,8 @@ static int by_rows(const void *a, const void *b)
 }
 
 /* The fewest rows from which kernel k beats kernel k - 1 at every measured
- * row count that timed both; *at the row that decided it (-1: never). */
-static int crossover_of(const XRow *r, int n, int k, int *at)
+ * row count that timed both, and the times there. */
+static Cross crossover_of(const XRow *r, int n, int k)
 {
     int from = -1;
     for (int i = n - 1; i >= 0; i--) {
@@ -112,8 +112,9 @@ static int crossover_of(const XRow *r, int n, int k, int *at)
             break;
         from = i;
     }
-    *at = from;
-    return from < 0 ? NEVER : (int)r[from].rows;
+    if (from < 0)
+        return (Cross){.rows = NEVER};
+    return (Cross){.rows = (int)r[from].rows, .timed = 1, .ms = {r[from].ms[k], r[from].ms[k - 1]}};
 }
 
 int crossover_read(Arena *a, const char *path, int numerics, Crossover *c)
@@ -153,31 +154,26 @@ int crossover_read(Arena *a, const char *path, int numerics, Crossover *c)
         return EXIT_INPUT;
     }
     qsort(r, (size_t)n, sizeof *r, by_rows);
-    memset(c, 0, sizeof *c);
     c->src = src->name;
-    c->mmv_rows = crossover_of(r, n, 1, &c->mmv_at);
-    c->mma_rows = crossover_of(r, n, 2, &c->mma_at);
-    if (c->mmv_at >= 0)
-        c->mmv_ms[0] = r[c->mmv_at].ms[1], c->mmv_ms[1] = r[c->mmv_at].ms[0];
-    if (c->mma_at >= 0)
-        c->mma_ms[0] = r[c->mma_at].ms[2], c->mma_ms[1] = r[c->mma_at].ms[1];
+    c->mmv = crossover_of(r, n, 1);
+    c->mma = crossover_of(r, n, 2);
     return 0;
 }
 
 /* One kernel's half of the -v line. */
-static void say_one(FILE *f, const char *flag, int rows, int at, const double *ms, const char *who, const char *over)
+static void say_one(FILE *f, const char *flag, const Cross *x, const char *who, const char *over)
 {
-    if (at < 0)
-        fprintf(f, "%s %d (%s never measured faster than %s to the last row count)", flag, rows, who, over);
+    if (!x->timed)
+        fprintf(f, "%s %d (%s never measured faster than %s to the last row count)", flag, x->rows, who, over);
     else
-        fprintf(f, "%s %d (%d rows: %s %.3f ms, %s %.3f)", flag, rows, rows, who, ms[0], over, ms[1]);
+        fprintf(f, "%s %d (%d rows: %s %.3f ms, %s %.3f)", flag, x->rows, x->rows, who, x->ms[0], over, x->ms[1]);
 }
 
 void crossover_say(const Crossover *c)
 {
     fprintf(stderr, "%s: %s: from the bench's times: ", diag_tool, c->src);
-    say_one(stderr, "--mmv-rows", c->mmv_rows, c->mmv_at, c->mmv_ms, "mmv", "the GEMV");
+    say_one(stderr, "--mmv-rows", &c->mmv, "mmv", "the GEMV");
     fprintf(stderr, ", ");
-    say_one(stderr, "--mma-rows", c->mma_rows, c->mma_at, c->mma_ms, "mma", "mmv");
+    say_one(stderr, "--mma-rows", &c->mma, "mma", "mmv");
     fprintf(stderr, "\n");
 }

@@ -402,23 +402,25 @@ static int cuda_put(Lane *l, int k, int d, const void *v, long n)
  * constant has that value (gemv:GATE=1). */
 static int twice_names(const char *list, const PLaunch *l)
 {
-    const Kernel *k = kernel_info(l->kernel);
-    size_t kl = strlen(k->name);
-    for (const char *s = list; *s;) {
+    const char *name = kernel_info(l->kernel)->name;
+    for (const char *s = list + strspn(list, " ,"); *s; s += strspn(s, " ,")) {
+        char item[128];
         size_t n = strcspn(s, " ,");
-        const char *colon = memchr(s, ':', n);
-        size_t nl = colon ? (size_t)(colon - s) : n;
-        if (nl == kl && !strncmp(s, k->name, kl)) {
-            if (!colon)
-                return 1;
-            const char *eq = memchr(colon, '=', n - nl);
-            for (int j = 0; eq && j < k->nc; j++)
-                if ((size_t)(eq - colon - 1) == strlen(k->c[j].name) && !strncmp(colon + 1, k->c[j].name, strlen(k->c[j].name)) &&
-                    l->c[j] == atof(eq + 1))
-                    return 1;
-        }
+        snprintf(item, sizeof item, "%.*s", (int)n, s);
         s += n;
-        s += strspn(s, " ,");
+        char *colon = strchr(item, ':'), *eq = colon ? strchr(colon, '=') : NULL;
+        if (colon)
+            *colon = 0;
+        if (strcmp(item, name))
+            continue;
+        if (!colon)
+            return 1;
+        if (eq) {
+            *eq = 0;
+            int j = kernel_const(l->kernel, colon + 1);
+            if (j >= 0 && l->c[j] == atof(eq + 1))
+                return 1;
+        }
     }
     return 0;
 }

@@ -812,11 +812,14 @@ static inline int tc_crossover(const FuseOpts *o)
     return a < v ? a : v;
 }
 /* ---- crossover.c: the crossovers from the bench's table of times ------- */
+typedef struct Cross {
+    int rows;        /* the crossover; 65536: never */
+    int timed;       /* a row of the table decided it (0: never) */
+    double ms[2];    /* there: the kernel's step and the one it replaces, in ms */
+} Cross;
 typedef struct Crossover {
-    const char *src;                 /* the table's file name */
-    int mmv_rows, mma_rows;          /* the crossovers; 65536: never */
-    int mmv_at, mma_at;              /* -1 where never, else a row of the table decided it */
-    double mmv_ms[2], mma_ms[2];     /* there: the kernel's step and the one it replaces, in ms */
+    const char *src;   /* the table's file name */
+    Cross mmv, mma;    /* mmv against the GEMV, mma against mmv */
 } Crossover;
 /* The crossovers of numerics (enum Numerics) from a table of tests/gpu/
  * crossover's lines in path (logos-fuse(1), --crossover): 0, or

@@ -94,9 +94,9 @@ static int crossovers(Arena *a, Opts *o)
     if (s)
         return s;
     if (!o->mmv_rows)
-        o->f.mmv_rows = c.mmv_rows;
+        o->f.mmv_rows = c.mmv.rows;
     if (!o->mma_rows)
-        o->f.mma_rows = c.mma_rows;
+        o->f.mma_rows = c.mma.rows;
     if (o->f.verbose)
         crossover_say(&c);
     return 0;
