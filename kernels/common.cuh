@@ -243,6 +243,19 @@ DEV void warp_quant(float x, void *buf, long n, long b, int words)
         s[b] = d;
 }
 
+// a . b over 4 int8 pairs, plus c; and over 16 (an int4 each).
+DEV int dp4a(int a, int b, int c)
+{
+    int d;
+    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+DEV int dot16(int4 a, int4 b)
+{
+    return dp4a(a.x, b.x, dp4a(a.y, b.y, dp4a(a.z, b.z, dp4a(a.w, b.w, 0))));
+}
+
 // Value i of an activation buffer in format f (0 f32, 1 a8, 2 a8x2) of n values.
 DEV float act_load(const void *buf, long n, long i, int f)
 {

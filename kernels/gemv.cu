@@ -32,13 +32,6 @@ constexpr int RED_OFF = XS_OFF + (XQ ? TR * (K / 32) * 4 : 0);
 constexpr int RES_OFF = RED_OFF + 32 * 4;
 constexpr int FV = K % 4 == 0 ? 4 : 1;                // f32 weights: values a load
 
-DEV int dp4a(int a, int b, int c)
-{
-    int d;
-    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
-}
-
 // Staging: the activation rows go to shared memory in the compute format
 // XQ, every thread loading its 16 values (or 16 quants) at once, so that a
 // block's prologue costs a load's latency or two, not one a 32-value block.
@@ -278,11 +271,9 @@ DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
 #pragma unroll
                 for (int k = 0; k < SLOTS; k++) {
                     const int4 w = b.w[k][u];
-                    int sum = dp4a(w.x, xv.x, dp4a(w.y, xv.y, dp4a(w.z, xv.z, dp4a(w.w, xv.w, 0))));
-                    float f = (float)sum;
+                    float f = (float)dot16(w, xv);
                     if (XQ == 2)
-                        f += (float)dp4a(w.x, xl.x, dp4a(w.y, xl.y, dp4a(w.z, xl.z, dp4a(w.w, xl.w, 0)))) *
-                             (1.0f / 254.0f);
+                        f += (float)dot16(w, xl) * (1.0f / 254.0f);
                     acc[k][t] += f * h2f(b.s[k][u]) * xs;
                 }
                 continue;

@@ -10,21 +10,29 @@
 // (clamp(u, -LIMIT, LIMIT) + 1)); a bias 0 when absent (GB, DB).
 // Under the quantized numerics a product's activations are rounded as the
 // lane's q8 or q8x2 formats hold them (XQ, HQ: 0 f32, 1 or 2 words), each
-// block of 32 values at its own scale, and multiplied in f32.
+// block of 32 values at its own scale. With Q8_0 experts (WQ) the rounded
+// activations are held in those formats (a8, a8x2: common.cuh) and a 16-byte
+// chunk of a row is four dp4a a word, its integer sum scaled once
+// (gemv.cu's q8a8); with f32 experts they are multiplied in f32.
 //
 // Shapes: Wg, Wu (E, FF, D), Wd (E, D, FF) Q8_0 (WQ 1, rows of whole 32-value
 // blocks) or f32; bg, bu (E, FF), bd (E, D) f32; x (rows, D) f32; rt (rows,
-// E) f32; h (rows, K, FF) f32 scratch; y (rows, D) f32; rows = n or ROWS.
-// Launch: PHASE 0 grid (ceil(FF / 32), K, ROWS), block 256, smem 4 D:
-// block (u, j, t) computes units 32u .. 32u + 31 of row t's j-th expert, 4
-// a warp, x staged once in shared memory; a warp reads its 8 rows (4 gate,
-// 4 up) together, 16 bytes a lane a row, so that many loads are in flight.
-// PHASE 1 grid (ceil(D / 8), ROWS, 1), block 256, smem 4 K FF: row t's h
-// staged in shared memory, an output a warp, its kept experts' rows read
-// together.
+// E) f32; h (ROWS, K, FF) scratch, f32 or (WQ and HQ) format HQ; y (rows, D)
+// f32; rows = n or ROWS.
+// Launch: PHASE 0 grid (ceil(FF / 32), K, ROWS), block 256, smem 4 D (XQ
+// D + align16: XQ D bytes, D / 32 scales): block (u, j, t) computes units
+// 32u .. 32u + 31 of row t's j-th expert, 4 a warp, x staged once in shared
+// memory; a warp reads its 8 rows (4 gate, 4 up) together, 16 bytes a lane
+// a row, so that many loads are in flight. PHASE 1 grid (ceil(D / 8),
+// ROWS, 1), block 256, smem 4 K FF (none under WQ and HQ: h's quants are
+// read where they lie, the block's warps sharing them in L1): an output a
+// warp, its kept experts' rows read together.
 //
 // Parameters: Wg Wu Wd x rt bg bu bd n h y (PHASE 0 reads Wg, Wu, x, bg,
 // bu and writes h; PHASE 1 reads Wd, h, bd and writes y).
+
+// Q8_0 experts by activations held quantized: x staged (A8), h (H8).
+constexpr bool A8 = WQ && XQ, H8 = WQ && HQ;
 
 // x rounded as `words` int8 words a value at the scale of its warp's 32
 // values hold it (lib/quant.c act_quantize).
@@ -121,6 +129,52 @@ DEV float chunk_dot(const void *W, long rows, long cols, long r, long c, const f
     return acc;
 }
 
+// Q8_0 chunk w (16 values) . 16 values of an activation in format W (a8 or
+// a8x2) at q (its low words n bytes on), unscaled.
+template <int W> DEV float chunk_dot_a8(int4 w, const i8 *q, long n)
+{
+    float f = (float)dot16(w, *(const int4 *)q);
+    if (W == 2)
+        f += (float)dot16(w, *(const int4 *)(q + n)) * (1.0f / 254.0f);
+    return f;
+}
+
+// Units i0 .. i0 + 3 of expert ex, gate and up (Q8_0), by x staged in
+// format XQ (xq, its D / 32 scales xs): the warp's 8 rows read together,
+// 16 bytes a lane a row, each chunk's integer sums scaled once.
+DEV void up_a8(const Params &p, long ex, long i0, const i8 *xq, const float *xs, float *g, float *u)
+{
+    int lane = threadIdx.x & 31;
+    float ag[4] = {0.0f, 0.0f, 0.0f, 0.0f}, au[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const long rows = (long)E * FF;
+    const i8 *wg = (const i8 *)p.a[0], *wu = (const i8 *)p.a[1];
+    const u16 *sg = (const u16 *)(wg + align16(rows * D)), *su = (const u16 *)(wu + align16(rows * D));
+#pragma unroll 1
+    for (long c = lane; c < D / 16; c += 32) {
+        int4 g4[4], u4[4];
+        float gs[4], us[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            long r = ex * FF + i0 + k;
+            g4[k] = *(const int4 *)(wg + r * D + c * 16);
+            u4[k] = *(const int4 *)(wu + r * D + c * 16);
+            gs[k] = h2f(sg[r * (D / 32) + (c >> 1)]);
+            us[k] = h2f(su[r * (D / 32) + (c >> 1)]);
+        }
+        const float xsc = xs[c >> 1];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            ag[k] = fmaf(chunk_dot_a8<XQ>(g4[k], xq + c * 16, D), gs[k] * xsc, ag[k]);
+            au[k] = fmaf(chunk_dot_a8<XQ>(u4[k], xq + c * 16, D), us[k] * xsc, au[k]);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        g[k] = warp_sum(ag[k]);
+        u[k] = warp_sum(au[k]);
+    }
+}
+
 // Units i0 .. i0 + 3 of expert ex, gate and up (Q8_0): the warp's 8 rows
 // read together, 16 bytes a lane a row.
 DEV void up_q8(const Params &p, long ex, long i0, const float *xs, float *g, float *u)
@@ -160,9 +214,11 @@ DEV void up(const Params &p)
     const float *x = (const float *)p.a[3] + t * D;
     for (long c = w * 32; c < D; c += 256) {   // whole warps: D whole 32-value blocks when XQ
         float v = c + lane < D ? x[c + lane] : 0.0f;
-        if (XQ)
+        if (A8)
+            warp_quant(v, xs, D, c / 32, XQ);
+        else if (XQ)
             v = act_round(v, XQ);
-        if (c + lane < D)
+        if (!A8 && c + lane < D)
             xs[c + lane] = v;
     }
     __syncthreads();
@@ -172,7 +228,10 @@ DEV void up(const Params &p)
     long i0 = (long)blockIdx.x * 32 + w * 4;
     if (WQ) {   // FF whole 32-value blocks: the warp's four units all exist
         float g[4], u[4];
-        up_q8(p, ex, i0, xs, g, u);
+        if (A8)
+            up_a8(p, ex, i0, (const i8 *)xs, (const float *)((const char *)xs + align16(XQ * D)), g, u);
+        else
+            up_q8(p, ex, i0, xs, g, u);
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             long r = (long)ex * FF + i0 + k;
@@ -193,11 +252,57 @@ DEV void up(const Params &p)
     if (w == 0) {
         long i = (long)blockIdx.x * 32 + lane;
         float v = i < FF ? hs[lane] : 0.0f;
-        if (HQ)
-            v = act_round(v, HQ);   // FF whole 32-value blocks
-        if (i < FF)
+        if (H8)   // FF whole 32-value blocks
+            warp_quant(v, p.a[9], (long)ROWS * K * FF, ((t * K + j) * FF + i) / 32, HQ);
+        else if (HQ)
+            v = act_round(v, HQ);
+        if (!H8 && i < FF)
             ((float *)p.a[9])[(t * K + j) * FF + i] = v;
     }
+}
+
+// Output o = 8 blockIdx.x + warp of row t, h in format HQ where it lies
+// (the block's warps read the same h: L1 holds it after the first).
+DEV void down_a8(const Params &p, long t, const int *ids, const float *wts)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    long o = (long)blockIdx.x * 8 + w;
+    if (o >= D)
+        return;
+    const long n = (long)ROWS * K * FF, rows = (long)E * D;
+    const i8 *hq = (const i8 *)p.a[9], *wd = (const i8 *)p.a[2];
+    const float *hs = (const float *)((const char *)p.a[9] + align16(n * HQ)), *bd = (const float *)p.a[7];
+    const u16 *sd = (const u16 *)(wd + align16(rows * FF));
+    float part[K];
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        part[j] = 0.0f;
+    long r[K];   // an expert not kept reads expert 0's row, unused, so that no load waits on a branch
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        r[j] = (long)max(ids[j], 0) * D + o;
+#pragma unroll 1
+    for (long c = lane; c < FF / 16; c += 32) {
+        int4 w4[K];
+        float ws[K];
+#pragma unroll
+        for (int j = 0; j < K; j++) {
+            w4[j] = *(const int4 *)(wd + r[j] * FF + c * 16);
+            ws[j] = h2f(sd[r[j] * (FF / 32) + (c >> 1)]);
+        }
+#pragma unroll
+        for (int j = 0; j < K; j++) {
+            long at = (t * K + j) * FF + c * 16;
+            part[j] = fmaf(chunk_dot_a8<HQ>(w4[j], hq + at, n), ws[j] * hs[at >> 5], part[j]);
+        }
+    }
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (ids[j] >= 0)
+            acc = fmaf(wts[j], warp_sum(part[j]) + (DB ? bd[(long)ids[j] * D + o] : 0.0f), acc);
+    if (lane == 0)
+        ((float *)p.a[10])[t * D + o] = acc;
 }
 
 DEV void down(const Params &p)
@@ -211,6 +316,10 @@ DEV void down(const Params &p)
         return;
     kept_experts((const float *)p.a[4] + t * E, ids, wts);
     const float *h = (const float *)p.a[9] + t * K * FF, *bd = (const float *)p.a[7];
+    if (H8) {
+        down_a8(p, t, ids, wts);
+        return;
+    }
     if (FF % 4 == 0) {   // 16 bytes a thread, four loads in flight
         const float4 *h4 = (const float4 *)h;
         float4 *s4 = (float4 *)hsm;
@@ -253,7 +362,11 @@ DEV void down(const Params &p)
         ((float *)p.a[10])[t * D + o] = acc;
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) moe(const Params p)
+// Three blocks an SM (80 registers) but for the down product of many kept
+// experts, whose rows' loads, all in flight at once, want more registers.
+constexpr int MINB = PHASE == 1 && K > 4 ? 2 : 3;
+
+extern "C" __global__ void __launch_bounds__(256, MINB) moe(const Params p)
 {
     pdl_begin();
     if (PHASE == 0)

@@ -585,16 +585,17 @@ static int need_moe(Need *n)
             need(n, "bg", e * ff);
             need(n, "bu", e * ff);
         }
-        grid(n, cdiv(ff, 32), k, R);
-        n->out->smem = 4 * d;
+        grid(n, cdiv(ff, 32), k, R);   /* x staged: f32, or quantized (Q8_0 experts) */
+        long xq = C(n, "WQ") ? C(n, "XQ") : 0;
+        n->out->smem = xq ? ((xq * d + 15) & ~15L) + d / 8 : 4 * d;
         return 0;
     }
     need(n, "Wd", e * d * ff);
     if (C(n, "DB"))
         need(n, "bd", e * d);
     need(n, "y", R * d);
-    grid(n, cdiv(d, 8), R, 1);
-    n->out->smem = 4 * k * ff;
+    grid(n, cdiv(d, 8), R, 1);   /* h staged when f32; read where it lies when quantized */
+    n->out->smem = C(n, "WQ") && C(n, "HQ") ? 0 : 4 * k * ff;
     if (n->out->smem > 227 * 1024)
         return bad(n, "the kept experts' hidden values pass the shared memory of a block");
     return 0;
