@@ -12,8 +12,14 @@
 //
 // Shapes: x (rows, E) f32; b (E) f32; y (rows, E) f32, the unkept experts'
 // weights 0; rows = n or ROWS.
-// Launch: grid ROWS, block 256: a block a row, the row's scores in shared
-// memory, each of the K picks the block's best (a warp's, then the warps').
+// Launch: grid ROWS, block 32: a warp a row, with no barrier but the warp's
+// shuffles. Lane l holds c of experts l, l + 32, ... (NV of them) in
+// registers, and a bit each for those still in the running and those kept;
+// each of the K picks is the lane's best then the warp's (value, expert).
+// Each exponential is taken once (the sum's, kept for s); s is kept apart
+// from c only under BIAS.
+
+constexpr int NV = (E + 31) / 32;
 
 DEV double dwarp_max(double v)
 {
@@ -29,143 +35,151 @@ DEV double dwarp_sum(double v)
     return v;
 }
 
-// The best (value, index) over a warp, lanes without one holding index -1:
-// the larger value, ties to the lower index; or (WORST) the smaller value,
-// ties to the higher index.
-template <int WORST>
+// The best (value, expert) over the warp, lanes without one holding -1:
+// the larger value, ties to the lower expert.
 DEV void dbest(double &v, int &i)
 {
     for (int o = 16; o > 0; o >>= 1) {
         double ov = __shfl_xor_sync(0xffffffffu, v, o);
         int oi = __shfl_xor_sync(0xffffffffu, i, o);
-        bool better = WORST ? (ov < v || (ov == v && oi > i)) : (ov > v || (ov == v && oi < i));
-        if (oi >= 0 && (i < 0 || better))
+        if (oi >= 0 && (i < 0 || ov > v || (ov == v && oi < i)))
             v = ov, i = oi;
     }
 }
 
-// The best c[lo..lo + n) among keep, ties to the lower index; -1 when none.
-DEV int best_in(const double *c, const char *keep, int lo, int n, int skip)
+// The warp's best c among the experts whose bit is set in the lane's mask
+// (and, when g >= 0, in group g of gsz experts); -1 where none.
+DEV int best_of(const double *c, u32 mask, int g, int gsz, double &v)
 {
-    int b = -1;
-    for (int i = lo; i < lo + n; i++)
-        if (keep[i] && i != skip && (b < 0 || c[i] > c[b]))
-            b = i;
-    return b;
+    int lane = threadIdx.x & 31, bi = -1;
+    v = 0.0;
+#pragma unroll
+    for (int m = 0; m < NV; m++) {   // ascending experts: the first of equals stays
+        int i = lane + 32 * m;
+        if ((mask >> m & 1) && (g < 0 || i / gsz == g) && (bi < 0 || c[m] > v))
+            v = c[m], bi = i;
+    }
+    dbest(v, bi);
+    return bi;
 }
 
-// A block's max (MAX 1) or sum of v, in f64; every thread gets it. red holds
-// a value a warp.
-template <int MAX>
-DEV double block_dred(double v, double *red)
+// Clears from mask the experts of all but the TG best groups (c as in
+// best_of); gs holds GROUPS doubles and gk GROUPS flags of shared memory.
+DEV u32 keep_groups(const double *c, u32 mask, double *gs, char *gk)
 {
-    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    v = MAX ? dwarp_max(v) : dwarp_sum(v);
-    __syncthreads();
-    if (lane == 0)
-        red[w] = v;
-    __syncthreads();
-    v = lane < (int)(blockDim.x >> 5) ? red[lane] : (MAX ? -1.0 / 0.0 : 0.0);
-    return MAX ? dwarp_max(v) : dwarp_sum(v);
+    const int gsz = E / GROUPS;
+    int lane = threadIdx.x & 31;
+    for (int g = 0; g < GROUPS; g++) {
+        double v, v2;
+        int b1 = best_of(c, mask, g, gsz, v);
+        if (BIAS && gsz > 1) {
+            u32 m2 = mask;
+            if ((b1 & 31) == lane)
+                m2 &= ~(1u << (b1 >> 5));
+            best_of(c, m2, g, gsz, v2);
+            v += v2;
+        }
+        if (lane == 0) {
+            gs[g] = v;
+            gk[g] = 1;
+        }
+    }
+    __syncwarp();
+    for (int r = 0; r < GROUPS - TG; r++) {   // drop the worst, ties to the higher group
+        int w = -1;
+        for (int g = 0; g < GROUPS; g++)
+            if (gk[g] && (w < 0 || gs[g] <= gs[w]))
+                w = g;
+        __syncwarp();
+        if (lane == 0)
+            gk[w] = 0;
+        __syncwarp();
+    }
+#pragma unroll
+    for (int m = 0; m < NV; m++)
+        if (lane + 32 * m < E && !gk[(lane + 32 * m) / gsz])
+            mask &= ~(1u << m);
+    return mask;
 }
 
-extern "C" __global__ void __launch_bounds__(256) route(const Params p)
+extern "C" __global__ void __launch_bounds__(32) route(const Params p)
 {
-    __shared__ double s[E], c[E];
-    __shared__ char keep[E], kept[E];
-    __shared__ double gs[GROUPS], red[8], bv[8];
-    __shared__ int bx[8];
+    __shared__ double gs[GROUPS];
+    __shared__ char gk[GROUPS];
     pdl_begin();
     long t = blockIdx.x;
     if (t >= rows_of(p.a[2], ROWS))
         return;
     const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
-    int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, nt = blockDim.x;
-    double mx = -1.0 / 0.0;
-    for (int i = tid; i < E; i += nt) {
-        double v = x[i];
-        s[i] = SCORE == 1 ? 1.0 / (1.0 + exp(-v)) : v;
-        mx = fmax(mx, s[i]);
-    }
-    if (SCORE == 0) {
-        mx = block_dred<1>(mx, red);
-        double sum = 0;
-        for (int i = tid; i < E; i += nt)
-            sum += s[i] = exp(s[i] - mx);
-        sum = block_dred<0>(sum, red);
-        for (int i = tid; i < E; i += nt)
-            s[i] /= sum;
-    }
-    for (int i = tid; i < E; i += nt) {
-        c[i] = s[i] + (BIAS ? (double)b[i] : 0.0);
-        keep[i] = 1;
-        kept[i] = 0;
-    }
-    __syncthreads();
-    if (GROUPS > 1 && w == 0) {   // the first warp drops the groups
-        const int gsz = E / GROUPS;
-        for (int g = lane; g < GROUPS; g += 32) {
-            int b1 = best_in(c, keep, g * gsz, gsz, -1);
-            double sc = c[b1];
-            if (BIAS && gsz > 1)
-                sc += c[best_in(c, keep, g * gsz, gsz, b1)];
-            gs[g] = sc;
-        }
-        __syncwarp();
-        for (int r = 0; r < GROUPS - TG; r++) {   // drop the worst, ties to the higher group
-            double v = 0;
-            int wg = -1;
-            for (int g = lane; g < GROUPS; g += 32)
-                if (keep[g * gsz] && (wg < 0 || gs[g] <= v))
-                    v = gs[g], wg = g;
-            dbest<1>(v, wg);
-            for (int i = lane; i < gsz; i += 32)
-                keep[wg * gsz + i] = 0;
-            __syncwarp();
+    int lane = threadIdx.x & 31;
+    double c[NV], s[BIAS ? NV : 1], mx = -1.0 / 0.0;   // c: the logits, then s, then s + b
+    u32 live = 0, kept = 0;
+#pragma unroll
+    for (int m = 0; m < NV; m++) {
+        int i = lane + 32 * m;
+        c[m] = i < E ? (double)x[i] : 0.0;
+        if (i < E) {
+            live |= 1u << m;
+            mx = fmax(mx, c[m]);
         }
     }
-    __syncthreads();
-    for (int j = 0; j < K; j++) {   // the K best of the experts left: each warp's, then the block's
-        double v = 0;
-        int bi = -1;
-        for (int i = tid; i < E; i += nt)
-            if (keep[i] && (bi < 0 || c[i] > v))
-                v = c[i], bi = i;
-        dbest<0>(v, bi);
-        if (lane == 0) {
-            bv[w] = v;
-            bx[w] = bi;
-        }
-        __syncthreads();
-        if (w == 0) {
-            v = lane < (nt >> 5) ? bv[lane] : 0.0;
-            bi = lane < (nt >> 5) ? bx[lane] : -1;
-            dbest<0>(v, bi);
-            if (lane == 0 && bi >= 0) {
-                keep[bi] = 0;
-                kept[bi] = 1;
-            }
-        }
-        __syncthreads();
+    if (SCORE == 0) {   // each exponential once, all of them in flight together
+        mx = dwarp_max(mx);
+        double sum = 0.0;
+#pragma unroll
+        for (int m = 0; m < NV; m++)
+            if (live >> m & 1)
+                sum += c[m] = exp(c[m] - mx);
+        sum = dwarp_sum(sum);
+#pragma unroll
+        for (int m = 0; m < NV; m++)
+            c[m] /= sum;
     }
-    mx = -1.0 / 0.0;
-    for (int i = tid; i < E; i += nt)
-        if (kept[i])
-            mx = fmax(mx, s[i]);
-    mx = block_dred<1>(mx, red);
-    double sum = 0;
-    for (int i = tid; i < E; i += nt) {
-        c[i] = kept[i] ? (SCORE == 2 ? exp(s[i] - mx) : s[i]) : 0.0;
-        sum += c[i];
+#pragma unroll
+    for (int m = 0; m < NV; m++) {
+        if (SCORE == 1)
+            c[m] = 1.0 / (1.0 + exp(-c[m]));
+        if (BIAS) {
+            s[m] = c[m];
+            c[m] += live >> m & 1 ? (double)b[lane + 32 * m] : 0.0;
+        }
     }
-    sum = block_dred<0>(sum, red);
+    if (GROUPS > 1)
+        live = keep_groups(c, live, gs, gk);
+    for (int j = 0; j < K; j++) {   // the K best left
+        double v;
+        int bi = best_of(c, live, -1, 1, v);
+        if (bi >= 0 && (bi & 31) == lane) {
+            live &= ~(1u << (bi >> 5));
+            kept |= 1u << (bi >> 5);
+        }
+    }
+    double w[NV], mk = -1.0 / 0.0, ws = 0.0;
+#pragma unroll
+    for (int m = 0; m < NV; m++) {
+        w[m] = kept >> m & 1 ? (BIAS ? s[m] : c[m]) : 0.0;
+        if (kept >> m & 1)
+            mk = fmax(mk, w[m]);
+    }
+    if (SCORE == 2)
+        mk = dwarp_max(mk);
+#pragma unroll
+    for (int m = 0; m < NV; m++) {
+        if (SCORE == 2)
+            w[m] = kept >> m & 1 ? exp(w[m] - mk) : 0.0;
+        ws += w[m];
+    }
+    ws = dwarp_sum(ws);
     if (SCORE == 2) {   // the kept experts' softmax
-        double sum2 = 0;
-        for (int i = tid; i < E; i += nt)
-            sum2 += c[i] /= sum;
-        sum = block_dred<0>(sum2, red);
+        double ws2 = 0.0;
+#pragma unroll
+        for (int m = 0; m < NV; m++)
+            ws2 += w[m] /= ws;
+        ws = dwarp_sum(ws2);
     }
     float *y = (float *)p.a[3] + t * E;
-    for (int i = tid; i < E; i += nt)
-        y[i] = (float)(c[i] / (NORM ? sum : 1.0) * SCALE);
+#pragma unroll
+    for (int m = 0; m < NV; m++)
+        if (lane + 32 * m < E)
+            y[lane + 32 * m] = (float)(w[m] / (NORM ? ws : 1.0) * SCALE);
 }

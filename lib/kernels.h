@@ -92,7 +92,7 @@ K(CONV, "sconv", "conv.cu",
 K(ROUTE, "route", "route.cu",
   "E:i:1:1024 K:i:1:32 ROWS:i:1:65536 SCORE:i:0:2 BIAS:i:0:1 GROUPS:i:1:64 TG:i:1:64 NORM:i:0:1 "
   "SCALE:f:-1e30:1e30",
-  "x:tio:f32 b:wtio?:f32 n:z?:i32 y:tio:f32", 256)
+  "x:tio:f32 b:wtio?:f32 n:z?:i32 y:tio:f32", 32)
 
 K(MOE, "moe", "moe.cu",
   "PHASE:i:0:1 D:i:1:1048576 FF:i:1:1048576 E:i:1:1024 K:i:1:32 ROWS:i:1:65536 WQ:i:0:1 XQ:i:0:2 HQ:i:0:2 "
