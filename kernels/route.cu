@@ -12,14 +12,21 @@
 //
 // Shapes: x (rows, E) f32; b (E) f32; y (rows, E) f32, the unkept experts'
 // weights 0; rows = n or ROWS.
-// Launch: grid ROWS, block 32: a warp a row, with no barrier but the warp's
-// shuffles. Lane l holds c of experts l, l + 32, ... (NV of them) in
-// registers, and a bit each for those still in the running and those kept;
-// each of the K picks is the lane's best then the warp's (value, expert).
-// Each exponential is taken once (the sum's, kept for s); s is kept apart
-// from c only under BIAS.
+// Launch: grid ROWS, a block a row, in one of two ways (WARP: E at most
+// 256, where it was the faster on the H200; bench/NOTES.md run119-run120):
+// WARP: block 32, a warp a row with no barrier: lane l holds c of experts
+//   l, l + 32, ... (NW of them) in registers, a bit each for those still
+//   in the running and those kept; each of the K picks is the lane's best
+//   then the warp's (value, expert); each exponential once (the sum's,
+//   kept for s; s apart from c only under BIAS).
+// else: block 32 NW, a thread an expert, each exponential once and in
+//   parallel; each warp picks its own K best of its 32 by shuffles (in
+//   order, best first), then the first warp merges the NW sorted lists, a
+//   lane a list's head, K times the best head; maxima and sums the block's.
+// Either way the groups' drop is the first warp's.
 
-constexpr int NV = (E + 31) / 32;
+constexpr int NW = (E + 31) / 32;
+constexpr bool WARP = E <= 256;
 
 DEV double dwarp_max(double v)
 {
@@ -35,17 +42,79 @@ DEV double dwarp_sum(double v)
     return v;
 }
 
+// The block's max (MAX) or sum of v; every thread gets it. red: NW doubles.
+template <int MAX>
+DEV double block_red(double v, double *red)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    v = MAX ? dwarp_max(v) : dwarp_sum(v);
+    __syncthreads();
+    if (lane == 0)
+        red[w] = v;
+    __syncthreads();
+    v = lane < NW ? red[lane] : (MAX ? -1.0 / 0.0 : 0.0);
+    return MAX ? dwarp_max(v) : dwarp_sum(v);
+}
+
 // The best (value, expert) over the warp, lanes without one holding -1:
-// the larger value, ties to the lower expert.
+// the larger value, ties to the lower expert; or (WORST) the smaller, ties
+// to the higher.
+template <int WORST>
 DEV void dbest(double &v, int &i)
 {
     for (int o = 16; o > 0; o >>= 1) {
         double ov = __shfl_xor_sync(0xffffffffu, v, o);
         int oi = __shfl_xor_sync(0xffffffffu, i, o);
-        if (oi >= 0 && (i < 0 || ov > v || (ov == v && oi < i)))
+        bool better = WORST ? (ov < v || (ov == v && oi > i)) : (ov > v || (ov == v && oi < i));
+        if (oi >= 0 && (i < 0 || better))
             v = ov, i = oi;
     }
 }
+
+// The best of c[lo .. lo + n) still in keep, skipping expert skip, over
+// the warp (ties to the lower); -1 where none.
+DEV int warp_best_in(const double *c, const char *keep, int lo, int n, int skip, double &v)
+{
+    int bi = -1;
+    v = 0.0;
+    for (int i = lo + (threadIdx.x & 31); i < lo + n; i += 32)
+        if (keep[i] && i != skip && (bi < 0 || c[i] > v))
+            v = c[i], bi = i;
+    dbest<0>(v, bi);
+    return bi;
+}
+
+// The first warp drops the experts of all but the TG best groups from
+// keep (c and keep in shared memory; gs GROUPS doubles).
+DEV void keep_groups_block(const double *c, char *keep, double *gs)
+{
+    const int gsz = E / GROUPS;
+    int lane = threadIdx.x & 31;
+    for (int g = 0; g < GROUPS; g++) {
+        double v, v2;
+        int b1 = warp_best_in(c, keep, g * gsz, gsz, -1, v);
+        if (BIAS && gsz > 1) {
+            warp_best_in(c, keep, g * gsz, gsz, b1, v2);
+            v += v2;
+        }
+        if (lane == 0)
+            gs[g] = v;
+    }
+    __syncwarp();
+    for (int r = 0; r < GROUPS - TG; r++) {   // drop the worst, ties to the higher group
+        double v = 0.0;
+        int wg = -1;
+        for (int g = lane; g < GROUPS; g += 32)
+            if (keep[g * gsz] && (wg < 0 || gs[g] <= v))
+                v = gs[g], wg = g;
+        dbest<1>(v, wg);
+        for (int i = lane; i < gsz; i += 32)
+            keep[wg * gsz + i] = 0;
+        __syncwarp();
+    }
+}
+
+// ---- a warp a row (WARP) ----
 
 // The warp's best c among the experts whose bit is set in the lane's mask
 // (and, when g >= 0, in group g of gsz experts); -1 where none.
@@ -54,18 +123,18 @@ DEV int best_of(const double *c, u32 mask, int g, int gsz, double &v)
     int lane = threadIdx.x & 31, bi = -1;
     v = 0.0;
 #pragma unroll
-    for (int m = 0; m < NV; m++) {   // ascending experts: the first of equals stays
+    for (int m = 0; m < NW; m++) {   // ascending experts: the first of equals stays
         int i = lane + 32 * m;
         if ((mask >> m & 1) && (g < 0 || i / gsz == g) && (bi < 0 || c[m] > v))
             v = c[m], bi = i;
     }
-    dbest(v, bi);
+    dbest<0>(v, bi);
     return bi;
 }
 
 // Clears from mask the experts of all but the TG best groups (c as in
 // best_of); gs holds GROUPS doubles and gk GROUPS flags of shared memory.
-DEV u32 keep_groups(const double *c, u32 mask, double *gs, char *gk)
+DEV u32 keep_groups_warp(const double *c, u32 mask, double *gs, char *gk)
 {
     const int gsz = E / GROUPS;
     int lane = threadIdx.x & 31;
@@ -96,26 +165,23 @@ DEV u32 keep_groups(const double *c, u32 mask, double *gs, char *gk)
         __syncwarp();
     }
 #pragma unroll
-    for (int m = 0; m < NV; m++)
+    for (int m = 0; m < NW; m++)
         if (lane + 32 * m < E && !gk[(lane + 32 * m) / gsz])
             mask &= ~(1u << m);
     return mask;
 }
 
-extern "C" __global__ void __launch_bounds__(32) route(const Params p)
+// Row t's weights, a lane holding experts lane, lane + 32, ...
+DEV void route_warp(const Params &p, long t)
 {
     __shared__ double gs[GROUPS];
     __shared__ char gk[GROUPS];
-    pdl_begin();
-    long t = blockIdx.x;
-    if (t >= rows_of(p.a[2], ROWS))
-        return;
     const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
     int lane = threadIdx.x & 31;
-    double c[NV], s[BIAS ? NV : 1], mx = -1.0 / 0.0;   // c: the logits, then s, then s + b
+    double c[NW], s[BIAS ? NW : 1], mx = -1.0 / 0.0;   // c: the logits, then s, then s + b
     u32 live = 0, kept = 0;
 #pragma unroll
-    for (int m = 0; m < NV; m++) {
+    for (int m = 0; m < NW; m++) {
         int i = lane + 32 * m;
         c[m] = i < E ? (double)x[i] : 0.0;
         if (i < E) {
@@ -127,16 +193,16 @@ extern "C" __global__ void __launch_bounds__(32) route(const Params p)
         mx = dwarp_max(mx);
         double sum = 0.0;
 #pragma unroll
-        for (int m = 0; m < NV; m++)
+        for (int m = 0; m < NW; m++)
             if (live >> m & 1)
                 sum += c[m] = exp(c[m] - mx);
         sum = dwarp_sum(sum);
 #pragma unroll
-        for (int m = 0; m < NV; m++)
+        for (int m = 0; m < NW; m++)
             c[m] /= sum;
     }
 #pragma unroll
-    for (int m = 0; m < NV; m++) {
+    for (int m = 0; m < NW; m++) {
         if (SCORE == 1)
             c[m] = 1.0 / (1.0 + exp(-c[m]));
         if (BIAS) {
@@ -145,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(32) route(const Params p)
         }
     }
     if (GROUPS > 1)
-        live = keep_groups(c, live, gs, gk);
+        live = keep_groups_warp(c, live, gs, gk);
     for (int j = 0; j < K; j++) {   // the K best left
         double v;
         int bi = best_of(c, live, -1, 1, v);
@@ -154,9 +220,9 @@ extern "C" __global__ void __launch_bounds__(32) route(const Params p)
             kept |= 1u << (bi >> 5);
         }
     }
-    double w[NV], mk = -1.0 / 0.0, ws = 0.0;
+    double w[NW], mk = -1.0 / 0.0, ws = 0.0;
 #pragma unroll
-    for (int m = 0; m < NV; m++) {
+    for (int m = 0; m < NW; m++) {
         w[m] = kept >> m & 1 ? (BIAS ? s[m] : c[m]) : 0.0;
         if (kept >> m & 1)
             mk = fmax(mk, w[m]);
@@ -164,7 +230,7 @@ extern "C" __global__ void __launch_bounds__(32) route(const Params p)
     if (SCORE == 2)
         mk = dwarp_max(mk);
 #pragma unroll
-    for (int m = 0; m < NV; m++) {
+    for (int m = 0; m < NW; m++) {
         if (SCORE == 2)
             w[m] = kept >> m & 1 ? exp(w[m] - mk) : 0.0;
         ws += w[m];
@@ -173,13 +239,100 @@ extern "C" __global__ void __launch_bounds__(32) route(const Params p)
     if (SCORE == 2) {   // the kept experts' softmax
         double ws2 = 0.0;
 #pragma unroll
-        for (int m = 0; m < NV; m++)
+        for (int m = 0; m < NW; m++)
             ws2 += w[m] /= ws;
         ws = dwarp_sum(ws2);
     }
     float *y = (float *)p.a[3] + t * E;
 #pragma unroll
-    for (int m = 0; m < NV; m++)
+    for (int m = 0; m < NW; m++)
         if (lane + 32 * m < E)
             y[lane + 32 * m] = (float)(w[m] / (NORM ? ws : 1.0) * SCALE);
+}
+
+// ---- a thread an expert ----
+
+// Row t's weights, a thread an expert.
+DEV void route_block(const Params &p, long t)
+{
+    __shared__ double c[GROUPS > 1 ? E : 1], gs[GROUPS], red[NW], lv[NW][K];
+    __shared__ char keep[GROUPS > 1 ? E : 1], kept[E];
+    __shared__ int li[NW][K];
+    const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
+    const int i = threadIdx.x, lane = i & 31, w = i >> 5;
+    const bool in = i < E;
+    double s = in ? (double)x[i] : -1.0 / 0.0;
+    if (SCORE == 0) {
+        double mx = block_red<1>(s, red);
+        double e = in ? exp(s - mx) : 0.0;
+        s = e / block_red<0>(e, red);
+    }
+    if (SCORE == 1)
+        s = 1.0 / (1.0 + exp(-s));
+    double ci = s + (BIAS && in ? (double)b[i] : 0.0);
+    bool live = in;
+    if (GROUPS > 1) {
+        if (in) {
+            c[i] = ci;
+            keep[i] = 1;
+        }
+        __syncthreads();
+        if (w == 0)
+            keep_groups_block(c, keep, gs);
+        __syncthreads();
+        live = in && keep[i];
+    }
+    // each warp's K best of its own, in order
+    for (int j = 0; j < K; j++) {
+        double v = ci;
+        int bi = live ? i : -1;
+        dbest<0>(v, bi);
+        if (bi == i)
+            live = false;
+        if (lane == 0) {
+            lv[w][j] = v;
+            li[w][j] = bi;
+        }
+    }
+    if (in)
+        kept[i] = 0;
+    __syncthreads();
+    if (w == 0) {   // the K best of the warps' lists: a lane a list's head
+        int at = 0;
+        for (int j = 0; j < K; j++) {
+            double v = 0.0;
+            int bi = lane < NW && at < K ? li[lane][at] : -1;
+            if (bi >= 0)
+                v = lv[lane][at];
+            int mine = bi;
+            dbest<0>(v, bi);
+            if (bi >= 0 && bi == mine)
+                at++;
+            if (lane == 0 && bi >= 0)
+                kept[bi] = 1;
+        }
+    }
+    __syncthreads();
+    const bool k = in && kept[i];
+    double wt = k ? s : 0.0;
+    if (SCORE == 2) {   // the kept experts' softmax
+        double mk = block_red<1>(k ? s : -1.0 / 0.0, red);
+        wt = k ? exp(s - mk) : 0.0;
+        wt /= block_red<0>(wt, red);
+    }
+    double ws = NORM ? block_red<0>(wt, red) : 1.0;
+    if (in)
+        ((float *)p.a[3])[t * E + i] = (float)(wt / ws * SCALE);
+}
+
+extern "C" __global__ void __launch_bounds__(WARP ? 32 : 1024) route(const Params p)
+{
+    pdl_begin();
+    long t = blockIdx.x;
+    if (t >= rows_of(p.a[2], ROWS))
+        return;
+    if (WARP)
+        route_warp(p, t);
+    else
+        route_block(p, t);
 }

@@ -563,6 +563,7 @@ static int need_route(Need *n)
         need(n, "b", e);
     need(n, "y", R * e);
     grid(n, R, 1, 1);
+    n->out->block = e <= 256 ? 32 : (int)(32 * cdiv(e, 32));   /* a warp a row, or a thread an expert */
     return 0;
 }
 

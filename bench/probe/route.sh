@@ -11,7 +11,8 @@ for ek in "32 4" "64 6" "128 8" "256 8" "512 1" "512 4" "512 10" "1024 10"; do
     "$bin/logos-bench" --synthetic 1 /tmp/route.$1.$2.plan 2>&1 | grep -E '^ +[0-9]+ +route' | head -1
     echo
 done
-# the widest's own time and instructions, where ncu is there
+# with ROUTE_NCU=1, the widest's own time and instructions (ncu)
+[ "${ROUTE_NCU:-0}" = 1 ] || exit 0
 command -v ncu >/dev/null 2>&1 || PATH=$PATH:/usr/local/cuda/bin
 if command -v ncu >/dev/null 2>&1; then
     ncu -k route -c 1 --metrics gpu__time_duration.sum,sm__inst_executed.sum,smsp__average_warp_latency_per_inst_issued.ratio,smsp__pcsamp_warps_issue_stalled_long_scoreboard,launch__registers_per_thread \

@@ -227,6 +227,12 @@ static const Case cases[] = {
      "weight ed : q8[16,128,64]\nout rt : f32[16]\nout y : f32[128]\n"
      "rt = route(lg, sb, k=4, score=sigmoid, groups=4, topk_groups=2, norm=1, scale=2.5)\n"
      "y = moe(x, rt, eg, eu, ed, act=gelu_tanh)\n", 3, 0},
+    {"route softmax of 160 in 8 groups of 20 (groups across warps), top 6 of 3 groups, 5 rows",
+     "size T\nin lg : f32[T,160]\nout rt : f32[T,160]\nrt = route(lg, k=6, score=softmax, groups=8, topk_groups=3)\n", 2,
+     0},
+    {"route sigmoid of 256 in 8 groups, selection bias, top 8 of 4 groups, norm, scale",
+     "in lg : f32[256]\nweight sb : f32[256]\nout rt : f32[256]\n"
+     "rt = route(lg, sb, k=8, score=sigmoid, groups=8, topk_groups=4, norm=1, scale=2.5)\n", 2, 0},
     {"route topk_softmax; moe gpt-oss, biases, f32 experts, 5 rows",
      "size T\nin x : f32[T,96]\nin lg : f32[T,4]\nweight eg : f32[4,48,96]\nweight eu : f32[4,48,96]\n"
      "weight ed : f32[4,96,48]\nweight egb : f32[4,48]\nweight eub : f32[4,48]\nweight edb : f32[4,96]\n"
