@@ -315,11 +315,11 @@ DEV void down(const Params &p)
     if (t >= rows_of(p.a[8], ROWS))
         return;
     kept_experts((const float *)p.a[4] + t * E, ids, wts);
-    const float *h = (const float *)p.a[9] + t * K * FF, *bd = (const float *)p.a[7];
     if (H8) {
         down_a8(p, t, ids, wts);
         return;
     }
+    const float *h = (const float *)p.a[9] + t * K * FF, *bd = (const float *)p.a[7];
     if (FF % 4 == 0) {   // 16 bytes a thread, four loads in flight
         const float4 *h4 = (const float4 *)h;
         float4 *s4 = (float4 *)hsm;

@@ -71,48 +71,60 @@ DEV void dbest(double &v, int &i)
     }
 }
 
-// The best of c[lo .. lo + n) still in keep, skipping expert skip, over
-// the warp (ties to the lower); -1 where none.
-DEV int warp_best_in(const double *c, const char *keep, int lo, int n, int skip, double &v)
+// The first warp keeps in gk (GROUPS flags) the TG best of the groups'
+// scores gs, dropping the worst first, ties to the higher group (both in
+// shared memory).
+DEV void drop_groups(const double *gs, char *gk)
+{
+    int lane = threadIdx.x & 31;
+    for (int g = lane; g < GROUPS; g += 32)
+        gk[g] = 1;
+    __syncwarp();
+    for (int r = 0; r < GROUPS - TG; r++) {
+        double v = 0.0;
+        int wg = -1;
+        for (int g = lane; g < GROUPS; g += 32)
+            if (gk[g] && (wg < 0 || gs[g] <= v))
+                v = gs[g], wg = g;
+        dbest<1>(v, wg);
+        if (lane == 0)
+            gk[wg] = 0;
+        __syncwarp();
+    }
+}
+
+// The best of c[lo .. lo + n), skipping expert skip, over the warp (ties
+// to the lower); -1 where none.
+DEV int warp_best_in(const double *c, int lo, int n, int skip, double &v)
 {
     int bi = -1;
     v = 0.0;
     for (int i = lo + (threadIdx.x & 31); i < lo + n; i += 32)
-        if (keep[i] && i != skip && (bi < 0 || c[i] > v))
+        if (i != skip && (bi < 0 || c[i] > v))
             v = c[i], bi = i;
     dbest<0>(v, bi);
     return bi;
 }
 
-// The first warp drops the experts of all but the TG best groups from
-// keep (c and keep in shared memory; gs GROUPS doubles).
-DEV void keep_groups_block(const double *c, char *keep, double *gs)
+// The first warp: gk as drop_groups leaves it, the groups' scores from c
+// in shared memory (gs GROUPS doubles).
+DEV void keep_groups_block(const double *c, double *gs, char *gk)
 {
     const int gsz = E / GROUPS;
-    int lane = threadIdx.x & 31;
     for (int g = 0; g < GROUPS; g++) {
         double v, v2;
-        int b1 = warp_best_in(c, keep, g * gsz, gsz, -1, v);
+        int b1 = warp_best_in(c, g * gsz, gsz, -1, v);
         if (BIAS && gsz > 1) {
-            warp_best_in(c, keep, g * gsz, gsz, b1, v2);
+            warp_best_in(c, g * gsz, gsz, b1, v2);
             v += v2;
         }
-        if (lane == 0)
+        if ((threadIdx.x & 31) == 0)
             gs[g] = v;
     }
     __syncwarp();
-    for (int r = 0; r < GROUPS - TG; r++) {   // drop the worst, ties to the higher group
-        double v = 0.0;
-        int wg = -1;
-        for (int g = lane; g < GROUPS; g += 32)
-            if (keep[g * gsz] && (wg < 0 || gs[g] <= v))
-                v = gs[g], wg = g;
-        dbest<1>(v, wg);
-        for (int i = lane; i < gsz; i += 32)
-            keep[wg * gsz + i] = 0;
-        __syncwarp();
-    }
+    drop_groups(gs, gk);
 }
+
 
 // ---- a warp a row (WARP) ----
 
@@ -132,7 +144,7 @@ DEV int best_of(const double *c, u32 mask, int g, int gsz, double &v)
     return bi;
 }
 
-// Clears from mask the experts of all but the TG best groups (c as in
+// Clears from mask the experts of the groups drop_groups drops (c as in
 // best_of); gs holds GROUPS doubles and gk GROUPS flags of shared memory.
 DEV u32 keep_groups_warp(const double *c, u32 mask, double *gs, char *gk)
 {
@@ -148,22 +160,11 @@ DEV u32 keep_groups_warp(const double *c, u32 mask, double *gs, char *gk)
             best_of(c, m2, g, gsz, v2);
             v += v2;
         }
-        if (lane == 0) {
+        if (lane == 0)
             gs[g] = v;
-            gk[g] = 1;
-        }
     }
     __syncwarp();
-    for (int r = 0; r < GROUPS - TG; r++) {   // drop the worst, ties to the higher group
-        int w = -1;
-        for (int g = 0; g < GROUPS; g++)
-            if (gk[g] && (w < 0 || gs[g] <= gs[w]))
-                w = g;
-        __syncwarp();
-        if (lane == 0)
-            gk[w] = 0;
-        __syncwarp();
-    }
+    drop_groups(gs, gk);
 #pragma unroll
     for (int m = 0; m < NW; m++)
         if (lane + 32 * m < E && !gk[(lane + 32 * m) / gsz])
@@ -256,7 +257,7 @@ DEV void route_warp(const Params &p, long t)
 DEV void route_block(const Params &p, long t)
 {
     __shared__ double c[GROUPS > 1 ? E : 1], gs[GROUPS], red[NW], lv[NW][K];
-    __shared__ char keep[GROUPS > 1 ? E : 1], kept[E];
+    __shared__ char gk[GROUPS], kept[E];
     __shared__ int li[NW][K];
     const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
     const int i = threadIdx.x, lane = i & 31, w = i >> 5;
@@ -272,15 +273,13 @@ DEV void route_block(const Params &p, long t)
     double ci = s + (BIAS && in ? (double)b[i] : 0.0);
     bool live = in;
     if (GROUPS > 1) {
-        if (in) {
+        if (in)
             c[i] = ci;
-            keep[i] = 1;
-        }
         __syncthreads();
         if (w == 0)
-            keep_groups_block(c, keep, gs);
+            keep_groups_block(c, gs, gk);
         __syncthreads();
-        live = in && keep[i];
+        live = in && gk[i / (E / GROUPS)];
     }
     // each warp's K best of its own, in order
     for (int j = 0; j < K; j++) {

@@ -588,7 +588,7 @@ static int need_moe(Need *n)
         }
         grid(n, cdiv(ff, 32), k, R);   /* x staged: f32, or quantized (Q8_0 experts) */
         long xq = C(n, "WQ") ? C(n, "XQ") : 0;
-        n->out->smem = xq ? ((xq * d + 15) & ~15L) + d / 8 : 4 * d;
+        n->out->smem = etype_bytes(xq == 2 ? ET_A8X2 : xq ? ET_A8 : ET_F32, d);
         return 0;
     }
     need(n, "Wd", e * d * ff);
