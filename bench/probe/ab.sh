@@ -11,12 +11,13 @@ a=$1 b=$2
 shift 2
 out=${OUT:-/tmp}
 for s in "$@"; do
+    t=$(echo "$s" | tr / -)
     for side in A B; do
         if [ $side = A ]; then bin=$a; else bin=$b; fi
         "$bin/logos-author" decode_step "examples/$s.yaml" |
-            "$bin/logos-fuse" --numerics "${AB_NUMERICS:-q8}" >"$out/ab.$s.$side.plan" || exit 1
-        "$bin/logos-bench" --synthetic 1 --pos "${AB_POS:-512}" --launch-reps 5 "$out/ab.$s.$side.plan" >"$out/ab.$s.$side" 2>&1
+            "$bin/logos-fuse" --numerics "${AB_NUMERICS:-q8}" >"$out/ab.$t.$side.plan" || exit 1
+        "$bin/logos-bench" --synthetic 1 --pos "${AB_POS:-512}" --launch-reps 5 "$out/ab.$t.$side.plan" >"$out/ab.$t.$side" 2>&1
         printf '%s %s: ' "$s" "$side"
-        grep -E '^ *[0-9]+ +[0-9]' "$out/ab.$s.$side" | head -1
+        grep -E '^ *[0-9]+ +[0-9]' "$out/ab.$t.$side" | head -1
     done
 done
