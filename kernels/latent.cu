@@ -25,7 +25,11 @@
 // warps. One busy chunk: it applies Wv a row a warp. Several: each leaves
 // (m, l, c[LORA]) in part, and the last to finish (cnt counts them) merges
 // them, applies Wv and sets its count back to 0. Every product is f32, as
-// the reference's.
+// the reference's. Before it waits for the launch before (programmatic
+// dependent launch), a block loads its warps' rows of Wk (fold_load) and
+// asks L2 for its share of the head's Wv and for its first round of cache
+// rows, so that after the wait its chain is the query's load, the
+// arithmetic and L2's latency.
 
 #define KL ((LORA + 31) / 32)   // latent values a lane
 #define KR ((ROPE + 31) / 32)   // rotated key values a lane
@@ -49,36 +53,83 @@ DEV long ctx_rows(const Params &p, long t)
 // u = qn . Wk[h * NOPE .. + NOPE, :], the query folded through the key
 // half of the expansion. Q8_0 rows of whole 16-value segments: warp w takes
 // rows w, w + 8, ..., lane j the segments j, j + 32, ... of each, 16 bytes
-// a load, eight rows' loads in flight; the warps' sums meet in scr (8 LORA
-// floats). Otherwise a value of u a thread, sixteen rows' loads in flight.
-DEV void fold(const Params &p, long h, const float *qn, float *u, float *scr)
+// a load; the warps' sums meet in scr (8 LORA floats). Where a warp's
+// segments are at most 16 loads a lane (PRE: DeepSeek-V2's 16 rows of 512)
+// they are loaded by fold_load before the block waits for the launch
+// before (the weights do not depend on it), so the fold after the wait is
+// arithmetic alone; otherwise eight rows' loads in flight in the loop.
+// Not Q8_0 or not whole segments: a value of u a thread, sixteen rows'
+// loads in flight.
+constexpr int SEG = LORA / 16, SL = (SEG + 31) / 32, RPW = (NOPE + 7) / 8;
+constexpr bool QSEG = KQ && LORA % 16 == 0, PRE = QSEG && RPW * SL <= 16;
+struct FoldW {
+    int4 v[PRE ? RPW * SL : 1];
+    float d[PRE ? RPW * SL : 1];
+};
+
+DEV const i8 *wk_q(const Params &p)
+{
+    return (const i8 *)p.a[3];
+}
+
+DEV const u16 *wk_s(const Params &p)
+{
+    return (const u16 *)((const char *)p.a[3] + align16((long)NH * NOPE * LORA));
+}
+
+DEV void fold_load(const Params &p, long h, FoldW &fw)
+{
+    if (!PRE)
+        return;
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < RPW; k++)
+#pragma unroll
+        for (int s = 0; s < SL; s++) {
+            long i = w + 8L * k, r = h * NOPE + i;
+            int seg = lane + 32 * s, on = i < NOPE && seg < SEG;
+            fw.v[k * SL + s] = on ? *((const int4 *)(wk_q(p) + r * LORA) + seg) : make_int4(0, 0, 0, 0);
+            fw.d[k * SL + s] = on ? h2f(wk_s(p)[(r * LORA) / 32 + seg / 2]) : 0.0f;
+        }
+}
+
+// One row's segments into the lane's sums.
+DEV void fold_row(float part[SL][16], int s, float d, int4 v)
+{
+    const i8 *b = (const i8 *)&v;
+#pragma unroll
+    for (int j = 0; j < 16; j++)
+        part[s][j] = fmaf(d, (float)b[j], part[s][j]);
+}
+
+DEV void fold(const Params &p, long h, const FoldW &fw, const float *qn, float *u, float *scr)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    if (KQ && LORA % 16 == 0) {
-        constexpr int SEG = LORA / 16, SL = (SEG + 31) / 32;
-        const i8 *W = (const i8 *)p.a[3];
-        const u16 *S = (const u16 *)((const char *)p.a[3] + align16((long)NH * NOPE * LORA));
+    if (QSEG) {
         float part[SL][16];
 #pragma unroll
         for (int s = 0; s < SL; s++)
 #pragma unroll
             for (int j = 0; j < 16; j++)
                 part[s][j] = 0.0f;
+        if (PRE) {
+#pragma unroll
+            for (int k = 0; k < RPW; k++)
+#pragma unroll
+                for (int s = 0; s < SL; s++)
+                    if (w + 8 * k < NOPE)
+                        fold_row(part, s, qn[w + 8 * k] * fw.d[k * SL + s], fw.v[k * SL + s]);
+        } else {
 #pragma unroll 8
-        for (long i = w; i < NOPE; i += 8) {
-            long r = h * NOPE + i;
-            float q = qn[i];
+            for (long i = w; i < NOPE; i += 8) {
+                long r = h * NOPE + i;
 #pragma unroll
-            for (int s = 0; s < SL; s++) {
-                int seg = lane + 32 * s;
-                if (seg >= SEG)
-                    continue;
-                int4 v = *((const int4 *)(W + r * LORA) + seg);
-                float d = q * h2f(S[(r * LORA) / 32 + seg / 2]);
-                const i8 *b = (const i8 *)&v;
-#pragma unroll
-                for (int j = 0; j < 16; j++)
-                    part[s][j] = fmaf(d, (float)b[j], part[s][j]);
+                for (int s = 0; s < SL; s++) {
+                    int seg = lane + 32 * s;
+                    if (seg < SEG)
+                        fold_row(part, s, qn[i] * h2f(wk_s(p)[(r * LORA) / 32 + seg / 2]),
+                                 *((const int4 *)(wk_q(p) + r * LORA) + seg));
+                }
             }
         }
 #pragma unroll
@@ -107,6 +158,20 @@ DEV void fold(const Params &p, long h, const float *qn, float *u, float *scr)
     }
 }
 
+// Block (h, c) of the head's SPLIT asks L2 for its share of the head's
+// value half (Q8_0: its VD rows and their scales, each contiguous), so the
+// one block that applies it finds it there.
+DEV void wv_warm(const Params &p, long h, long c)
+{
+    if (!VQ)
+        return;
+    const char *q = (const char *)p.a[4] + h * VD * LORA;
+    const char *s = (const char *)p.a[4] + align16((long)NH * VD * LORA) + h * VD * (LORA / 32) * 2;
+    long lq = (VD * LORA + 127) / 128, ls = (VD * (LORA / 32) * 2 + 127) / 128;
+    for (long i = c * blockDim.x + threadIdx.x; i < lq + ls; i += (long)SPLIT * blockDim.x)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(i < lq ? q + 128 * i : s + 128 * (i - lq)));
+}
+
 // y[t, h, :] = Wv[h] . c (c: LORA values in shared memory), a row a warp:
 // Q8_0 rows 16 bytes a lane a load, four rows' loads in flight; otherwise a
 // value a lane.
@@ -115,7 +180,6 @@ DEV void expand(const Params &p, long t, long h, const float *c)
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     float *y = (float *)p.a[7] + (t * NH + h) * VD;
     if (VQ && LORA % 16 == 0) {
-        constexpr int SEG = LORA / 16, SL = (SEG + 31) / 32;
         const i8 *W = (const i8 *)p.a[4];
         const u16 *S = (const u16 *)((const char *)p.a[4] + align16((long)NH * VD * LORA));
 #pragma unroll 4
@@ -151,13 +215,35 @@ DEV void expand(const Params &p, long t, long h, const float *c)
     }
 }
 
+// And its first round of cache rows (8 RB rows from the chunk's start),
+// from where the positions say before the wait: a hint only (a row the
+// launch before writes is read after the wait, through L2, which holds
+// the latest).
+DEV void rows_warm(const Params &p, long t, long c)
+{
+    long n = ctx_rows(p, t);
+    n = n < NCTX ? n : NCTX;
+    long chunk = (n + SPLIT - 1) / SPLIT > CHUNK ? (n + SPLIT - 1) / SPLIT : CHUNK, j0 = c * chunk;
+    long j1 = j0 + 8L * RB < n ? j0 + 8L * RB : n;
+    const char *b = (const char *)p.a[2] + j0 * (LORA + ROPE) * 4;
+    long lines = ((j1 - j0) * (LORA + ROPE) * 4 + 127) / 128;
+    for (long i = threadIdx.x; i < lines; i += blockDim.x)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(b + 128 * i));
+}
+
 extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
 {
     extern __shared__ float sm[];
     float *qn = sm, *u = qn + NOPE, *c = u + LORA, *wm = c + LORA, *wl = wm + 8, *wacc = wl + 8;
     float *ek = wacc + 8 * LORA;   // the chunks' weights and sums (the merging block)
-    pdl_begin();
     long h = blockIdx.x, cb = blockIdx.y, t = blockIdx.z;
+    FoldW fw;
+    fold_load(p, h, fw);   // before the wait: the weights do not depend on the launch before
+    if (t == 0)
+        wv_warm(p, h, cb);
+    if (t < rows_of(p.a[6], ROWS))
+        rows_warm(p, t, cb);
+    pdl_begin();
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     if (t >= rows_of(p.a[6], ROWS))
         return;
@@ -173,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
     for (long i = threadIdx.x; i < NOPE; i += blockDim.x)
         qn[i] = qr[i];
     __syncthreads();
-    fold(p, h, qn, u, wacc);
+    fold(p, h, fw, qn, u, wacc);
     __syncthreads();
     float ur[KL], acc[KL], qk[KR], m = NEG_INF, sum = 0.0f;
 #pragma unroll
