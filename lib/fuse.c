@@ -131,7 +131,7 @@ static Group *new_group(Fz *f, int kind, int node)
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)
-        gr->rope[i] = gr->rx[i] = gr->rnorm[i] = gr->rwrite[i] = -1;
+        gr->rope[i] = gr->rx[i] = gr->rnorm[i] = gr->rwrite[i] = gr->rya[i] = -1;
     return gr;
 }
 
@@ -415,6 +415,44 @@ static int write_of(const Fz *f, int k, int pos)
     return u;
 }
 
+static int is_output(const Fz *f, int k);
+
+/* The node a view chain from k ends at, when each view on the way is read
+ * by the next alone (u the chain's one reader): the slice a part may read
+ * in place; -1 else. */
+static int slice_under(const Fz *f, int k, int u)
+{
+    while (N(f, k)->op == OP_RESHAPE) {
+        if (only_use(f, k) != u)
+            return -1;
+        u = k;
+        k = N(f, k)->args[0];
+    }
+    return N(f, k)->op == OP_SLICE && only_use(f, k) == u && free_node(f, k) && !is_output(f, k) ? k : -1;
+}
+
+/* A rope part's input x (read by u alone), of heads h of w values: a slice
+ * of the last dimension is read in place where each of its rows is one
+ * head (w its width) or a whole row of heads (h w its width), and taken. */
+static void part_read(Fz *f, Group *gr, int x, int u, long h, long w)
+{
+    int s = slice_under(f, x, u);
+    if (s < 0)
+        return;
+    long n = last_dim(&N(f, s)->ty);
+    if (n != w && n != h * w)
+        return;
+    take(f, gr, s);
+    gr->rin_place = 1;
+    fuse_note(f, s, "rule rope_append: the rope's launch reads %s's values from %ld in place, not a copy",
+              stmt_name(f, view_root(f->g, N(f, s)->args[0])), (long)attr_num(N(f, s)->e, "at", 0));
+}
+
+static long part_heads(const Type *t, int flat)
+{
+    return flat || t->rank < 2 ? 1 : t->d[t->rank - 2].n;
+}
+
 static void rope_part(Fz *f, Group *gr, int r)
 {
     int p = gr->rparts++;
@@ -431,6 +469,7 @@ static void rope_part(Fz *f, Group *gr, int r)
         took(f, RU_ROPE_APPEND);
     }
     gr->rx[p] = x;
+    part_read(f, gr, x, gr->rnorm[p] >= 0 ? gr->rnorm[p] : r, part_heads(&N(f, x)->ty, 0), last_dim(&N(f, x)->ty));
     int w = write_of(f, r, gr->pos);
     if (w >= 0) {
         take(f, gr, w);
@@ -438,6 +477,80 @@ static void rope_part(Fz *f, Group *gr, int r)
         fuse_note(f, w, "rule rope_append: rope and the append to %s are one op", f->p->decls[N(f, w)->decl].name);
         took(f, RU_ROPE_APPEND);
     }
+}
+
+/* The norm a concat's operand k is, when the rope's launch can take it
+ * as a part's per-head norm (a row of at most 1024 values, read by the
+ * concat alone, its eps and offset those of the group's other norms); -1
+ * else. */
+static int concat_norm(const Fz *f, const Group *gr, int k, int c)
+{
+    const GNode *n = N(f, k);
+    if (n->op != OP_RMSNORM || only_use(f, k) != c || !free_node(f, k) || is_output(f, k) ||
+        (n->nargs > 1 && !is_decl_of(f, n->args[1], D_WEIGHT)) || last_dim(&n->ty) > 1024)
+        return -1;
+    for (int p = 0; p < gr->rparts; p++)
+        if (gr->rnorm[p] >= 0 && (attr_num(N(f, gr->rnorm[p])->e, "eps", 0) != attr_num(n->e, "eps", 0) ||
+                                  attr_num(N(f, gr->rnorm[p])->e, "offset", 0) != attr_num(n->e, "offset", 0)))
+            return -1;
+    return k;
+}
+
+/* rope_append for a row made of parts: a turned part that is one operand
+ * of a concat appended at the group's positions (DeepSeek-V2's latent row:
+ * the normed latent, then the turned shared key) writes its place in the
+ * state's row, and each other operand (a value, or a norm of one) joins
+ * the launch as a part of its own written to its place: no copies. */
+static int rope_concat(Fz *f, Group *gr)
+{
+    for (int p = 0; p < gr->rparts; p++) {
+        if (gr->rwrite[p] >= 0)
+            continue;
+        int v = gr->rope[p], c = only_use(f, v);
+        while (c >= 0 && N(f, c)->op == OP_RESHAPE)
+            v = c, c = only_use(f, c);
+        if (c < 0 || N(f, c)->op != OP_CONCAT || !free_node(f, c) || is_output(f, c))
+            continue;
+        const GNode *cn = N(f, c);
+        int w = write_of(f, c, gr->pos), ok = w >= 0 && gr->rparts + cn->nargs - 1 <= 3;
+        for (int i = 0; ok && i < cn->nargs; i++) {
+            const GNode *a = N(f, cn->args[i]);
+            ok = cn->args[i] == v || (free_node(f, cn->args[i]) && a->ty.rank == cn->ty.rank &&
+                                      last_dim(&a->ty) <= 1024 && a->op != OP_ROPE);
+        }
+        if (!ok)
+            continue;
+        take(f, gr, c);
+        take(f, gr, w);
+        gr->rin_place = 1;
+        long at = 0;
+        for (int i = 0; i < cn->nargs; i++) {
+            int k = cn->args[i];
+            if (k == v) {
+                gr->rwrite[p] = w;
+                gr->rya[p] = (int)at;
+            } else {
+                int q = gr->rparts++, nm = concat_norm(f, gr, k, c);
+                gr->rflat[q] = 1;
+                gr->rnorm[q] = nm;
+                if (nm >= 0) {
+                    take(f, gr, nm);
+                    k = N(f, nm)->args[0];
+                    took(f, RU_ROPE_APPEND);
+                }
+                gr->rx[q] = k;
+                gr->rwrite[q] = w;
+                gr->rya[q] = (int)at;
+                part_read(f, gr, k, nm >= 0 ? nm : c, 1, last_dim(&N(f, k)->ty));
+            }
+            at += last_dim(&N(f, k)->ty);
+        }
+        fuse_note(f, w, "rule rope_append: the rope's launch writes each part of %s into its place in %s's row",
+                  stmt_name(f, c), f->p->decls[N(f, w)->decl].name);
+        took(f, RU_ROPE_APPEND);
+        return 1;
+    }
+    return 0;
 }
 
 static void rope_group(Fz *f, int first)
@@ -455,6 +568,8 @@ static void rope_group(Fz *f, int first)
             took(f, RU_ROPE_APPEND);
         }
     }
+    if (rope_concat(f, gr))
+        return;
     /* a value row appended at the same positions */
     for (int k = first + 1; k < f->g->nn; k++) {
         const GNode *w = N(f, k);
@@ -953,7 +1068,7 @@ static int rope_feeds(const Fz *f, const Group *a, const Group *r)
 {
     const GNode *at = N(f, a->node);
     int q = at->args[0];
-    if (r->kind != GK_ROPE || r->rparts != 3 || r->rope[0] != q || r->rwrite[0] >= 0 || only_use(f, q) != a->node ||
+    if (r->kind != GK_ROPE || r->rin_place || r->rparts != 3 || r->rope[0] != q || r->rwrite[0] >= 0 || only_use(f, q) != a->node ||
         r->rope[1] < 0 || r->rwrite[1] < 0 || r->rope[2] >= 0 || r->rnorm[2] >= 0 || r->rwrite[2] < 0 ||
         N(f, r->pos)->ty.rank != 0 || N(f, q)->ty.rank != 2)
         return 0;

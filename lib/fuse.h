@@ -28,6 +28,9 @@ typedef struct Group {
     int rparts, rope[3];     /* each part's rope node (-1: a value row written as it is) */
     int rx[3], rnorm[3];     /* its input (under its norm) and its per-head norm, or -1 */
     int rwrite[3];           /* the state row write it ends in, or -1 */
+    int rya[3];              /* its place in that row when the row is a concat of parts, or -1 */
+    int rflat[3];            /* 1: a concat's operand, a whole row (one head) */
+    int rin_place;           /* 1: a part reads a slice in place or writes a concat's place */
     int pos;                 /* the positions node */
     /* GK_NORM MODE 1: the residual add and its other operand */
     int add, resid;

@@ -328,7 +328,9 @@ static int need_rope(Need *n)
     static const char *X[] = {"x0", "x1", "x2"}, *Y[] = {"y0", "y1", "y2"}, *NW[] = {"nw0", "nw1", "nw2"};
     static const char *H[] = {"H0", "H1", "H2"}, *Wc[] = {"W0", "W1", "W2"}, *XS[] = {"XS0", "XS1", "XS2"},
                       *OP[] = {"OP0", "OP1", "OP2"}, *NO[] = {"NORM0", "NORM1", "NORM2"},
-                      *DS[] = {"DST0", "DST1", "DST2"}, *SR[] = {"SROWS0", "SROWS1", "SROWS2"};
+                      *DS[] = {"DST0", "DST1", "DST2"}, *SR[] = {"SROWS0", "SROWS1", "SROWS2"},
+                      *HP[] = {"HP0", "HP1", "HP2"}, *XA[] = {"XA0", "XA1", "XA2"}, *YS[] = {"YS0", "YS1", "YS2"},
+                      *YA[] = {"YA0", "YA1", "YA2"};
     long P = C(n, "PARTS"), R = C(n, "ROWS"), rot = C(n, "ROT");
     for (int p = 0; p < 3; p++) {
         long h = C(n, H[p]), w = C(n, Wc[p]);
@@ -336,12 +338,19 @@ static int need_rope(Need *n)
             return bad(n, "the parts' heads must be positive for the parts there are and 0 past them");
         if (p >= P)
             continue;
-        if (C(n, XS[p]) < h * w)
-            return bad(n, "a part's row stride is less than its heads");
-        need(n, X[p], (R - 1) * C(n, XS[p]) + h * w);
+        long hp = C(n, HP[p]), xa = C(n, XA[p]), ys = C(n, YS[p]), ya = C(n, YA[p]);
+        if (hp < w)
+            return bad(n, "a part's heads are closer than its head width (HP below W)");
+        if (xa + (h - 1) * hp + w > C(n, XS[p]))
+            return bad(n, "a part's heads pass its row stride (XA + (H - 1) HP + W above XS)");
+        need(n, X[p], (R - 1) * C(n, XS[p]) + xa + (h - 1) * hp + w);
         if (C(n, NO[p]))
             need(n, NW[p], w);
-        need(n, Y[p], C(n, DS[p]) ? C(n, SR[p]) * h * w : R * h * w);
+        if (C(n, DS[p]) && ya + h * w > ys)
+            return bad(n, "a part's place passes the state's row (YA + H W above YS)");
+        if (!C(n, DS[p]) && (ys != h * w || ya))
+            return bad(n, "a part written as a tensor has no place in a row: YS is H W and YA 0");
+        need(n, Y[p], C(n, DS[p]) ? C(n, SR[p]) * ys : R * h * w);
         if (C(n, OP[p]) && (rot > w || rot % 2))
             return bad(n, "the rotated width must be even and at most the head width");
     }

@@ -489,12 +489,33 @@ static int freq_buf(Fz *f, int k)
                              .etype = ET_F64, .count = rot / 2, .node = k, .base = -1});
 }
 
+/* Where part p of a rope group reads its input (node k, heads h of w
+ * values): a slice the group took is read in place in its base, at its
+ * offset, each of its rows a head (hp the base's row) or a row of heads
+ * (hp w); *xs the values between the part's rows. Else k's own buffer. */
+static int rope_read(Fz *f, const Group *gr, int k, long h, long w, long *hp, long *xa, long *xs)
+{
+    int s = view_root(f->g, k);
+    *hp = w;
+    *xa = 0;
+    *xs = h * w;
+    if (N(f, s)->op != OP_SLICE || f->group[s] != (int)(gr - f->gs))
+        return buf_of(f, k);
+    long base = last(&N(f, N(f, s)->args[0])->ty), n = last(&N(f, s)->ty);
+    *xa = (long)attr_num(N(f, s)->e, "at", 0);
+    *hp = n == w ? base : w;
+    *xs = n == w ? h * base : base;
+    return buf_of(f, N(f, s)->args[0]);
+}
+
 static void emit_rope(Fz *f, const Group *gr)
 {
     static const char *X[] = {"x0", "x1", "x2"}, *Y[] = {"y0", "y1", "y2"}, *NW[] = {"nw0", "nw1", "nw2"},
                       *H[] = {"H0", "H1", "H2"}, *Wc[] = {"W0", "W1", "W2"}, *XS[] = {"XS0", "XS1", "XS2"},
                       *OP[] = {"OP0", "OP1", "OP2"}, *NO[] = {"NORM0", "NORM1", "NORM2"},
-                      *DS[] = {"DST0", "DST1", "DST2"}, *SR[] = {"SROWS0", "SROWS1", "SROWS2"};
+                      *DS[] = {"DST0", "DST1", "DST2"}, *SR[] = {"SROWS0", "SROWS1", "SROWS2"},
+                      *HP[] = {"HP0", "HP1", "HP2"}, *XA[] = {"XA0", "XA1", "XA2"}, *YS[] = {"YS0", "YS1", "YS2"},
+                      *YA[] = {"YA0", "YA1", "YA2"};
     L L = launch(f, KN_ROPE, gr);
     const GNode *r0 = N(f, gr->rope[0]);
     const Type *pt = &N(f, gr->pos)->ty;
@@ -504,12 +525,15 @@ static void emit_rope(Fz *f, const Group *gr)
         n = size_buf(f, &pt->d[0]);
     for (int p = 0; p < gr->rparts; p++) {
         const Type *t = &N(f, gr->rx[p])->ty;
-        long h = t->d[t->rank - 2].n, w = last(t);
+        long h = gr->rflat[p] ? 1 : t->d[t->rank - 2].n, w = last(t), hp, xa, xs;
+        int xb = rope_read(f, gr, gr->rx[p], h, w, &hp, &xa, &xs);
         C(L, H[p], (double)h);
         C(L, Wc[p], (double)w);
-        C(L, XS[p], (double)(h * w));
+        C(L, XS[p], (double)xs);
+        C(L, HP[p], (double)hp);
+        C(L, XA[p], (double)xa);
         C(L, OP[p], gr->rope[p] >= 0);
-        A(L, X[p], buf_of(f, gr->rx[p]));
+        A(L, X[p], xb);
         if (gr->rnorm[p] >= 0) {
             const GNode *nm = N(f, gr->rnorm[p]);
             C(L, NO[p], 1);
@@ -520,9 +544,14 @@ static void emit_rope(Fz *f, const Group *gr)
         if (gr->rwrite[p] >= 0) {
             int sb = buf_of(f, N(f, gr->rwrite[p])->args[0]);
             C(L, DS[p], f->pl->bufs[sb].etype == ET_F16 ? 2 : 1);
-            C(L, SR[p], (double)N(f, gr->rwrite[p])->ty.d[0].n);
+            const Type *st = &N(f, gr->rwrite[p])->ty;
+            C(L, SR[p], (double)st->d[0].n);
+            C(L, YS[p], (double)(type_values(f, st) / st->d[0].n));
+            C(L, YA[p], gr->rya[p] >= 0 ? gr->rya[p] : 0);
             A(L, Y[p], sb);
         } else {
+            C(L, YS[p], (double)(h * w));
+            C(L, YA[p], 0);
             A(L, Y[p], buf_of(f, gr->rope[p]));
         }
     }

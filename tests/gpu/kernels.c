@@ -15,8 +15,9 @@
  * clamped activation; the tensor cores' products of stacked rows with
  * their parts, norm, bias, residual, gated pair, soft-cap and quantizing
  * epilogue; latent attention absorbed over its cache, q8 and f32 halves, a
- * decode step and a chunk's causal rows, with the concatenations that fill
- * its cache; the gated delta rule over a step and a chunk's rows with
+ * decode step and a chunk's causal rows, with the rope launch that reads
+ * its query's and latent row's slices in place and writes the row's parts
+ * (the normed latent, the turned key) into their places in its cache; the gated delta rule over a step and a chunk's rows with
  * grouped heads, its q and k normed in its prologue or not, read in place
  * or not; concatenation), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
@@ -242,13 +243,28 @@ static const Case cases[] = {
      "in x : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
      "weight ed : q8[512,256,64]\nout y : f32[256]\n"
      "y = moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2, 0},
-    {"latent absorbed, q8 halves; concat into the cache; rope",
+    {"latent absorbed, q8 halves; one rope launch: slices read in place, the concat's parts into their places",
      "in qr : f32[4,32]\nin ckv : f32[48]\nin pos : i32\nweight nk : f32[32]\nweight wk : q8[64,32]\n"
      "weight wv : q8[64,32]\nstate Kc : f32[64,48]\nout o : f32[4,16]\n"
      "qp = rope(slice(qr, at=16, n=16), pos, theta=10000)\n"
      "Kc[pos] = concat(rmsnorm(slice(ckv, at=0, n=32), nk, eps=1e-06), "
      "rope(slice(ckv, at=32, n=16) ~ [1,16], pos, theta=10000) ~ [16])\n"
      "o = latent(qr, qp, Kc[..pos], wk, wv, scale=0.17, lora=32)\n", 40, 0},
+    {"rope of slices read in place, a chunk's latent rows appended part by part (a norm, a turned key); latent rows",
+     "size T\nin qr : f32[T,4,32]\nin ckv : f32[T,48]\nin pos0 : i32\nweight nk : f32[32]\nweight wk : q8[64,32]\n"
+     "weight wv : q8[64,32]\nstate Kc : f32[64,48]\nout o : f32[T,4,16]\n"
+     "p = range(pos0, n=T)\nqp = rope(slice(qr, at=16, n=16), p, theta=10000)\n"
+     "Kc[p] = concat(rmsnorm(slice(ckv, at=0, n=32), nk, eps=1e-06, offset=1), "
+     "rope(slice(ckv, at=32, n=16) ~ [T,1,16], p, theta=10000) ~ [T,16])\n"
+     "o = latent(qr, qp, Kc[..p], wk, wv, scale=0.17, lora=32)\n", 3, 0},
+    {"DeepSeek-V2-Lite's attention whole: yarn rope of the query's slice, the latent row's norm of 512 and turned key "
+     "appended in one launch, latent over 512",
+     "in qr : f32[16,192]\nin ckv : f32[576]\nin pos : i32\nweight nk : f32[512]\nweight wk : q8[2048,512]\n"
+     "weight wv : q8[2048,512]\nstate Kc : f32[96,576]\nout o : f32[16,128]\n"
+     "qp = rope(slice(qr, at=128, n=64), pos, theta=10000, scaling=yarn, factor=40, orig=4096, beta_fast=32, "
+     "beta_slow=1)\nKc[pos] = concat(rmsnorm(slice(ckv, at=0, n=512), nk, eps=1e-06), rope(slice(ckv, at=512, n=64) "
+     "~ [1,64], pos, theta=10000, scaling=yarn, factor=40, orig=4096, beta_fast=32, beta_slow=1) ~ [64])\n"
+     "o = latent(qr, qp, Kc[..pos], wk, wv, scale=0.1147214, lora=512)\n", 70, 0},
     {"latent absorbed, DeepSeek-V2-Lite's heads, 16 of 128+64 over 512",
      "in qr : f32[16,192]\nin qp : f32[16,64]\nin c : f32[576]\nin pos : i32\nweight wk : q8[2048,512]\n"
      "weight wv : q8[2048,512]\nstate Kc : f32[96,576]\nout o : f32[16,128]\n"
