@@ -191,8 +191,11 @@ DEV void stage(const void *x, const float *nw, int t0, int nt, char *sm)
 constexpr int SLOTS = WR * (GATED ? 2 : 1);
 // 16-byte loads a lane loads a round: eight with quantized activations
 // (four under ARGMAX, and where a row wider than 8192 values is quantized
-// while the first round waits in registers: eight spill there)
-constexpr int INFLIGHT = XQ && !ARGMAX && (XIN == XQ || K <= 8192) ? 8 : 4;
+// while the first round waits in registers: eight spill there); eight
+// with f32 weights (a router's few rows, each 4 K bytes: a row a warp
+// walks in few rounds, each a memory latency, with so few blocks that
+// nothing else hides them)
+constexpr int INFLIGHT = !WQ ? 8 : XQ && !ARGMAX && (XIN == XQ || K <= 8192) ? 8 : 4;
 constexpr int CV = WQ ? 16 : FV;                       // values a chunk
 constexpr int KC = K / CV;                             // chunks a row
 // Two rounds' loads in registers (DB: one activation row a pass, and
