@@ -7,13 +7,16 @@
 //   qh   = q[t * QX + QA + kh * DK + i]       (a slice of a wider row in place)
 //        -> qh / sqrt(sum qh^2 + EPS) (QN 1), then * QSC; k alike (KN, KSC)
 //   vh   = v[t * VX + VA + h * DV + j]
-//   S    = exp(g[t, h]) * S                   (the decay)
-//   u[j] = beta[t, h] * (vh[j] - sum_i S[i, j] * kh[i])
+//   gt   = g[t, h]; GF 1: -exp(ga[h]) * softplus(gt)   (Qwen3-Next's decay
+//          from its projection and A_log, as the reference computes it)
+//   bt   = beta[t, h]; BF 1: sigmoid(bt)
+//   S    = exp(gt) * S                        (the decay)
+//   u[j] = bt * (vh[j] - sum_i S[i, j] * kh[i])
 //   S    = S + kh u^T                         (the update)
 //   y[t, h, j] = sum_i S[i, j] * qh[i]        (the read-out)
 //
 // Shapes: q, k rows of QX, KX f32 values holding (NK, DK) at QA, KA; v rows
-// of VX holding (NV, DV) at VA; g, beta (rows, NV) f32; S (NV, DK, DV) f32
+// of VX holding (NV, DV) at VA; g, beta (rows, NV) f32; ga (NV) f32; S (NV, DK, DV) f32
 // state, written back after the last row; y (rows, NV, DV) f32; rows = n or
 // ROWS. DK a multiple of 4, at most 256.
 // Launch: grid (NV, ceil(DV / 32)), block 128: four adjacent lanes a column
@@ -65,7 +68,12 @@ extern "C" __global__ void __launch_bounds__(128) delta(const Params p)
         stage<QN>(q + t * QX + QA + kh * DK, qs, QSC, red);
         stage<KN>(k + t * KX + KA + kh * DK, ks, KSC, red);
         __syncthreads();
-        float dec = expf(g[t * NV + h]), b = beta[t * NV + h], u = 0.0f;
+        float gt = g[t * NV + h], b = beta[t * NV + h], u = 0.0f;
+        if (GF)
+            gt = -expf(((const float *)p.a[8])[h]) * (gt > 20.0f ? gt : log1pf(expf(gt)));
+        if (BF)
+            b = 1.0f / (1.0f + expf(-b));
+        float dec = expf(gt);
         float vj = on ? v[t * VX + VA + h * DV + j] : 0.0f;
 #pragma unroll
         for (int r = 0; r < DR; r++) {

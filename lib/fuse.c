@@ -832,6 +832,52 @@ static void delta_operand(Fz *f, Group *gr, int d, int i)
     gr->dx[i] = x;
 }
 
+/* Node x, op op, read by use alone and no output? */
+static int lone(const Fz *f, int x, int use, int op)
+{
+    return N(f, x)->op == op && only_use(f, x) == use && free_node(f, x) && !is_output(f, x);
+}
+
+/* The decay's and beta's elementwise ops into the launch: Qwen3-Next's
+ * g = -exp(A) * softplus(a) (A a weight of a value a head, a of g's own
+ * shape) and beta = sigmoid(b), five launches of a value a head fewer a
+ * layer. */
+static void delta_gates(Fz *f, Group *gr, int d)
+{
+    const GNode *dn = N(f, d);
+    int g = dn->args[3], b = dn->args[4];
+    long nv = N(f, dn->args[2])->ty.d[N(f, dn->args[2])->ty.rank - 2].n;
+    gr->dgx[0] = g;
+    gr->dgx[1] = b;
+    gr->dga = -1;
+    if (lone(f, b, d, OP_SIGMOID) && N(f, b)->nargs == 1 && same_type(&N(f, N(f, b)->args[0])->ty, &N(f, b)->ty)) {
+        take(f, gr, b);
+        gr->dgx[1] = N(f, b)->args[0];
+        gr->dbf = 1;
+        fuse_note(f, b, "rule delta_steps: beta's sigmoid folds into the delta rule's launch");
+    }
+    if (!lone(f, g, d, OP_MUL))
+        return;
+    for (int o = 0; o < 2; o++) {
+        int ng = N(f, g)->args[o], sp = N(f, g)->args[1 - o], ex = N(f, ng)->args[0];
+        if (!lone(f, ng, g, OP_NEG) || !lone(f, ex, ng, OP_EXP) || !lone(f, sp, g, OP_SOFTPLUS))
+            continue;
+        const GNode *w = N(f, N(f, ex)->args[0]);
+        if (!is_decl_of(f, N(f, ex)->args[0], D_WEIGHT) || w->ty.rank != 1 || w->ty.d[0].n != nv ||
+            w->ty.base != T_F32 || !same_type(&N(f, N(f, sp)->args[0])->ty, &N(f, g)->ty))
+            continue;
+        take(f, gr, g);
+        take(f, gr, ng);
+        take(f, gr, ex);
+        take(f, gr, sp);
+        gr->dga = N(f, ex)->args[0];
+        gr->dgx[0] = N(f, sp)->args[0];
+        fuse_note(f, g, "rule delta_steps: the decay -exp(%s) * softplus(.) folds into the delta rule's launch",
+                  f->p->decls[w->decl].name);
+        return;
+    }
+}
+
 /* delta(q, k, v, g, beta, S): one launch, a block a value head and 32 of
  * its columns holding the state in registers across a chunk's rows (its
  * steps in order), with the L2 norms of q and k as its prologue and its
@@ -852,6 +898,7 @@ static int delta_group(Fz *f, int k)
     gr->dnorm[0] = gr->dnorm[1] = -1;
     for (int i = 0; i < 3; i++)
         delta_operand(f, gr, k, i);
+    delta_gates(f, gr, k);
     fuse_note(f, k, "rule delta_steps: the delta rule's rows in order in one launch, the state of %s on the chip "
               "across them", f->p->decls[N(f, d->args[5])->decl].name);
     took(f, RU_DELTA_STEPS);

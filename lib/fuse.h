@@ -45,6 +45,10 @@ typedef struct Group {
      * literal scales after them */
     int dx[3], dnorm[2];
     double dscale[2];
+    /* and the decay and beta as read (g: softplus's operand under dga's
+     * -exp(A) * softplus(.), A the weight dga; beta: sigmoid's operand
+     * under dbf), the ops taken into the launch */
+    int dgx[2], dga, dbf;
     /* GK_ATTEND under batch_attend: the attention groups of a batch's
      * sequences, row t of the launch group seq[t] (seq[0] this one; the
      * others cover nothing of their own, their nodes moved here) */

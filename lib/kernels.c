@@ -620,6 +620,8 @@ static int need_delta(Need *n)
         return -1;
     need(n, "g", R * nv);
     need(n, "beta", R * nv);
+    if (C(n, "GF"))
+        need(n, "ga", nv);
     need(n, "S", nv * dk * dv);
     need(n, "y", R * nv * dv);
     grid(n, nv, cdiv(dv, 32), 1);

@@ -127,5 +127,5 @@ K(LATENT, "latent", "latent.cu",
 K(DELTA, "delta", "delta.cu",
   "NK:i:1:4096 NV:i:1:4096 DK:i:4:256 DV:i:1:1024 ROWS:i:1:65536 QX:i:1:1048576 QA:i:0:1048576 "
   "KX:i:1:1048576 KA:i:0:1048576 VX:i:1:1048576 VA:i:0:1048576 QN:i:0:1 KN:i:0:1 EPS:f:0:1 "
-  "QSC:f:-1e30:1e30 KSC:f:-1e30:1e30",
-  "q:tio:f32 k:tio:f32 v:tio:f32 g:tio:f32 beta:tio:f32 S:s:f32 n:z?:i32 y:tio:f32", 128)
+  "QSC:f:-1e30:1e30 KSC:f:-1e30:1e30 GF:i:0:1 BF:i:0:1",
+  "q:tio:f32 k:tio:f32 v:tio:f32 g:tio:f32 beta:tio:f32 S:s:f32 n:z?:i32 y:tio:f32 ga:w?:f32", 128)

@@ -1292,8 +1292,12 @@ static void emit_delta(Fz *f, const Group *gr)
         if (gr->dnorm[i] >= 0)
             C(L, "EPS", attr_num(N(f, gr->dnorm[i])->e, "eps", 0));
     }
-    for (int i = 0; i < 3; i++)
-        A(L, rest[i], buf_of(f, d->args[3 + i]));
+    A(L, rest[0], buf_of(f, gr->dgx[0]));
+    A(L, rest[1], buf_of(f, gr->dgx[1]));
+    A(L, rest[2], buf_of(f, d->args[5]));
+    C(L, "GF", gr->dga >= 0);
+    C(L, "BF", gr->dbf);
+    A(L, "ga", gr->dga >= 0 ? buf_of(f, gr->dga) : -1);
     A(L, "n", n);
     A(L, "y", buf_of(f, gr->node));
     finish(L);

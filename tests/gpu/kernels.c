@@ -19,7 +19,7 @@
  * its query's and latent row's slices in place and writes the row's parts
  * (the normed latent, the turned key) into their places in its cache; the gated delta rule over a step and a chunk's rows with
  * grouped heads, its q and k normed in its prologue or not, read in place
- * or not; concatenation), at several shapes, on random inputs
+ * or not, its decay and beta computed in the launch or read; concatenation), at several shapes, on random inputs
  * (never zeros) with the GPU's outputs poisoned before every run
  * (LOGOS_POISON), over several steps so that states fill. The CPU twin is
  * the reference running the same program as its plan computes it
@@ -278,6 +278,15 @@ static const Case cases[] = {
      "in q : f32[2,16]\nin k : f32[2,16]\nin v : f32[4,24]\nin g : f32[4]\nin b : f32[4]\n"
      "state S : f32[4,16,24]\nout y : f32[4,24]\n"
      "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -softplus(g), sigmoid(b), S)\n", 8, 0},
+    {"delta: Qwen3-Next's decay and beta in the launch (-exp(A) softplus(a), sigmoid(b)), a decode step",
+     "in q : f32[2,16]\nin k : f32[2,16]\nin v : f32[4,24]\nin a : f32[4]\nin b : f32[4]\nweight al : f32[4]\n"
+     "state S : f32[4,16,24]\nout y : f32[4,24]\n"
+     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -exp(al) * softplus(a), sigmoid(b), S)\n", 8, 0},
+    {"delta: the decay and beta in the launch over a chunk's rows (softplus first); beta as it is",
+     "size T\nin q : f32[T,2,32]\nin k : f32[T,2,32]\nin v : f32[T,4,64]\nin a : f32[T,4]\nin b : f32[T,4]\n"
+     "weight al : f32[4]\nstate S : f32[4,32,64]\nstate S2 : f32[4,32,64]\nout y : f32[T,4,64]\nout z : f32[T,4,64]\n"
+     "y = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, softplus(a) * -exp(al), sigmoid(b), S)\n"
+     "z = delta(l2norm(q, eps=1e-06), l2norm(k, eps=1e-06), v, -exp(al) * softplus(a), b, S2)\n", 3, 0},
     {"delta: a chunk's rows in order, two column blocks",
      "size T\nin q : f32[T,2,32]\nin k : f32[T,2,32]\nin v : f32[T,4,64]\nin g : f32[T,4]\nin b : f32[T,4]\n"
      "state S : f32[4,32,64]\nout y : f32[T,4,64]\n"
