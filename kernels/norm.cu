@@ -4,6 +4,7 @@
 //          KIND 1: x[t] / sqrt(sum(x[t]^2) + EPS)     (L2)
 //   y[t] = MODE 0: u[t] * (w + OFFSET)
 //          MODE 1: r[t] + u[t] * (w + OFFSET)          (a sandwich norm's residual)
+//          MODE 2: u[t] * (w + OFFSET) * silu(r[t])    (the gated RMS norm)
 //   (w + OFFSET is 1 without a weight, NW 0)
 //
 // Shapes: x, r (rows, D) f32, rows = n * RPN or ROWS (a per-head norm has
@@ -20,7 +21,7 @@ constexpr int VR = D % 1024 == 0 && D <= 8192 ? (int)(D / 1024) : 0;   // rounds
 DEV float out_val(const Params &p, long t, long i, float u)
 {
     float v = u * (NW ? ((const float *)p.a[1])[i] + OFFSET : 1.0f);
-    return MODE ? ((const float *)p.a[2])[t * D + i] + v : v;
+    return MODE == 1 ? ((const float *)p.a[2])[t * D + i] + v : MODE == 2 ? v * silu(((const float *)p.a[2])[t * D + i]) : v;
 }
 
 DEV void rownorm_vec(const Params &p, long t, float *red)
@@ -90,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(256) rownorm(const Params p)
     if (OQ == 0) {
         for (long i = threadIdx.x; i < D; i += blockDim.x) {
             float v = x[i] * inv * (NW ? w[i] + OFFSET : 1.0f);
-            ((float *)p.a[4])[t * D + i] = MODE ? r[i] + v : v;
+            ((float *)p.a[4])[t * D + i] = MODE == 1 ? r[i] + v : MODE == 2 ? v * silu(r[i]) : v;
         }
         return;
     }
@@ -98,6 +99,6 @@ extern "C" __global__ void __launch_bounds__(256) rownorm(const Params p)
     for (long b = wp; b < D / 32; b += blockDim.x >> 5) {
         long i = b * 32 + lane;
         float v = x[i] * inv * (NW ? w[i] + OFFSET : 1.0f);
-        warp_quant(MODE ? r[i] + v : v, p.a[4], (long)ROWS * D, (t * D + i) >> 5, OQ);
+        warp_quant(MODE == 1 ? r[i] + v : MODE == 2 ? v * silu(r[i]) : v, p.a[4], (long)ROWS * D, (t * D + i) >> 5, OQ);
     }
 }

@@ -700,6 +700,21 @@ static void norm_group(Fz *f, int k)
             took(f, RU_RESIDUAL);
         }
     }
+    /* the gated RMS norm (Qwen3-Next's after the delta rule): norm * silu(z) */
+    if (u >= 0 && gr->add < 0 && N(f, u)->op == OP_MUL && free_node(f, u)) {
+        int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
+        if (o != k && N(f, o)->op == OP_SILU && only_use(f, o) == u && free_node(f, o) && !is_output(f, o) &&
+            same_type(&N(f, N(f, o)->args[0])->ty, &N(f, k)->ty) && same_type(&N(f, u)->ty, &N(f, k)->ty)) {
+            take(f, gr, u);
+            take(f, gr, o);
+            gr->ngate = 1;
+            gr->resid = N(f, o)->args[0];
+            gr->out[0] = u;
+            fuse_note(f, u, "rule epilogue: the gate silu(%s) of %s folds into its norm's launch",
+                      stmt_name(f, gr->resid), stmt_name(f, u));
+            took(f, RU_EPILOGUE);
+        }
+    }
 }
 
 static void single(Fz *f, int kind, int k)

@@ -32,8 +32,9 @@ typedef struct Group {
     int rflat[3];            /* 1: a concat's operand, a whole row (one head) */
     int rin_place;           /* 1: a part reads a slice in place or writes a concat's place */
     int pos;                 /* the positions node */
-    /* GK_NORM MODE 1: the residual add and its other operand */
-    int add, resid;
+    /* GK_NORM MODE 1: the residual add and its other operand; MODE 2
+     * (ngate): the product by silu of resid taken (the gated RMS norm) */
+    int add, resid, ngate;
     double scale;            /* GK_EMBED: the literal it is multiplied by */
     int oq;                  /* the output quantized in the epilogue: 0, or words a value */
     /* GK_CONV: the input (the gate in's first operand), the gate in's

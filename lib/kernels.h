@@ -41,7 +41,7 @@ K(GEMV, "gemv", "gemv.cu",
   "next:to?:i32 part:x?:f32", 256)
 
 K(NORM, "rownorm", "norm.cu",
-  "D:i:1:1048576 ROWS:i:1:1048576 RPN:i:1:1048576 KIND:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 MODE:i:0:1 "
+  "D:i:1:1048576 ROWS:i:1:1048576 RPN:i:1:1048576 KIND:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 MODE:i:0:2 "
   "OQ:i:0:2",
   "x:tios:f32 w:w?:f32 r:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2", 256)
 

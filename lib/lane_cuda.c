@@ -840,12 +840,12 @@ static void emit_norm(Fz *f, const Group *gr)
     C(L, "EPS", attr_num(nm->e, "eps", 0));
     C(L, "OFFSET", attr_num(nm->e, "offset", 0));
     C(L, "NW", nm->nargs == 2);
-    C(L, "MODE", gr->add >= 0);
+    C(L, "MODE", gr->add >= 0 ? 1 : gr->ngate ? 2 : 0);
     C(L, "OQ", gr->oq);
     A(L, "x", buf_of(f, nm->args[0]));
     if (nm->nargs == 2)
         A(L, "w", buf_of(f, nm->args[1]));
-    if (gr->add >= 0)
+    if (gr->add >= 0 || gr->ngate)
         A(L, "r", buf_of(f, gr->resid));
     A(L, "n", n);
     A(L, "y", buf_of(f, gr->out[0]));

@@ -1,7 +1,7 @@
 /* kernels.c — every kernel of the CUDA lane against its CPU twin: small
  * programs that fuse into each kernel and each of its variants (parts, the
  * gated pair, biases, residuals, the norm prologue, soft-cap and arg-max,
- * quantizing epilogues; norms, rope with its per-head norms and the cache
+ * quantizing epilogues; norms (with a residual, or gated by silu), rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
  * heads (a key head's query heads over several blocks where they are many
  * and wide), split chunks, causal rows (under q8 a chunk's on the tensor
@@ -98,6 +98,11 @@ static const Case cases[] = {
      "in x : f32[4,2048]\nin r : f32[4,2048]\nweight w : f32[2048]\nweight wq : q8[256,2048]\n"
      "out z : f32[4,2048]\nout u : f32[4,2048]\nout y : f32[4,256]\n"
      "z = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\na = rmsnorm(x, w, eps=1e-06, offset=1)\ny = wq @ a\n", 2, 0},
+    {"rownorm gated (rmsnorm(x, w) * silu(z), Qwen3-Next's after the delta rule): per-head rows, then quantized for "
+     "the product that reads it; and a chunk's rows",
+     "size T\nin x : f32[32,128]\nin z : f32[32,128]\nin xs : f32[T,4,64]\nin zs : f32[T,4,64]\nweight w : f32[128]\n"
+     "weight ws : f32[64]\nweight wo : q8[256,4096]\nout y : f32[256]\nout u : f32[T,4,64]\n"
+     "g = rmsnorm(x, w, eps=1e-06) * silu(z)\ny = wo @ (g ~ [4096])\nu = rmsnorm(xs, ws, eps=1e-06) * silu(zs)\n", 2, 0},
     {"rownorm rms, l2, post-norm residual",
      "in x : f32[3,96]\nin r : f32[3,96]\nweight w : f32[96]\nout y : f32[3,96]\nout z : f32[3,96]\n"
      "out u : f32[3,96]\ny = rmsnorm(x, w, eps=1e-06, offset=1)\nz = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\n", 2, 0},
