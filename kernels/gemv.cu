@@ -6,6 +6,8 @@
 //   epilogue, in order:  + b_p[o]                      (bit p of BIAS)
 //                        y_0 = act(a_0) * a_1          (GATE: 1 silu, 2 gelu_tanh)
 //                        c * tanh(v / c)               (CAP = c > 0, part 0)
+//                        sigmoid(gs[t]) * v            (GS, part 0: a gated output,
+//                                                       Qwen3-Next's shared expert)
 //                        r_p[t, o] + v                 (bit p of RES)
 //   y_p[t, o] = v  (y_0 in format OQ);  next[t] = argmax_o y_0[t, o]  (ARGMAX)
 //
@@ -24,7 +26,7 @@
 // the last block reduces them and sets the count back to 0.
 
 constexpr int WARPS = 8;
-constexpr int Y_AT = 7, B_AT = 11, R_AT = 15;   // y0, b0, r0 among the parameters
+constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21;   // y0, b0, r0, gs among the parameters
 #include "parts.cuh"
 constexpr int XROW = XQ == 0 ? 4 * K : XQ * K;      // bytes of one staged row's values
 constexpr int XS_OFF = TR * XROW;                     // where the staged scales start

@@ -11,6 +11,7 @@
 //   epilogue, in order:  + b_p[o]                      (bit p of BIAS)
 //                        y_0 = act(a_0) * a_1          (GATE: 1 silu, 2 gelu_tanh)
 //                        c * tanh(v / c)               (CAP = c > 0, part 0)
+//                        sigmoid(gs[t]) * v            (GS, part 0)
 //                        r_p[t, o] + v                 (bit p of RES)
 //   y_p[t, o] = v  (y_0 in format OQ: 32-value blocks quantized as warp_quant)
 //
@@ -53,7 +54,7 @@
 // the norm's factors.
 
 constexpr int WC = 128, KT = 128, SLABS = KT / 32, THREADS = 256;
-constexpr int Y_AT = 7, B_AT = 11, R_AT = 15;   // y0, b0, r0 among the parameters
+constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 19;   // y0, b0, r0, gs among the parameters
 #include "parts.cuh"
 constexpr int STAGES = XQ == 2 && BM == 64 ? 2 : 3;   // two blocks a multiprocessor at BM 64
 constexpr int BLOCKS = BM == 64 && XIN == XQ ? 2 : 1;   // blocks a multiprocessor (128 registers)

@@ -12,6 +12,7 @@
 //   epilogue, in order:  + b_p[o]                      (bit p of BIAS)
 //                        y_0 = act(a_0) * a_1          (GATE: 1 silu, 2 gelu_tanh)
 //                        c * tanh(v / c)               (CAP = c > 0, part 0)
+//                        sigmoid(gs[t]) * v            (GS, part 0)
 //                        r_p[t, o] + v                 (bit p of RES)
 //   y_p[t, o] = v  (y_0 in format OQ: 32-value blocks quantized as warp_quant)
 //
@@ -83,7 +84,7 @@
 
 constexpr int WARPS = 8, EW = 4;                // computing warps, epilogue warps
 constexpr int THREADS = 32 * (WARPS + EW);
-constexpr int Y_AT = 6, B_AT = 10, R_AT = 14;   // y0, b0, r0 among the parameters
+constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18;   // y0, b0, r0, gs among the parameters
 #include "parts.cuh"
 constexpr int RG = GATED ? 2 : 1;               // groups of weight rows a block
 constexpr int KS = WARPS / RG;                  // slices of K

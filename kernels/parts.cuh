@@ -2,8 +2,9 @@
 // mma.cu, mmv.cu) share: their units, a part's weights, and the epilogue.
 // The builder of a kernel's source (lib/kernels.c) puts this file where
 // the kernel includes it, after the constants: it reads N0 .. N3, GATE,
-// BIAS, CAP, RES and OQ, and the kernel's Y_AT, B_AT and R_AT (the indices
-// of y0, b0 and r0 in its parameters; the parts' follow each).
+// BIAS, CAP, GS, RES and OQ, and the kernel's Y_AT, B_AT, R_AT and GS_AT
+// (the indices of y0, b0, r0 and gs in its parameters; the parts' follow
+// each).
 //
 // Units: the parts' output rows end to end (N0, N1, N2, N3), or under GATE
 // the gate's rows, each standing for its up row too (N0, N2, N3).
@@ -67,6 +68,8 @@ DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
     }
     if (CAP > 0.0f && q == 0)
         v = CAP * tanhf(v / CAP);
+    if (GS && q == 0)   // the row's gate: a scalar's sigmoid
+        v *= 1.0f / (1.0f + expf(-((const float *)p.a[GS_AT])[t]));
     long at = t * rows_in(q) + u.row;
     if (RES & (1 << q))
         v += r[at];

@@ -106,6 +106,20 @@ static int same_type(const Type *a, const Type *b)
     return 1;
 }
 
+/* Types alike but in their last dimension: a value a row of b's rows when
+ * a's last is 1. */
+static int same_rows(const Type *a, const Type *b)
+{
+    if (a->rank != b->rank || a->ragged || b->ragged)
+        return 0;
+    for (int i = 0; i + 1 < a->rank; i++)
+        if (a->d[i].sym != b->d[i].sym || (!a->d[i].sym && a->d[i].n != b->d[i].n))
+            return 0;
+    return 1;
+}
+
+static int is_output(const Fz *f, int k);
+
 /* Two calls with the same attributes, spelled alike. */
 static int same_attrs(const Expr *a, const Expr *b)
 {
@@ -127,7 +141,7 @@ static Group *new_group(Fz *f, int kind, int node)
     memset(gr, 0, sizeof *gr);
     gr->kind = kind;
     gr->node = node;
-    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = -1;
+    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = -1;
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)
@@ -221,6 +235,24 @@ static void epilogue(Fz *f, Group *gr, int p, int k)
         u = only_use(f, k);
         fuse_note(f, k, "rule epilogue: the soft-cap folds into the product's epilogue");
         took(f, RU_EPILOGUE);
+    }
+    if (p == 0 && gr->parts == 1 && u >= 0 && N(f, u)->op == OP_MUL && free_node(f, u) && !is_output(f, u)) {
+        /* a gated output: sigmoid(s) * (W x), s a value a row (Qwen3-Next's
+         * shared expert) */
+        int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
+        const GNode *sg = N(f, o);
+        if (o != k && sg->op == OP_SIGMOID && only_use(f, o) == u && free_node(f, o) && !is_output(f, o) &&
+            last_dim(&sg->ty) == 1 && same_rows(&sg->ty, &N(f, k)->ty) &&
+            same_type(&N(f, u)->ty, &N(f, k)->ty)) {
+            take(f, gr, u);
+            take(f, gr, o);
+            gr->gs = sg->args[0];
+            fuse_note(f, u, "rule epilogue: the gate of %s, a sigmoid of a value a row, folds into the product's epilogue",
+                      stmt_name(f, u));
+            took(f, RU_EPILOGUE);
+            k = u;
+            u = only_use(f, k);
+        }
     }
     if (u >= 0 && N(f, u)->op == OP_ADD) {
         int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
@@ -414,8 +446,6 @@ static int write_of(const Fz *f, int k, int pos)
         return -1;
     return u;
 }
-
-static int is_output(const Fz *f, int k);
 
 /* The node a view chain from k ends at, when each view on the way is read
  * by the next alone (u the chain's one reader): the slice a part may read

@@ -268,6 +268,8 @@ static int need_parts(Need *n, long *units)
     }
     if ((C(n, "BIAS") | C(n, "RES")) >> P)
         return bad(n, "a bias or residual bit past the parts");
+    if (C(n, "GS"))
+        need(n, "gs", rows);
     if (gate && (P < 2 || C(n, "N0") != C(n, "N1")))
         return bad(n, "a gated pair needs two parts of one width");
     return 0;

@@ -317,6 +317,8 @@ static long product_consts(L L, Fz *f, const Group *gr, long rows, int n)
     C(L, "GATE", gr->gate);
     C(L, "CAP", gr->cap);
     C(L, "OQ", gr->oq);
+    C(L, "GS", gr->gs >= 0);
+    A(L, "gs", gr->gs >= 0 ? buf_of(f, gr->gs) : -1);
     A(L, "x", buf_of(f, gr->x));
     A(L, "n", n);
     return units;

@@ -1,6 +1,7 @@
 /* kernels.c — every kernel of the CUDA lane against its CPU twin: small
  * programs that fuse into each kernel and each of its variants (parts, the
  * gated pair, biases, residuals, the norm prologue, soft-cap and arg-max,
+ * a gated output (times sigmoid of a value a row),
  * quantizing epilogues; norms (with a residual, or gated by silu), rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
  * heads (a key head's query heads over several blocks where they are many
@@ -84,6 +85,10 @@ static const Case cases[] = {
      "in x : f32[256]\nin r : f32[128]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[128,256]\nweight b0 : f32[256]\nout y0 : f32[256]\nout y1 : f32[64]\nout y2 : f32[128]\n"
      "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0},
+    {"gemv gated output (sigmoid of a value a row) and a residual: Qwen3-Next's shared expert; 3 rows",
+     "in x : f32[512]\nin r : f32[2048]\nin s : f32[1]\nin x3 : f32[3,512]\nin r3 : f32[3,2048]\nin s3 : f32[3,1]\n"
+     "weight w : q8[2048,512]\nout y : f32[2048]\nout y3 : f32[3,2048]\n"
+     "y = r + sigmoid(s) * (w @ x)\ny3 = r3 + (w @ x3) * sigmoid(s3)\n", 2, 0},
     {"gemv gated silu, quantizing epilogue, down",
      "in x : f32[512]\nin r : f32[512]\nweight nw : f32[512]\nweight wg : q8[1536,512]\nweight wu : q8[1536,512]\n"
      "weight wd : q8[512,1536]\nout y : f32[512]\n"
@@ -335,6 +340,9 @@ static const MmaCase mma_cases[] = {
     {{"mma q8 200x96, bias, residual, 67 rows",
      "in x : f32[67,96]\nin r : f32[67,200]\nweight w : q8[200,96]\nweight b : f32[200]\nout y : f32[67,200]\n"
      "y = r + (w @ x + b)\n", 2, 0}, 2},
+    {{"mma gated output (sigmoid of a value a row), residual, 67 rows",
+     "in x : f32[67,96]\nin r : f32[67,200]\nin s : f32[67,1]\nweight w : q8[200,96]\nout y : f32[67,200]\n"
+     "y = r + sigmoid(s) * (w @ x)\n", 2, 0}, 2},
     {{"mma q8 40x32, 3 rows", "in x : f32[3,32]\nweight w : q8[40,32]\nout y : f32[3,40]\ny = w @ x\n", 2, 0}, 2},
     {{"mma parts, norm prologue, bias, residual, 33 rows",
      "in x : f32[33,256]\nin r : f32[33,128]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
@@ -351,6 +359,9 @@ static const MmaCase mma_cases[] = {
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
      "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0},
+    {{"mmv gated output (sigmoid of a value a row) after a norm, residual, 5 rows",
+     "in x : f32[5,256]\nin r : f32[5,100]\nin s : f32[5,1]\nweight nw : f32[256]\nweight w : q8[100,256]\n"
+     "out y : f32[5,100]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + sigmoid(s) * (w @ a)\n", 2, 0}, 0},
     {{"mmv gated silu, quantizing epilogue, down, 17 rows",
      GATED_DOWN("17", "512", "1536"), 2, 0}, 0},
     {{"mmv gated gelu_tanh 80x2048, 40 rows (2 passes)",
