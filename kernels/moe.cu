@@ -3,6 +3,7 @@
 //
 //   PHASE 0:  h[t, j, i] = act(Wg[e] row i . x[t] + bg[e, i], Wu[e] row i . x[t] + bu[e, i])
 //   PHASE 1:  y[t, o] = sum over j: rt[t, e] * (Wd[e] row o . h[t, j] + bd[e, o])
+//                       (+ r[t, o] under RES: the residual the layer adds)
 //
 // where e is the j-th expert (in expert order) whose routing weight
 // rt[t, e] is not 0, j < K; act (ACT) 0 silu(g) * u, 1 gelu_tanh(g) * u,
@@ -28,8 +29,8 @@
 // read where they lie, the block's warps sharing them in L1): an output a
 // warp, its kept experts' rows read together.
 //
-// Parameters: Wg Wu Wd x rt bg bu bd n h y (PHASE 0 reads Wg, Wu, x, bg,
-// bu and writes h; PHASE 1 reads Wd, h, bd and writes y).
+// Parameters: Wg Wu Wd x rt bg bu bd n h y r (PHASE 0 reads Wg, Wu, x, bg,
+// bu and writes h; PHASE 1 reads Wd, h, bd, r and writes y).
 
 // Q8_0 experts by activations held quantized: x staged (A8), h (H8).
 constexpr bool A8 = WQ && XQ, H8 = WQ && HQ;
@@ -302,7 +303,7 @@ DEV void down_a8(const Params &p, long t, const int *ids, const float *wts)
         if (ids[j] >= 0)
             acc = fmaf(wts[j], warp_sum(part[j]) + (DB ? bd[(long)ids[j] * D + o] : 0.0f), acc);
     if (lane == 0)
-        ((float *)p.a[10])[t * D + o] = acc;
+        ((float *)p.a[10])[t * D + o] = RES ? ((const float *)p.a[11])[t * D + o] + acc : acc;
 }
 
 DEV void down(const Params &p)
@@ -359,7 +360,7 @@ DEV void down(const Params &p)
         }
     }
     if (lane == 0)
-        ((float *)p.a[10])[t * D + o] = acc;
+        ((float *)p.a[10])[t * D + o] = RES ? ((const float *)p.a[11])[t * D + o] + acc : acc;
 }
 
 // Three blocks an SM (80 registers) but for the down product of many kept

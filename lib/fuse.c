@@ -777,7 +777,20 @@ static int moe_group(Fz *f, int k)
                   "or are not weights");
         return unsupported(f, k);
     }
-    single(f, GK_MOE, k);
+    Group *gr = new_group(f, GK_MOE, k);
+    take(f, gr, k);
+    gr->out[0] = k;
+    int u = only_use(f, k);   /* the layer's residual add, in the down launch's epilogue */
+    if (u >= 0 && N(f, u)->op == OP_ADD && free_node(f, u)) {
+        int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
+        if (o != k && same_type(&N(f, o)->ty, &N(f, k)->ty) && same_type(&N(f, u)->ty, &N(f, k)->ty)) {
+            take(f, gr, u);
+            gr->res[0] = o;
+            gr->out[0] = u;
+            fuse_note(f, u, "rule residual: %s's add folds into the experts' down launch", stmt_name(f, u));
+            took(f, RU_RESIDUAL);
+        }
+    }
     fuse_note(f, k, "rule moe_kept: the experts' gate and up, then their down product, each one launch reading "
               "only the %ld kept experts' rows", (long)attr_num(N(f, rt)->e, "k", 1));
     took(f, RU_MOE_KEPT);

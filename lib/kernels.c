@@ -606,6 +606,8 @@ static int need_moe(Need *n)
     if (C(n, "DB"))
         need(n, "bd", e * d);
     need(n, "y", R * d);
+    if (C(n, "RES"))
+        need(n, "r", R * d);
     grid(n, cdiv(d, 8), R, 1);   /* h staged when f32; read where it lies when quantized */
     n->out->smem = C(n, "WQ") && C(n, "HQ") ? 0 : 4 * k * ff;
     if (n->out->smem > 227 * 1024)

@@ -1201,8 +1201,11 @@ static void emit_moe(Fz *f, const Group *gr)
             A(L, "Wd", buf_of(f, m->args[4]));
             if (m->nargs == 8)
                 A(L, "bd", buf_of(f, m->args[7]));
-            A(L, "y", buf_of(f, gr->node));
+            A(L, "y", buf_of(f, gr->out[0]));
+            if (gr->res[0] >= 0)
+                A(L, "r", buf_of(f, gr->res[0]));
         }
+        C(L, "RES", phase == 1 && gr->res[0] >= 0);
         finish(L);
     }
 }

@@ -13,7 +13,7 @@
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
  * softmax, groups, a selection bias, norm and scale) and the experts' two
  * products over the kept experts, q8 and f32, with gpt-oss's biases and
- * clamped activation; the tensor cores' products of stacked rows with
+ * clamped activation and the layer's residual; the tensor cores' products of stacked rows with
  * their parts, norm, bias, residual, gated pair, soft-cap and quantizing
  * epilogue; latent attention absorbed over its cache, q8 and f32 halves, a
  * decode step and a chunk's causal rows, with the rope launch that reads
@@ -244,15 +244,15 @@ static const Case cases[] = {
     {"route sigmoid of 256 in 8 groups, selection bias, top 8 of 4 groups, norm, scale",
      "in lg : f32[256]\nweight sb : f32[256]\nout rt : f32[256]\n"
      "rt = route(lg, sb, k=8, score=sigmoid, groups=8, topk_groups=4, norm=1, scale=2.5)\n", 2, 0},
-    {"route topk_softmax; moe gpt-oss, biases, f32 experts, 5 rows",
-     "size T\nin x : f32[T,96]\nin lg : f32[T,4]\nweight eg : f32[4,48,96]\nweight eu : f32[4,48,96]\n"
+    {"route topk_softmax; moe gpt-oss, biases, f32 experts, the layer's residual in the down launch, 5 rows",
+     "size T\nin x : f32[T,96]\nin r : f32[T,96]\nin lg : f32[T,4]\nweight eg : f32[4,48,96]\nweight eu : f32[4,48,96]\n"
      "weight ed : f32[4,96,48]\nweight egb : f32[4,48]\nweight eub : f32[4,48]\nweight edb : f32[4,96]\n"
      "out y : f32[T,96]\n"
-     "y = moe(x, route(lg, k=2, score=topk_softmax), eg, eu, ed, egb, eub, edb, act=oai, alpha=1.702, limit=7)\n", 2, 0},
-    {"route softmax of 512, top 10; moe q8 256x64",
-     "in x : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
+     "y = r + moe(x, route(lg, k=2, score=topk_softmax), eg, eu, ed, egb, eub, edb, act=oai, alpha=1.702, limit=7)\n", 2, 0},
+    {"route softmax of 512, top 10; moe q8 256x64, the layer's residual in the down launch",
+     "in x : f32[256]\nin r : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
      "weight ed : q8[512,256,64]\nout y : f32[256]\n"
-     "y = moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2, 0},
+     "y = r + moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2, 0},
     {"latent absorbed, q8 halves; one rope launch: slices read in place, the concat's parts into their places",
      "in qr : f32[4,32]\nin ckv : f32[48]\nin pos : i32\nweight nk : f32[32]\nweight wk : q8[64,32]\n"
      "weight wv : q8[64,32]\nstate Kc : f32[64,48]\nout o : f32[4,16]\n"
