@@ -497,14 +497,16 @@ END
     [ "$(grep -c '^launch gemv .* NORM=1 ' <<<"$output")" -eq 65 ]
 }
 
-@test "latent attention: one absorbed launch a layer, its cache row copied in place; -v says how the per-head products read" {
+@test "latent attention: one absorbed launch a layer, its cache row written in place by the rope's launch; -v says how the per-head products read" {
     logos-author decode_step "$TINY/deepseek2.yaml" >s.logos
     run --separate-stderr logos-fuse -v s.logos
     [ "$status" -eq 0 ]
     [ "$(grep -c '^launch latent .* MODE=0 KQ=1 VQ=1 ' <<<"$output")" -eq 3 ]
-    [ "$(grep -c '^launch copy .* YAT=32 .* DST=1 .* y=Kc[0-9] covers' <<<"$output")" -eq 3 ]
-    grep -q '^rule latent_absorbed$' <<<"$output" && grep -q '^rule concat_rows$' <<<"$output"
-    [[ "$stderr" == *"rule concat_rows: each part of Kc0 is copied into its place in Kc0's rows"* ]]
+    [ "$(grep -c '^launch rope PARTS=3 .* NORM2=1 .* DST1=1 DST2=1 .* XA0=16 XA1=32 XA2=0 .* YA1=32 YA2=0 .* y1=Kc[0-9] y2=Kc[0-9] covers' <<<"$output")" -eq 3 ]
+    [ "$(grep -c '^launch copy ' <<<"$output")" -eq 0 ]
+    grep -q '^rule latent_absorbed$' <<<"$output" && grep -q '^rule rope_append$' <<<"$output"
+    [[ "$stderr" == *"rule rope_append: the rope's launch writes each part of Kc0 into its place in Kc0's row"* ]]
+    [[ "$stderr" == *"rule rope_append: the rope's launch reads qr0's values from 16 in place, not a copy"* ]]
     [[ "$stderr" == *"the per-head products read each head's 16 unrotated query values in place as f32 (they miss whole 32-value blocks: no quantized read)"* ]]
     run --separate-stderr logos-fuse -v --numerics precise s.logos
     [[ "$stderr" != *"unrotated query values"* ]]
@@ -581,4 +583,20 @@ END
     [[ "$stderr" != *"chunks_apart: 16 head blocks"* ]]
     [ "$(grep -c '^launch latent .* SPLIT=1 CHUNK=4096 grid 16 1 1 .* part=- cnt=- ' <<<"$output")" -eq 27 ]
     ! grep -q '^buffer ct[0-9]*\.part ' <<<"$output"
+}
+
+@test "logos-fuse: Qwen3-Next's small ops fold into their neighbours: the decay and beta into the delta rule, the gated norm, the shared expert's gate, the residual into the experts' down launch" {
+    logos-author decode_step "$TINY/qwen3next.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"rule delta_steps: beta's sigmoid folds into the delta rule's launch"* ]]
+    [[ "$stderr" == *"rule delta_steps: the decay -exp(alog0) * softplus(.) folds into the delta rule's launch"* ]]
+    [[ "$stderr" == *"rule epilogue: the gate silu(z0) of don0 folds into its norm's launch"* ]]
+    [[ "$stderr" == *"rule epilogue: the gate of h0, a sigmoid of a value a row, folds into the product's epilogue"* ]]
+    [[ "$stderr" == *"rule residual: h0's add folds into the experts' down launch"* ]]
+    [ "$(grep -c '^launch delta .* GF=1 BF=1 .* ga=alog[0-9] ' <<<"$output")" -eq 3 ]
+    [ "$(grep -c '^launch rownorm .* MODE=2 ' <<<"$output")" -eq 3 ]
+    [ "$(grep -c '^launch gemv .* GS=1 ' <<<"$output")" -eq 4 ]
+    [ "$(grep -c '^launch moe PHASE=1 .* RES=1 ' <<<"$output")" -eq 4 ]
+    [ "$(grep -c '^launch elem ' <<<"$output")" -eq 2 ]
 }
