@@ -141,7 +141,7 @@ static Group *new_group(Fz *f, int kind, int node)
     memset(gr, 0, sizeof *gr);
     gr->kind = kind;
     gr->node = node;
-    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = -1;
+    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = -1;
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)
@@ -826,8 +826,40 @@ static int latent_group(Fz *f, int k)
 /* concat(a, b, ...): a copy a part into its place in the rows, straight
  * into a state's rows where the concatenation is only written there (and
  * is no output of the program). */
+/* A concatenation of one row whose operands are all outputs of one
+ * product launch's parts (none quantized, each read by it alone): the
+ * parts write their places in its buffer, and it is no launch (Qwen3-Next's
+ * q, k and v side by side for the convolution). */
+static int concat_parts(Fz *f, int k)
+{
+    const GNode *c = N(f, k);
+    int g = c->nargs ? f->group[c->args[0]] : -1;
+    if (!f->o->lane_rules || c->ty.rank != 1 || g < 0 || f->gs[g].kind != GK_GEMV || f->gs[g].cat >= 0 ||
+        mma_bound(f, &f->gs[g]))
+        return 0;
+    Group *gr = &f->gs[g];
+    for (int i = 0; i < c->nargs; i++) {
+        int a = c->args[i], p = -1;
+        for (int q = 0; q < gr->parts; q++)
+            p = gr->out[q] == a && !(gr->gate && q == 1) ? q : p;
+        if (f->group[a] != g || p < 0 || (p == 0 && gr->oq) || only_use(f, a) != k || is_output(f, a))
+            return 0;
+        for (int j = 0; j < i; j++)
+            if (c->args[j] == a)
+                return 0;
+    }
+    take(f, gr, k);
+    gr->cat = k;
+    fuse_note(f, k, "rule concat_rows: the product's parts write their places in %s's concatenation: no copies",
+              stmt_name(f, k));
+    took(f, RU_CONCAT_ROWS);
+    return 1;
+}
+
 static void concat_group(Fz *f, int k)
 {
+    if (concat_parts(f, k))
+        return;
     single(f, GK_CONCAT, k);
     Group *gr = &f->gs[f->group[k]];
     int u = only_use(f, k);

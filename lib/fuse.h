@@ -22,6 +22,7 @@ typedef struct Group {
     double cap;              /* the soft-cap of part 0, 0 when none */
     int argmax;              /* the arg-max of part 0, or -1 */
     int gs;                  /* part 0 times sigmoid of this value's row (a gated output), or -1 */
+    int cat;                 /* a concatenation of its parts' outputs they write in place, or -1 */
     int norm;                /* the rmsnorm taken as the prologue, or -1 */
     int x;                   /* the activation read (under the norm when there is one) */
     /* GK_ROPE, and GK_ATTEND under rope_attend: the rotated queries and

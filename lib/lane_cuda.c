@@ -129,6 +129,27 @@ static void stack_rows(Fz *f)
     }
 }
 
+/* A concatenation its product's parts write in place (fuse.c's
+ * concat_parts): each operand a view at its place in its buffer. */
+static void concat_places(Fz *f)
+{
+    for (int i = 0; i < f->ng; i++) {
+        int k = f->gs[i].cat;
+        if (k < 0)
+            continue;
+        const GNode *c = N(f, k);
+        int b = buf_of(f, k);
+        long at = 0;
+        for (int j = 0; j < c->nargs; j++) {
+            long per = type_values(f, &N(f, c->args[j])->ty);
+            f->buf[c->args[j]] = add_buf(f, (PBuf){.name = node_name(f, c->args[j]), .kind = B_VIEW,
+                                                   .etype = f->pl->bufs[b].etype, .count = per, .at = at, .base = b,
+                                                   .node = -1});
+            at += per;
+        }
+    }
+}
+
 static int scratch(Fz *f, const char *name, int et, long n)
 {
     return add_buf(f, (PBuf){.name = name, .kind = B_SCRATCH, .etype = et, .count = n, .node = -1, .base = -1});
@@ -1415,6 +1436,7 @@ int lane_emit(Fz *f)
         f->buf[k] = -1;
     decl_bufs(f);
     stack_rows(f);
+    concat_places(f);
     for (int i = 0; i < f->ng; i++) {
         const Group *gr = &f->gs[f->order[i]];
         if (!gr->nn)

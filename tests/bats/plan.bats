@@ -599,4 +599,6 @@ END
     [ "$(grep -c '^launch gemv .* GS=1 ' <<<"$output")" -eq 4 ]
     [ "$(grep -c '^launch moe PHASE=1 .* RES=1 ' <<<"$output")" -eq 4 ]
     [ "$(grep -c '^launch elem ' <<<"$output")" -eq 2 ]
+    [[ "$stderr" == *"rule concat_rows: the product's parts write their places in qkv0's concatenation: no copies"* ]]
+    [ "$(grep -c '^buffer qkv0\.[0-9] view f32 [0-9]* of qkv0 at ' <<<"$output")" -eq 3 ]
 }

@@ -312,6 +312,10 @@ static const Case cases[] = {
      "-softplus(g), sigmoid(b), S)\n"
      "z = delta(l2norm(slice(p, at=0, n=32) ~ [T,2,16], eps=1e-06) * 0.25, l2norm(slice(p, at=32, n=32) ~ [T,2,16], "
      "eps=1e-06), slice(p, at=64, n=64) ~ [T,4,16], -softplus(g), sigmoid(b), S2)\n", 3, 0},
+    {"concat of one row, the product's parts writing their places (no copies), read by a convolution",
+     "in x : f32[64]\nweight wa : q8[32,64]\nweight wb : q8[96,64]\nweight wz : q8[32,64]\nweight w : f32[128,3]\n"
+     "state R : f32[2,128]\nout y : f32[128]\nout z : f32[32]\n"
+     "y = conv(concat(wa @ x, wb @ x), R, w)\nz = wz @ x\n", 3, 0},
     {"concat: products of one activation, a chunk's rows",
      "size T\nin x : f32[T,64]\nweight wa : q8[32,64]\nweight wb : q8[96,64]\nin z : f32[T,8]\n"
      "out y : f32[T,136]\ny = concat(wa @ x, wb @ x, z)\n", 2, 0},
