@@ -173,12 +173,58 @@ DEV void wv_warm(const Params &p, long h, long c)
 }
 
 // y[t, h, :] = Wv[h] . c (c: LORA values in shared memory), a row a warp:
-// Q8_0 rows 16 bytes a lane a load, four rows' loads in flight; otherwise a
+// Q8_0 rows 16 bytes a lane a load, all of a warp's rows' loads in flight
+// at once where they are at most 16 a lane (EPRE: DeepSeek-V2's 16 rows of
+// 512; one L2 latency, not four), else four rows' at a time; otherwise a
 // value a lane.
+constexpr int RV = (VD + 7) / 8;   // rows a warp
+constexpr bool EPRE = VQ && LORA % 16 == 0 && RV * SL <= 16;
+
+DEV void expand_pre(const Params &p, long h, const float *c, float *y)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const i8 *W = (const i8 *)p.a[4];
+    const u16 *S = (const u16 *)((const char *)p.a[4] + align16((long)NH * VD * LORA));
+    int4 q[EPRE ? RV * SL : 1];
+    u16 sc[EPRE ? RV * SL : 1];
+#pragma unroll
+    for (int k = 0; k < RV; k++)
+#pragma unroll
+        for (int s = 0; s < SL; s++) {
+            long v = w + 8L * k, r = h * VD + v;
+            int seg = lane + 32 * s, on = v < VD && seg < SEG;
+            q[k * SL + s] = on ? *((const int4 *)(W + r * LORA) + seg) : make_int4(0, 0, 0, 0);
+            sc[k * SL + s] = on ? S[(r * LORA) / 32 + seg / 2] : (u16)0;
+        }
+#pragma unroll
+    for (int k = 0; k < RV; k++) {
+        float d = 0.0f;
+#pragma unroll
+        for (int s = 0; s < SL; s++) {
+            int seg = lane + 32 * s;
+            if (seg >= SEG)
+                continue;
+            const i8 *b = (const i8 *)&q[k * SL + s];
+            float e = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+                e = fmaf((float)b[j], c[16 * seg + j], e);
+            d = fmaf(h2f(sc[k * SL + s]), e, d);
+        }
+        d = warp_sum(d);
+        if (lane == 0 && w + 8 * k < VD)
+            y[w + 8 * k] = d;
+    }
+}
+
 DEV void expand(const Params &p, long t, long h, const float *c)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     float *y = (float *)p.a[7] + (t * NH + h) * VD;
+    if (EPRE) {
+        expand_pre(p, h, c, y);
+        return;
+    }
     if (VQ && LORA % 16 == 0) {
         const i8 *W = (const i8 *)p.a[4];
         const u16 *S = (const u16 *)((const char *)p.a[4] + align16((long)NH * VD * LORA));
@@ -231,7 +277,12 @@ DEV void rows_warm(const Params &p, long t, long c)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(b + 128 * i));
 }
 
-extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
+// The merging block's places a thread (LORA over its 256 threads), and
+// whether every chunk's values of them fit its registers at once (MPRE).
+constexpr int LPT = (LORA + 255) / 256;
+constexpr bool MPRE = SPLIT <= 16 && LPT * SPLIT <= 64;
+
+extern "C" __global__ void __launch_bounds__(256, 2) latent(const Params p)
 {
     extern __shared__ float sm[];
     float *qn = sm, *u = qn + NOPE, *c = u + LORA, *wm = c + LORA, *wl = wm + 8, *wacc = wl + 8;
@@ -358,12 +409,34 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
     for (long k = threadIdx.x; k < busy; k += blockDim.x)
         ek[k] = ek[SPLIT + k] > 0.0f ? expf(ek[k] - MM) / LL : 0.0f;
     __syncthreads();
-    for (long l = threadIdx.x; l < LORA; l += blockDim.x) {
-        float v = 0.0f;
+    if (MPRE) {   // every chunk's values of the thread's places loaded at once, then summed in order
+        float cv[LPT][SPLIT <= 16 ? SPLIT : 1];
+#pragma unroll
+        for (int i = 0; i < LPT; i++)
+#pragma unroll
+            for (int k = 0; k < SPLIT; k++) {
+                long l = threadIdx.x + 256L * i;
+                cv[i][k] = k < busy && l < LORA ? ldcg(all + k * (LORA + 2) + 2 + l) : 0.0f;
+            }
+#pragma unroll
+        for (int i = 0; i < LPT; i++) {
+            long l = threadIdx.x + 256L * i;
+            float v = 0.0f;
+#pragma unroll
+            for (int k = 0; k < SPLIT; k++)
+                if (k < busy)
+                    v += ek[k] * cv[i][k];
+            if (l < LORA)
+                c[l] = v;
+        }
+    } else {
+        for (long l = threadIdx.x; l < LORA; l += blockDim.x) {
+            float v = 0.0f;
 #pragma unroll 8
-        for (long k = 0; k < busy; k++)
-            v += ek[k] * ldcg(all + k * (LORA + 2) + 2 + l);
-        c[l] = v;
+            for (long k = 0; k < busy; k++)
+                v += ek[k] * ldcg(all + k * (LORA + 2) + 2 + l);
+            c[l] = v;
+        }
     }
     __syncthreads();
     expand(p, t, h, c);
