@@ -174,11 +174,12 @@ DEV void wv_warm(const Params &p, long h, long c)
 
 // y[t, h, :] = Wv[h] . c (c: LORA values in shared memory), a row a warp:
 // Q8_0 rows 16 bytes a lane a load, all of a warp's rows' loads in flight
-// at once where they are at most 16 a lane (EPRE: DeepSeek-V2's 16 rows of
-// 512; one L2 latency, not four), else four rows' at a time; otherwise a
-// value a lane.
+// at once where they are at most 16 a lane in a decode step's launch (EPRE:
+// DeepSeek-V2's 16 rows of 512; one L2 latency, not four; the stacked and
+// whole-cache forms would pass 128 registers), else four rows' at a time;
+// otherwise a value a lane.
 constexpr int RV = (VD + 7) / 8;   // rows a warp
-constexpr bool EPRE = VQ && LORA % 16 == 0 && RV * SL <= 16;
+constexpr bool EPRE = VQ && LORA % 16 == 0 && RV * SL <= 16 && ROWS == 1 && MODE == 0;
 
 DEV void expand_pre(const Params &p, long h, const float *c, float *y)
 {
@@ -282,7 +283,7 @@ DEV void rows_warm(const Params &p, long t, long c)
 constexpr int LPT = (LORA + 255) / 256;
 constexpr bool MPRE = SPLIT <= 16 && LPT * SPLIT <= 64;
 
-extern "C" __global__ void __launch_bounds__(256, 2) latent(const Params p)
+extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
 {
     extern __shared__ float sm[];
     float *qn = sm, *u = qn + NOPE, *c = u + LORA, *wm = c + LORA, *wl = wm + 8, *wacc = wl + 8;

@@ -323,9 +323,9 @@ got.tofile("got.f32")'
     logos-author decode_batch --batch 64 s.yaml >b.logos
     run --separate-stderr logos-fuse -v --numerics q8 --mma-rows 64 b.logos
     [ "$status" -eq 0 ]
-    [ "$(grep -c '^launch mma .* SK=8 grid 1 32 8 ' <<<"$output")" -eq 64 ]    # o and down: 32 tiles
-    [ "$(grep -c '^launch mma .* SK=4 grid 1 48 4 ' <<<"$output")" -eq 32 ]    # q, k and v: 48
-    [ "$(grep -c '^launch mma .* SK=1 grid 1 224 1 ' <<<"$output")" -eq 32 ]   # the gated pair: 224
+    [ "$(grep -c '^launch mma .* SK=8 .*grid 1 32 8 ' <<<"$output")" -eq 64 ]    # o and down: 32 tiles
+    [ "$(grep -c '^launch mma .* SK=4 .*grid 1 48 4 ' <<<"$output")" -eq 32 ]    # q, k and v: 48
+    [ "$(grep -c '^launch mma .* SK=1 .*grid 1 224 1 ' <<<"$output")" -eq 32 ]   # the gated pair: 224
     [[ "$stderr" == *"32 tiles of the product fill 32 of 264 places: K split over clusters of 8 blocks"* ]]
     run --separate-stderr logos-fuse -v --numerics q8 --mma-rows 64 --sms 16 b.logos
     ! grep -q '^launch mma .* SK=[2-8] ' <<<"$output"
