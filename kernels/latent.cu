@@ -77,20 +77,42 @@ DEV const u16 *wk_s(const Params &p)
     return (const u16 *)((const char *)p.a[3] + align16((long)NH * NOPE * LORA));
 }
 
-DEV void fold_load(const Params &p, long h, FoldW &fw)
+// A warp's R rows of a head's n rows of the Q8_0 weight in parameter A, of
+// `total` rows of LORA values (rows h n + w + 8k): the lane's segments j,
+// j + 32, ... of each and their scales, all loaded before any is used (0
+// past the rows), the scales as u16 or (Sc float) converted. The weight's address is read from the parameters at each
+// load, not held in registers (the decode step's instance is at 128).
+// The scale of a segment as the caller keeps it: as stored, or as f32.
+DEV u16 scale_as(u16 s, const u16 *)
 {
-    if (!PRE)
-        return;
+    return s;
+}
+
+DEV float scale_as(u16 s, const float *)
+{
+    return h2f(s);
+}
+
+template <int R, int A, typename Sc>
+DEV void warp_rows(const Params &p, long total, long h, long n, int4 *q, Sc *sc)
+{
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 #pragma unroll
-    for (int k = 0; k < RPW; k++)
+    for (int k = 0; k < R; k++)
 #pragma unroll
         for (int s = 0; s < SL; s++) {
-            long i = w + 8L * k, r = h * NOPE + i;
-            int seg = lane + 32 * s, on = i < NOPE && seg < SEG;
-            fw.v[k * SL + s] = on ? *((const int4 *)(wk_q(p) + r * LORA) + seg) : make_int4(0, 0, 0, 0);
-            fw.d[k * SL + s] = on ? h2f(wk_s(p)[(r * LORA) / 32 + seg / 2]) : 0.0f;
+            long i = w + 8L * k, r = h * n + i;
+            int seg = lane + 32 * s, on = i < n && seg < SEG;
+            const u16 *S = (const u16 *)((const char *)p.a[A] + align16(total * LORA));
+            q[k * SL + s] = on ? *((const int4 *)((const i8 *)p.a[A] + r * LORA) + seg) : make_int4(0, 0, 0, 0);
+            sc[k * SL + s] = on ? scale_as(S[(r * LORA) / 32 + seg / 2], sc) : (Sc)0;
         }
+}
+
+DEV void fold_load(const Params &p, long h, FoldW &fw)
+{
+    if (PRE)
+        warp_rows<RPW, 3>(p, (long)NH * NOPE, h, NOPE, fw.v, fw.d);
 }
 
 // One row's segments into the lane's sums.
@@ -181,37 +203,31 @@ DEV void wv_warm(const Params &p, long h, long c)
 constexpr int RV = (VD + 7) / 8;   // rows a warp
 constexpr bool EPRE = VQ && LORA % 16 == 0 && RV * SL <= 16 && ROWS == 1 && MODE == 0;
 
+// A row's segment seg (16 quants q at scale sc) times c's 16 values there,
+// into the row's sum d.
+DEV float seg_dot(int4 q, u16 sc, const float *c, int seg, float d)
+{
+    const i8 *b = (const i8 *)&q;
+    float e = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 16; j++)
+        e = fmaf((float)b[j], c[16 * seg + j], e);
+    return fmaf(h2f(sc), e, d);
+}
+
 DEV void expand_pre(const Params &p, long h, const float *c, float *y)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const i8 *W = (const i8 *)p.a[4];
-    const u16 *S = (const u16 *)((const char *)p.a[4] + align16((long)NH * VD * LORA));
     int4 q[EPRE ? RV * SL : 1];
     u16 sc[EPRE ? RV * SL : 1];
-#pragma unroll
-    for (int k = 0; k < RV; k++)
-#pragma unroll
-        for (int s = 0; s < SL; s++) {
-            long v = w + 8L * k, r = h * VD + v;
-            int seg = lane + 32 * s, on = v < VD && seg < SEG;
-            q[k * SL + s] = on ? *((const int4 *)(W + r * LORA) + seg) : make_int4(0, 0, 0, 0);
-            sc[k * SL + s] = on ? S[(r * LORA) / 32 + seg / 2] : (u16)0;
-        }
+    warp_rows<RV, 4>(p, (long)NH * VD, h, VD, q, sc);
 #pragma unroll
     for (int k = 0; k < RV; k++) {
         float d = 0.0f;
 #pragma unroll
-        for (int s = 0; s < SL; s++) {
-            int seg = lane + 32 * s;
-            if (seg >= SEG)
-                continue;
-            const i8 *b = (const i8 *)&q[k * SL + s];
-            float e = 0.0f;
-#pragma unroll
-            for (int j = 0; j < 16; j++)
-                e = fmaf((float)b[j], c[16 * seg + j], e);
-            d = fmaf(h2f(sc[k * SL + s]), e, d);
-        }
+        for (int s = 0; s < SL; s++)
+            if (lane + 32 * s < SEG)
+                d = seg_dot(q[k * SL + s], sc[k * SL + s], c, lane + 32 * s, d);
         d = warp_sum(d);
         if (lane == 0 && w + 8 * k < VD)
             y[w + 8 * k] = d;
@@ -238,13 +254,7 @@ DEV void expand(const Params &p, long t, long h, const float *c)
                 int seg = lane + 32 * s;
                 if (seg >= SEG)
                     continue;
-                int4 q = *((const int4 *)(W + r * LORA) + seg);
-                const i8 *b = (const i8 *)&q;
-                float e = 0.0f;
-#pragma unroll
-                for (int j = 0; j < 16; j++)
-                    e = fmaf((float)b[j], c[16 * seg + j], e);
-                d = fmaf(h2f(S[(r * LORA) / 32 + seg / 2]), e, d);
+                d = seg_dot(*((const int4 *)(W + r * LORA) + seg), S[(r * LORA) / 32 + seg / 2], c, seg, d);
             }
             d = warp_sum(d);
             if (lane == 0)

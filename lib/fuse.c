@@ -120,6 +120,12 @@ static int same_rows(const Type *a, const Type *b)
 
 static int is_output(const Fz *f, int k);
 
+/* Node x, op op, read by use alone and no output? */
+static int lone(const Fz *f, int x, int use, int op)
+{
+    return N(f, x)->op == op && only_use(f, x) == use && free_node(f, x) && !is_output(f, x);
+}
+
 /* Two calls with the same attributes, spelled alike. */
 static int same_attrs(const Expr *a, const Expr *b)
 {
@@ -241,7 +247,7 @@ static void epilogue(Fz *f, Group *gr, int p, int k)
          * shared expert) */
         int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
         const GNode *sg = N(f, o);
-        if (o != k && sg->op == OP_SIGMOID && only_use(f, o) == u && free_node(f, o) && !is_output(f, o) &&
+        if (o != k && lone(f, o, u, OP_SIGMOID) &&
             last_dim(&sg->ty) == 1 && same_rows(&sg->ty, &N(f, k)->ty) &&
             same_type(&N(f, u)->ty, &N(f, k)->ty)) {
             take(f, gr, u);
@@ -458,7 +464,7 @@ static int slice_under(const Fz *f, int k, int u)
         u = k;
         k = N(f, k)->args[0];
     }
-    return N(f, k)->op == OP_SLICE && only_use(f, k) == u && free_node(f, k) && !is_output(f, k) ? k : -1;
+    return lone(f, k, u, OP_SLICE) ? k : -1;
 }
 
 /* A rope part's input x (read by u alone), of heads h of w values: a slice
@@ -516,8 +522,7 @@ static void rope_part(Fz *f, Group *gr, int r)
 static int concat_norm(const Fz *f, const Group *gr, int k, int c)
 {
     const GNode *n = N(f, k);
-    if (n->op != OP_RMSNORM || only_use(f, k) != c || !free_node(f, k) || is_output(f, k) ||
-        (n->nargs > 1 && !is_decl_of(f, n->args[1], D_WEIGHT)) || last_dim(&n->ty) > 1024)
+    if (!lone(f, k, c, OP_RMSNORM) || (n->nargs > 1 && !is_decl_of(f, n->args[1], D_WEIGHT)) || last_dim(&n->ty) > 1024)
         return -1;
     for (int p = 0; p < gr->rparts; p++)
         if (gr->rnorm[p] >= 0 && (attr_num(N(f, gr->rnorm[p])->e, "eps", 0) != attr_num(n->e, "eps", 0) ||
@@ -733,7 +738,7 @@ static void norm_group(Fz *f, int k)
     /* the gated RMS norm (Qwen3-Next's after the delta rule): norm * silu(z) */
     if (u >= 0 && gr->add < 0 && N(f, u)->op == OP_MUL && free_node(f, u)) {
         int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
-        if (o != k && N(f, o)->op == OP_SILU && only_use(f, o) == u && free_node(f, o) && !is_output(f, o) &&
+        if (o != k && lone(f, o, u, OP_SILU) &&
             same_type(&N(f, N(f, o)->args[0])->ty, &N(f, k)->ty) && same_type(&N(f, u)->ty, &N(f, k)->ty)) {
             take(f, gr, u);
             take(f, gr, o);
@@ -894,7 +899,7 @@ static void delta_operand(Fz *f, Group *gr, int d, int i)
     int x = N(f, d)->args[i], use = d;
     if (i < 2)
         gr->dscale[i] = 1;
-    if (i < 2 && N(f, x)->op == OP_MUL && only_use(f, x) == use && free_node(f, x) && !is_output(f, x)) {
+    if (i < 2 && lone(f, x, use, OP_MUL)) {
         int a = N(f, x)->args[0], b = N(f, x)->args[1], lit = N(f, a)->op == G_NUM ? a : b, y = lit == a ? b : a;
         if (N(f, lit)->op == G_NUM && delta_norm(f, gr, i, y, x)) {
             take(f, gr, x);
@@ -913,19 +918,13 @@ static void delta_operand(Fz *f, Group *gr, int d, int i)
     const GNode *n = N(f, x);
     if (n->op == OP_RESHAPE && only_use(f, x) == use) {
         int sl = n->args[0];
-        if (N(f, sl)->op == OP_SLICE && only_use(f, sl) == x && free_node(f, sl) && !is_output(f, sl)) {
+        if (lone(f, sl, x, OP_SLICE)) {
             take(f, gr, sl);
             x = sl;
             fuse_note(f, sl, "rule delta_steps: the delta rule reads %s in place", stmt_name(f, sl));
         }
     }
     gr->dx[i] = x;
-}
-
-/* Node x, op op, read by use alone and no output? */
-static int lone(const Fz *f, int x, int use, int op)
-{
-    return N(f, x)->op == op && only_use(f, x) == use && free_node(f, x) && !is_output(f, x);
 }
 
 /* The decay's and beta's elementwise ops into the launch: Qwen3-Next's

@@ -109,6 +109,13 @@ static int buf_of(Fz *f, int k)
     return f->buf[k] = b;
 }
 
+/* Node k's buffer as a view of per values at `at` inside buffer b. */
+static void place(Fz *f, int k, int b, long at, long per)
+{
+    f->buf[k] = add_buf(f, (PBuf){.name = node_name(f, k), .kind = B_VIEW, .etype = f->pl->bufs[b].etype,
+                                  .count = per, .at = at, .base = b, .node = -1});
+}
+
 /* A stack computed in place: its rows are views inside its buffer (f32:
  * a quantized stack, which a batch's attention writes whole, has no rows
  * of its own; a row of a8 values is not a buffer of them). */
@@ -123,9 +130,7 @@ static void stack_rows(Fz *f)
             continue;
         long per = type_values(f, &N(f, n->args[0])->ty);
         for (int i = 0; i < n->nargs; i++)
-            f->buf[n->args[i]] = add_buf(f, (PBuf){.name = node_name(f, n->args[i]), .kind = B_VIEW,
-                                                   .etype = ET_F32, .count = per, .at = i * per, .base = b,
-                                                   .node = -1});
+            place(f, n->args[i], b, i * per, per);
     }
 }
 
@@ -142,9 +147,7 @@ static void concat_places(Fz *f)
         long at = 0;
         for (int j = 0; j < c->nargs; j++) {
             long per = type_values(f, &N(f, c->args[j])->ty);
-            f->buf[c->args[j]] = add_buf(f, (PBuf){.name = node_name(f, c->args[j]), .kind = B_VIEW,
-                                                   .etype = f->pl->bufs[b].etype, .count = per, .at = at, .base = b,
-                                                   .node = -1});
+            place(f, c->args[j], b, at, per);
             at += per;
         }
     }
