@@ -1,14 +1,19 @@
 // moe.cu — moe: a mixture's experts, reading only the kept experts' rows,
-// in two launches (PHASE 0 then 1; CPU twin: lib/ref_ops.c eval_moe):
+// in two launches (PHASE 0 then 1; CPU twin: lib/ref_ops.c eval_moe), and
+// under SH the mixture's shared expert folded in (rule moe_shared):
 //
-//   PHASE 0:  h[t, j, i] = act(Wg[e] row i . x[t] + bg[e, i], Wu[e] row i . x[t] + bu[e, i])
-//   PHASE 1:  y[t, o] = sum over j: rt[t, e] * (Wd[e] row o . h[t, j] + bd[e, o])
+//   PHASE 0:  h[t, j, i] = act(Wg[e] row i . x[t] + bg[e, i], Wu[e] row i . x[t] + bu[e, i])     j < K
+//             h[t, K + s, i] = silu(Wsg row (s FF + i) . x[t]) * (Wsu row (s FF + i) . x[t])   s < SH
+//   PHASE 1:  y[t, o] = sum over j < K: rt[t, e] * (Wd[e] row o . h[t, j] + bd[e, o])
+//                       (+ g[t] Wsd row o . h[t, K ..]: the shared expert's FS = SH FF
+//                        hidden values, g[t] = sigmoid(gs[t]) under GSH, else 1)
 //                       (+ r[t, o] under RES: the residual the layer adds)
 //
 // where e is the j-th expert (in expert order) whose routing weight
 // rt[t, e] is not 0, j < K; act (ACT) 0 silu(g) * u, 1 gelu_tanh(g) * u,
 // 2 gpt-oss's (min(g, LIMIT) * sigmoid(ALPHA * min(g, LIMIT)) *
-// (clamp(u, -LIMIT, LIMIT) + 1)); a bias 0 when absent (GB, DB).
+// (clamp(u, -LIMIT, LIMIT) + 1)); a bias 0 when absent (GB, DB); the
+// shared expert takes act 0 or 1 as the experts do, and has no biases.
 // Under the quantized numerics a product's activations are rounded as the
 // lane's q8 or q8x2 formats hold them (XQ, HQ: 0 f32, 1 or 2 words), each
 // block of 32 values at its own scale. With Q8_0 experts (WQ) the rounded
@@ -17,20 +22,26 @@
 // (gemv.cu's q8a8); with f32 experts they are multiplied in f32.
 //
 // Shapes: Wg, Wu (E, FF, D), Wd (E, D, FF) Q8_0 (WQ 1, rows of whole 32-value
-// blocks) or f32; bg, bu (E, FF), bd (E, D) f32; x (rows, D) f32; rt (rows,
-// E) f32; h (ROWS, K, FF) scratch, f32 or (WQ and HQ) format HQ; y (rows, D)
-// f32; rows = n or ROWS.
-// Launch: PHASE 0 grid (ceil(FF / 32), K, ROWS), block 256, smem 4 D (XQ
-// D + align16: XQ D bytes, D / 32 scales): block (u, j, t) computes units
-// 32u .. 32u + 31 of row t's j-th expert, 4 a warp, x staged once in shared
-// memory; a warp reads its 8 rows (4 gate, 4 up) together, 16 bytes a lane
-// a row, so that many loads are in flight. PHASE 1 grid (ceil(D / 8),
-// ROWS, 1), block 256, smem 4 K FF (none under WQ and HQ: h's quants are
-// read where they lie, the block's warps sharing them in L1): an output a
-// warp, its kept experts' rows read together.
+// blocks) or f32; Wsg, Wsu (FS, D), Wsd (D, FS) in the experts' format;
+// bg, bu (E, FF), bd (E, D) f32; x (rows, D) f32; rt (rows, E) f32; gs
+// (rows) f32; h (ROWS, K + SH, FF) scratch, f32 or (WQ and HQ) format HQ;
+// y (rows, D) f32; rows = n or ROWS.
+// Launch: PHASE 0 grid (ceil(FF / 32), K + SH, ROWS), block 256, smem 4 D
+// (XQ D + align16: XQ D bytes, D / 32 scales): block (u, j, t) computes
+// units 32u .. 32u + 31 of row t's j-th expert (j >= K: of the shared
+// expert's segment j - K), 4 a warp, x staged once in shared memory; a warp
+// reads its 8 rows (4 gate, 4 up) together, 16 bytes a lane a row, so that
+// many loads are in flight. PHASE 1 grid (ceil(D / 8), ROWS, 1), block 256,
+// smem 4 (K + SH) FF (none under WQ and HQ: h's quants are read where they
+// lie, the block's warps sharing them in L1): an output a warp, its kept
+// experts' rows and the shared expert's row read together.
 //
-// Parameters: Wg Wu Wd x rt bg bu bd n h y r (PHASE 0 reads Wg, Wu, x, bg,
-// bu and writes h; PHASE 1 reads Wd, h, bd, r and writes y).
+// Parameters: Wg Wu Wd x rt bg bu bd n h y r Wsg Wsu Wsd gs (PHASE 0 reads
+// Wg, Wu, x, bg, bu, Wsg, Wsu and writes h; PHASE 1 reads Wd, h, bd, r,
+// Wsd, gs and writes y).
+
+constexpr int KS = K + SH;   // h's rows a row of the launch: the kept experts', then the shared expert's segments
+constexpr long FS = (long)SH * FF;   // the shared expert's hidden width
 
 // Q8_0 experts by activations held quantized: x staged (A8), h (H8).
 constexpr bool A8 = WQ && XQ, H8 = WQ && HQ;
@@ -140,15 +151,15 @@ template <int W> DEV float chunk_dot_a8(int4 w, const i8 *q, long n)
     return f;
 }
 
-// Units i0 .. i0 + 3 of expert ex, gate and up (Q8_0), by x staged in
-// format XQ (xq, its D / 32 scales xs): the warp's 8 rows read together,
-// 16 bytes a lane a row, each chunk's integer sums scaled once.
-DEV void up_a8(const Params &p, long ex, long i0, const i8 *xq, const float *xs, float *g, float *u)
+// Rows r0 + i0 .. + 3 of the gate and up weights wg, wu (Q8_0, rows rows
+// of D values: an expert's, or a segment of the shared expert's), by x
+// staged in format XQ (xq, its D / 32 scales xs): the warp's 8 rows read
+// together, 16 bytes a lane a row, each chunk's integer sums scaled once.
+DEV void up_a8(const i8 *wg, const i8 *wu, long rows, long r0, long i0, const i8 *xq, const float *xs, float *g,
+               float *u)
 {
     int lane = threadIdx.x & 31;
     float ag[4] = {0.0f, 0.0f, 0.0f, 0.0f}, au[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    const long rows = (long)E * FF;
-    const i8 *wg = (const i8 *)p.a[0], *wu = (const i8 *)p.a[1];
     const u16 *sg = (const u16 *)(wg + align16(rows * D)), *su = (const u16 *)(wu + align16(rows * D));
 #pragma unroll 1
     for (long c = lane; c < D / 16; c += 32) {
@@ -156,7 +167,7 @@ DEV void up_a8(const Params &p, long ex, long i0, const i8 *xq, const float *xs,
         float gs[4], us[4];
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            long r = ex * FF + i0 + k;
+            long r = r0 + i0 + k;
             g4[k] = *(const int4 *)(wg + r * D + c * 16);
             u4[k] = *(const int4 *)(wu + r * D + c * 16);
             gs[k] = h2f(sg[r * (D / 32) + (c >> 1)]);
@@ -176,20 +187,19 @@ DEV void up_a8(const Params &p, long ex, long i0, const i8 *xq, const float *xs,
     }
 }
 
-// Units i0 .. i0 + 3 of expert ex, gate and up (Q8_0): the warp's 8 rows
-// read together, 16 bytes a lane a row.
-DEV void up_q8(const Params &p, long ex, long i0, const float *xs, float *g, float *u)
+// Rows r0 + i0 .. + 3 of the gate and up weights wg, wu (Q8_0, rows rows
+// of D values): the warp's 8 rows read together, 16 bytes a lane a row.
+DEV void up_q8(const void *wg, const void *wu, long rows, long r0, long i0, const float *xs, float *g, float *u)
 {
     int lane = threadIdx.x & 31;
     float ag[4] = {0.0f, 0.0f, 0.0f, 0.0f}, au[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    const long rows = (long)E * FF;
 #pragma unroll 1
     for (long c = lane; c < D / 16; c += 32)
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             float sg, su;
-            float dg = chunk_dot(p.a[0], rows, D, ex * FF + i0 + k, c, xs, &sg);
-            float du = chunk_dot(p.a[1], rows, D, ex * FF + i0 + k, c, xs, &su);
+            float dg = chunk_dot(wg, rows, D, r0 + i0 + k, c, xs, &sg);
+            float du = chunk_dot(wu, rows, D, r0 + i0 + k, c, xs, &su);
             ag[k] = fmaf(dg, sg, ag[k]);
             au[k] = fmaf(du, su, au[k]);
         }
@@ -210,8 +220,14 @@ DEV void up(const Params &p)
     int j = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     if (t >= rows_of(p.a[8], ROWS))
         return;
-    kept_experts((const float *)p.a[4] + t * E, ids, wts);
-    const int ex = ids[j];
+    const bool shared = j >= K;   // a segment of the shared expert: no routing, no biases
+    if (!shared)
+        kept_experts((const float *)p.a[4] + t * E, ids, wts);
+    const int ex = shared ? 0 : ids[j];
+    // the rows this block reads: expert ex's, or segment j - K of the shared expert's
+    const void *wg = shared ? p.a[12] : p.a[0], *wu = shared ? p.a[13] : p.a[1];
+    const long rows = shared ? FS : (long)E * FF, r0 = shared ? (long)(j - K) * FF : (long)ex * FF;
+    const bool bias = GB && !shared;
     const float *x = (const float *)p.a[3] + t * D;
     for (long c = w * 32; c < D; c += 256) {   // whole warps: D whole 32-value blocks when XQ
         float v = c + lane < D ? x[c + lane] : 0.0f;
@@ -230,23 +246,24 @@ DEV void up(const Params &p)
     if (WQ) {   // FF whole 32-value blocks: the warp's four units all exist
         float g[4], u[4];
         if (A8)
-            up_a8(p, ex, i0, (const i8 *)xs, (const float *)((const char *)xs + align16(XQ * D)), g, u);
+            up_a8((const i8 *)wg, (const i8 *)wu, rows, r0, i0, (const i8 *)xs,
+                  (const float *)((const char *)xs + align16(XQ * D)), g, u);
         else
-            up_q8(p, ex, i0, xs, g, u);
+            up_q8(wg, wu, rows, r0, i0, xs, g, u);
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            long r = (long)ex * FF + i0 + k;
+            long r = r0 + i0 + k;
             if (lane == 0)
-                hs[w * 4 + k] = gated(g[k] + (GB ? bg[r] : 0.0f), u[k] + (GB ? bu[r] : 0.0f));
+                hs[w * 4 + k] = gated(g[k] + (bias ? bg[r] : 0.0f), u[k] + (bias ? bu[r] : 0.0f));
         }
     } else {
         for (int k = 0; k < 4; k++) {
-            long i = i0 + k, r = (long)ex * FF + i;
+            long i = i0 + k, r = r0 + i;
             if (i >= FF)
                 break;
-            float g = row_dot(p.a[0], (long)E * FF, D, r, xs), u = row_dot(p.a[1], (long)E * FF, D, r, xs);
+            float g = row_dot(wg, rows, D, r, xs), u = row_dot(wu, rows, D, r, xs);
             if (lane == 0)
-                hs[w * 4 + k] = gated(g + (GB ? bg[r] : 0.0f), u + (GB ? bu[r] : 0.0f));
+                hs[w * 4 + k] = gated(g + (bias ? bg[r] : 0.0f), u + (bias ? bu[r] : 0.0f));
         }
     }
     __syncthreads();
@@ -254,29 +271,38 @@ DEV void up(const Params &p)
         long i = (long)blockIdx.x * 32 + lane;
         float v = i < FF ? hs[lane] : 0.0f;
         if (H8)   // FF whole 32-value blocks
-            warp_quant(v, p.a[9], (long)ROWS * K * FF, ((t * K + j) * FF + i) / 32, HQ);
+            warp_quant(v, p.a[9], (long)ROWS * KS * FF, ((t * KS + j) * FF + i) / 32, HQ);
         else if (HQ)
             v = act_round(v, HQ);
         if (!H8 && i < FF)
-            ((float *)p.a[9])[(t * K + j) * FF + i] = v;
+            ((float *)p.a[9])[(t * KS + j) * FF + i] = v;
     }
 }
 
+// The shared expert's weight in row t's sum: sigmoid(gs[t]) under GSH
+// (Qwen3-Next's gated shared expert), else 1.
+DEV float shared_gate(const Params &p, long t)
+{
+    return GSH ? 1.0f / (1.0f + expf(-((const float *)p.a[15])[t])) : 1.0f;
+}
+
 // Output o = 8 blockIdx.x + warp of row t, h in format HQ where it lies
-// (the block's warps read the same h: L1 holds it after the first).
+// (the block's warps read the same h: L1 holds it after the first). The
+// shared expert's row of Wsd is FS values, its SH segments read beside
+// the kept experts' rows, chunk c of each.
 DEV void down_a8(const Params &p, long t, const int *ids, const float *wts)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     long o = (long)blockIdx.x * 8 + w;
     if (o >= D)
         return;
-    const long n = (long)ROWS * K * FF, rows = (long)E * D;
-    const i8 *hq = (const i8 *)p.a[9], *wd = (const i8 *)p.a[2];
+    const long n = (long)ROWS * KS * FF, rows = (long)E * D;
+    const i8 *hq = (const i8 *)p.a[9], *wd = (const i8 *)p.a[2], *wsd = (const i8 *)p.a[14];
     const float *hs = (const float *)((const char *)p.a[9] + align16(n * HQ)), *bd = (const float *)p.a[7];
-    const u16 *sd = (const u16 *)(wd + align16(rows * FF));
-    float part[K];
+    const u16 *sd = (const u16 *)(wd + align16(rows * FF)), *ssd = (const u16 *)(wsd + align16((long)D * FS));
+    float part[KS];
 #pragma unroll
-    for (int j = 0; j < K; j++)
+    for (int j = 0; j < KS; j++)
         part[j] = 0.0f;
     long r[K];   // an expert not kept reads expert 0's row, unused, so that no load waits on a branch
 #pragma unroll
@@ -284,16 +310,22 @@ DEV void down_a8(const Params &p, long t, const int *ids, const float *wts)
         r[j] = (long)max(ids[j], 0) * D + o;
 #pragma unroll 1
     for (long c = lane; c < FF / 16; c += 32) {
-        int4 w4[K];
-        float ws[K];
+        int4 w4[KS];
+        float ws[KS];
 #pragma unroll
         for (int j = 0; j < K; j++) {
             w4[j] = *(const int4 *)(wd + r[j] * FF + c * 16);
             ws[j] = h2f(sd[r[j] * (FF / 32) + (c >> 1)]);
         }
 #pragma unroll
-        for (int j = 0; j < K; j++) {
-            long at = (t * K + j) * FF + c * 16;
+        for (int s = 0; s < SH; s++) {   // segment s of the shared expert's row o
+            long at = (long)s * FF + c * 16;
+            w4[K + s] = *(const int4 *)(wsd + o * FS + at);
+            ws[K + s] = h2f(ssd[o * (FS / 32) + (at >> 5)]);
+        }
+#pragma unroll
+        for (int j = 0; j < KS; j++) {
+            long at = (t * KS + j) * FF + c * 16;
             part[j] = fmaf(chunk_dot_a8<HQ>(w4[j], hq + at, n), ws[j] * hs[at >> 5], part[j]);
         }
     }
@@ -302,13 +334,20 @@ DEV void down_a8(const Params &p, long t, const int *ids, const float *wts)
     for (int j = 0; j < K; j++)
         if (ids[j] >= 0)
             acc = fmaf(wts[j], warp_sum(part[j]) + (DB ? bd[(long)ids[j] * D + o] : 0.0f), acc);
+    if (SH) {
+        float sh = 0.0f;
+#pragma unroll
+        for (int s = 0; s < SH; s++)
+            sh += warp_sum(part[K + s]);
+        acc = fmaf(shared_gate(p, t), sh, acc);
+    }
     if (lane == 0)
         ((float *)p.a[10])[t * D + o] = RES ? ((const float *)p.a[11])[t * D + o] + acc : acc;
 }
 
 DEV void down(const Params &p)
 {
-    extern __shared__ float hsm[];   // row t's K FF hidden values
+    extern __shared__ float hsm[];   // row t's KS FF hidden values
     __shared__ int ids[K];
     __shared__ float wts[K];
     long t = blockIdx.y;
@@ -320,28 +359,29 @@ DEV void down(const Params &p)
         down_a8(p, t, ids, wts);
         return;
     }
-    const float *h = (const float *)p.a[9] + t * K * FF, *bd = (const float *)p.a[7];
+    const float *h = (const float *)p.a[9] + t * KS * FF, *bd = (const float *)p.a[7];
     if (FF % 4 == 0) {   // 16 bytes a thread, four loads in flight
         const float4 *h4 = (const float4 *)h;
         float4 *s4 = (float4 *)hsm;
 #pragma unroll 4
-        for (long i = threadIdx.x; i < (long)K * FF / 4; i += blockDim.x)
+        for (long i = threadIdx.x; i < (long)KS * FF / 4; i += blockDim.x)
             s4[i] = h4[i];
     } else {
-        for (long i = threadIdx.x; i < (long)K * FF; i += blockDim.x)
+        for (long i = threadIdx.x; i < (long)KS * FF; i += blockDim.x)
             hsm[i] = h[i];
     }
     __syncthreads();
     long o = (long)blockIdx.x * 8 + w;
     if (o >= D)
         return;
-    float acc = 0.0f;
-    if (WQ) {   // every kept expert's row o read together, 16 bytes a lane
-        float part[K];
+    float acc = 0.0f, sh = 0.0f;
+    const float *hsh = hsm + K * FF;   // the shared expert's FS hidden values
+    if (WQ) {   // every kept expert's row o, and the shared expert's segments, read together, 16 bytes a lane
+        float part[KS];
 #pragma unroll
-        for (int j = 0; j < K; j++)
+        for (int j = 0; j < KS; j++)
             part[j] = 0.0f;
-        for (long c = lane; c < FF / 16; c += 32)
+        for (long c = lane; c < FF / 16; c += 32) {
 #pragma unroll
             for (int j = 0; j < K; j++)
                 if (ids[j] >= 0) {
@@ -349,23 +389,36 @@ DEV void down(const Params &p)
                     part[j] = fmaf(dj, sc, part[j]);
                 }
 #pragma unroll
+            for (int s = 0; s < SH; s++) {
+                float sc, ds = chunk_dot(p.a[14], D, FS, o, s * (FF / 16) + c, hsh, &sc);
+                part[K + s] = fmaf(ds, sc, part[K + s]);
+            }
+        }
+#pragma unroll
         for (int j = 0; j < K; j++)
             if (ids[j] >= 0)
                 acc = fmaf(wts[j], warp_sum(part[j]) + (DB ? bd[(long)ids[j] * D + o] : 0.0f), acc);
+#pragma unroll
+        for (int s = 0; s < SH; s++)
+            sh += warp_sum(part[K + s]);
     } else {
         for (int j = 0; j < K && ids[j] >= 0; j++) {
             long r = (long)ids[j] * D + o;
             float v = row_dot(p.a[2], (long)E * D, FF, r, hsm + j * FF);
             acc = fmaf(wts[j], v + (DB ? bd[r] : 0.0f), acc);
         }
+        if (SH)
+            sh = row_dot(p.a[14], D, FS, o, hsh);
     }
+    if (SH)
+        acc = fmaf(shared_gate(p, t), sh, acc);
     if (lane == 0)
         ((float *)p.a[10])[t * D + o] = RES ? ((const float *)p.a[11])[t * D + o] + acc : acc;
 }
 
 // Three blocks an SM (80 registers) but for the down product of many kept
-// experts, whose rows' loads, all in flight at once, want more registers.
-constexpr int MINB = PHASE == 1 && K > 4 ? 2 : 3;
+// experts (and shared segments), whose rows' loads, all in flight at once, want more registers.
+constexpr int MINB = PHASE == 1 && KS > 4 ? 2 : 3;
 
 extern "C" __global__ void __launch_bounds__(256, MINB) moe(const Params p)
 {

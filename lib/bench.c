@@ -104,15 +104,15 @@ static double attend_flops(const PLaunch *l, BenchAt at)
 
 /* The bytes launch l reads of weight buffer b, its parameter p needing
  * count values: an embedding gathers its rows of its V, a mixture reads
- * its rows' kept experts, every other kernel reads what it needs, the
+ * its rows' kept experts (and its shared expert whole), every other kernel reads what it needs, the
  * whole weight when it needs all of it. */
-static double weight_read(const Plan *pl, const PLaunch *l, int b, long count, BenchAt at)
+static double weight_read(const Plan *pl, const PLaunch *l, int p, int b, long count, BenchAt at)
 {
     if (l->kernel == KN_EMBED) {
         double v = C(l, "V"), rows = rows_of(l, at);
         return buf_bytes(pl, b) * (rows < v ? rows / v : 1);
     }
-    if (l->kernel == KN_MOE) {   /* the kept experts' rows: at most K of E a row */
+    if (l->kernel == KN_MOE && p < kernel_param(KN_MOE, "Wsg")) {   /* the kept experts' rows: at most K of E a row; the shared expert's whole */
         double e = C(l, "E"), kept = C(l, "K") * rows_of(l, at);
         return buf_bytes(pl, b) * (kept < e ? kept / e : 1);
     }
@@ -144,7 +144,7 @@ double launch_bytes(const Plan *pl, int i, BenchAt at)
         if (attention(l) && (!strcmp(k->p[p].name, "k") || !strcmp(k->p[p].name, "v")))
             continue;
         if (kind == B_WEIGHT)
-            bytes += weight_read(pl, l, b, need.count[p], at);
+            bytes += weight_read(pl, l, p, b, need.count[p], at);
         else if (need.count[p] > 0)   /* activations: the rows computed; states and tables whole */
             bytes += (double)etype_bytes(pl->bufs[b].etype, need.count[p]) *
                      (kind == B_STATE || kind == B_CONST ? 1 : share);
@@ -182,8 +182,8 @@ double launch_ops(const Plan *pl, int i, BenchAt at)
         return C(l, "WQ") ? product(l, at) : 0;
     case KN_MMA: case KN_MMV:
         return product(l, at);
-    case KN_MOE: {   /* each row's kept experts: gate and up (PHASE 0), then down */
-        double per = 2 * C(l, "K") * C(l, "D") * C(l, "FF") * rows_of(l, at);
+    case KN_MOE: {   /* each row's kept experts and shared segments: gate and up (PHASE 0), then down */
+        double per = 2 * (C(l, "K") + C(l, "SH")) * C(l, "D") * C(l, "FF") * rows_of(l, at);
         return C(l, "WQ") ? (C(l, "PHASE") ? per : 2 * per) : 0;
     }
     default:
@@ -210,7 +210,7 @@ double plan_step_bytes(const Plan *pl, BenchAt at, StrMap *seen)
             int b = l->arg[p] < 0 ? -1 : plan_base(pl, l->arg[p]);
             if (b < 0 || pl->bufs[b].kind != B_WEIGHT)
                 continue;
-            double r = weight_read(pl, l, b, need.count[p], at);
+            double r = weight_read(pl, l, p, b, need.count[p], at);
             int had = strmap_get(seen, pl->bufs[b].name);
             if (had == 0 || (had > 0 && r <= had))
                 continue;

@@ -35,7 +35,8 @@ void fuse_note(Fz *f, int node, const char *fmt, ...)
 static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated_pair", "epilogue", "residual",
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
                                            "conv_gates", "moe_kept", "rope_attend",
-                                           "latent_absorbed", "concat_rows", "delta_steps", "batch_attend"};
+                                           "latent_absorbed", "concat_rows", "delta_steps", "batch_attend",
+                                           "moe_shared"};
 
 void took(Fz *f, int rule)
 {
@@ -151,7 +152,7 @@ static Group *new_group(Fz *f, int kind, int node)
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)
-        gr->rope[i] = gr->rx[i] = gr->rnorm[i] = gr->rwrite[i] = gr->rya[i] = -1;
+        gr->rope[i] = gr->rx[i] = gr->rnorm[i] = gr->rwrite[i] = gr->rya[i] = gr->sh[i] = -1;
     return gr;
 }
 
@@ -802,6 +803,87 @@ static int moe_group(Fz *f, int k)
     return 0;
 }
 
+/* ---- moe_shared: the shared expert in the experts' launches ---- */
+
+/* The shared expert of mixture group m: a gated pair S of the mixture's
+ * activation, its act the experts', no bias, no norm of its own, its
+ * hidden width whole segments of the experts' (at most 16), read only by a
+ * product D (one part, no bias) whose epilogue adds it to the mixture's
+ * value (after the layer's residual or not), optionally times sigmoid of
+ * a value a row; both of the experts' format and not bound for the tensor
+ * cores. S's group, D's group in *d; -1 when there is none. */
+static int shared_of(Fz *f, const Group *m, int *d)
+{
+    const GNode *mo = N(f, m->node), *wg = N(f, mo->args[2]);
+    const char *act = attr_word(mo->e, "act", "silu");
+    int code = strcmp(act, "silu") == 0 ? 1 : strcmp(act, "gelu_tanh") == 0 ? 2 : 0;
+    int u = only_use(f, m->out[0]), dg = u >= 0 ? f->group[u] : -1;
+    if (!code || dg < 0)
+        return -1;
+    const Group *D = &f->gs[dg];
+    if (D->kind != GK_GEMV || D->parts != 1 || D->gate || D->res[0] != m->out[0] || D->bias[0] >= 0 ||
+        D->argmax >= 0 || D->cap != 0 || D->norm >= 0 || D->cat >= 0 || !D->nn)
+        return -1;
+    int a = view_root(f->g, N(f, D->prod[0])->args[1]), sg = f->group[a];
+    if (sg < 0 || only_use(f, a) != D->prod[0])
+        return -1;
+    const Group *S = &f->gs[sg];
+    if (S->kind != GK_GEMV || S->gate != code || S->parts != 2 || S->out[0] != a || S->bias[0] >= 0 ||
+        S->bias[1] >= 0 || S->norm >= 0 || S->gs >= 0 || S->cat >= 0 || !S->nn ||
+        view_root(f->g, S->x) != view_root(f->g, mo->args[0]))
+        return -1;
+    long ff = wg->ty.d[1].n, fs = last_dim(&N(f, S->prod[0])->ty);
+    const char *why = NULL;
+    if (wformat(f, S->prod[0]) != wg->ty.base || wformat(f, D->prod[0]) != wg->ty.base)
+        why = "its weights' format is not the experts'";
+    else if (fs % ff || fs / ff > 16)
+        why = "its hidden width is not at most 16 whole segments of the experts'";
+    else if (mma_bound(f, S) || mma_bound(f, D))
+        why = "its stacked rows go to the tensor cores";
+    if (why) {
+        fuse_note(f, a, "no moe_shared: the shared expert %s stays apart: %s", stmt_name(f, a), why);
+        return -1;
+    }
+    *d = dg;
+    return sg;
+}
+
+/* Moves every node of group from into group to; from makes no launch. */
+static void absorb(Fz *f, Group *to, Group *from)
+{
+    for (int j = 0; j < from->nn; j++) {
+        f->group[from->nodes[j]] = (int)(to - f->gs);
+        *VEC_PUSH(f->a, to->nodes, to->nn, to->cn) = from->nodes[j];
+    }
+    from->nn = 0;
+}
+
+static void moe_shared(Fz *f)
+{
+    if (!f->o->lane_rules)
+        return;
+    for (int i = 0; i < f->ng; i++) {
+        int dg, sg = f->gs[i].kind == GK_MOE && f->gs[i].nn ? shared_of(f, &f->gs[i], &dg) : -1;
+        if (sg < 0)
+            continue;
+        Group *m = &f->gs[i], *S = &f->gs[sg], *D = &f->gs[dg];
+        long fs = last_dim(&N(f, S->prod[0])->ty), ff = N(f, N(f, m->node)->args[2])->ty.d[1].n;
+        m->sh[0] = S->prod[0];
+        m->sh[1] = S->prod[1];
+        m->sh[2] = D->prod[0];
+        m->gs = D->gs;
+        m->out[0] = D->out[0];
+        fuse_note(f, D->out[0], "rule moe_shared: the shared expert (%s, %s, %s) folds into the experts' launches, "
+                  "%ld segment%s of %ld hidden values%s", f->p->decls[N(f, N(f, S->prod[0])->args[0])->decl].name,
+                  f->p->decls[N(f, N(f, S->prod[1])->args[0])->decl].name,
+                  f->p->decls[N(f, N(f, D->prod[0])->args[0])->decl].name, fs / ff, fs / ff > 1 ? "s" : "", ff,
+                  D->gs >= 0 ? ", its gate a sigmoid of a value a row" : "");
+        absorb(f, m, S);
+        absorb(f, m, D);
+        took(f, RU_MOE_SHARED);
+    }
+}
+
 /* ---- latent attention and concatenations ---- */
 
 /* latent(qr, qp, C, wk, wv): the halves of the expansion weights of one
@@ -1054,6 +1136,8 @@ static void quantizing(Fz *f)
     for (int i = 0; i < f->ng; i++) {
         Group *gr = &f->gs[i];
         int k = gr->out[0], width = 0;
+        if (!gr->nn)   /* taken into another launch */
+            continue;
         if (gr->kind == GK_ATTEND && gr->nseq > 1)   /* batch_attend: the stack of its rows */
             k = f->cons[gr->node][0];
         if (k < 0 || !read_by_products(f, k))
@@ -1228,11 +1312,7 @@ static void rope_into_attend(Fz *f)
         if (rg < 0 || !rope_feeds(f, a, &f->gs[rg]))
             continue;
         Group *r = &f->gs[rg];
-        for (int j = 0; j < r->nn; j++) {
-            f->group[r->nodes[j]] = i;
-            *VEC_PUSH(f->a, a->nodes, a->nn, a->cn) = r->nodes[j];
-        }
-        r->nn = 0;   /* a group of no nodes makes no launch */
+        absorb(f, a, r);
         a->rparts = r->rparts;
         a->pos = r->pos;
         memcpy(a->rope, r->rope, sizeof a->rope);
@@ -1488,6 +1568,7 @@ int fuse_groups(Fz *f)
     for (int k = 0; k < g->nn; k++)
         if (graph_computes(g, k) && free_node(f, k) && other_group(f, k))
             return EXIT_INPUT;
+    moe_shared(f);
     rope_into_attend(f);
     batch_attend(f);   /* before quantizing: a batch's attention quantizes the stack it writes */
     quantizing(f);

@@ -21,7 +21,9 @@ typedef struct Group {
     int gate;                /* 1 silu, 2 gelu_tanh: parts 0 and 1 are a gated pair */
     double cap;              /* the soft-cap of part 0, 0 when none */
     int argmax;              /* the arg-max of part 0, or -1 */
-    int gs;                  /* part 0 times sigmoid of this value's row (a gated output), or -1 */
+    int gs;                  /* part 0 times sigmoid of this value's row (a gated output), or -1; GK_MOE:
+                                the shared expert's */
+    int sh[3];               /* GK_MOE: the shared expert's gate, up and down products (moe_shared), or -1 */
     int cat;                 /* a concatenation of its parts' outputs they write in place, or -1 */
     int norm;                /* the rmsnorm taken as the prologue, or -1 */
     int x;                   /* the activation read (under the norm when there is one) */
@@ -75,7 +77,7 @@ typedef struct Fz {
 enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,
             RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT,
             RU_CONV_GATES, RU_MOE_KEPT, RU_ROPE_ATTEND,
-            RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_DELTA_STEPS, RU_BATCH_ATTEND, RU_COUNT };
+            RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_DELTA_STEPS, RU_BATCH_ATTEND, RU_MOE_SHARED, RU_COUNT };
 
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */

@@ -580,15 +580,19 @@ static int need_route(Need *n)
 
 static int need_moe(Need *n)
 {
-    long d = C(n, "D"), ff = C(n, "FF"), e = C(n, "E"), k = C(n, "K"), R = C(n, "ROWS");
+    long d = C(n, "D"), ff = C(n, "FF"), e = C(n, "E"), k = C(n, "K"), R = C(n, "ROWS"), sh = C(n, "SH");
     if (k > e)
         return bad(n, "more experts kept than there are");
     if (C(n, "WQ") && (d % 32 || ff % 32))
         return bad(n, "quantized weights need whole 32-value blocks");
     if ((C(n, "XQ") && d % 32) || (C(n, "HQ") && ff % 32))
         return bad(n, "rounded activations need whole 32-value blocks");
+    if (sh && C(n, "ACT") == 2)
+        return bad(n, "a shared expert takes silu or gelu_tanh");
+    if (C(n, "GSH") && !sh)
+        return bad(n, "a shared expert's gate with no shared expert");
     need(n, "rt", R * e);
-    need(n, "h", R * k * ff);
+    need(n, "h", R * (k + sh) * ff);   /* the kept experts' hidden rows, then the shared expert's segments */
     if (C(n, "PHASE") == 0) {
         need(n, "Wg", e * ff * d);
         need(n, "Wu", e * ff * d);
@@ -597,7 +601,11 @@ static int need_moe(Need *n)
             need(n, "bg", e * ff);
             need(n, "bu", e * ff);
         }
-        grid(n, cdiv(ff, 32), k, R);   /* x staged: f32, or quantized (Q8_0 experts) */
+        if (sh) {
+            need(n, "Wsg", sh * ff * d);
+            need(n, "Wsu", sh * ff * d);
+        }
+        grid(n, cdiv(ff, 32), k + sh, R);   /* x staged: f32, or quantized (Q8_0 experts) */
         long xq = C(n, "WQ") ? C(n, "XQ") : 0;
         n->out->smem = etype_bytes(xq == 2 ? ET_A8X2 : xq ? ET_A8 : ET_F32, d);
         return 0;
@@ -608,8 +616,12 @@ static int need_moe(Need *n)
     need(n, "y", R * d);
     if (C(n, "RES"))
         need(n, "r", R * d);
+    if (sh)
+        need(n, "Wsd", d * sh * ff);
+    if (C(n, "GSH"))
+        need(n, "gs", R);
     grid(n, cdiv(d, 8), R, 1);   /* h staged when f32; read where it lies when quantized */
-    n->out->smem = C(n, "WQ") && C(n, "HQ") ? 0 : 4 * k * ff;
+    n->out->smem = C(n, "WQ") && C(n, "HQ") ? 0 : 4 * (k + sh) * ff;
     if (n->out->smem > 227 * 1024)
         return bad(n, "the kept experts' hidden values pass the shared memory of a block");
     return 0;

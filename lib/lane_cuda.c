@@ -1180,7 +1180,9 @@ static void emit_route(Fz *f, const Group *gr)
 }
 
 /* The experts' gate and up (PHASE 0, into the scratch h: it covers no
- * node) and their down product (PHASE 1, the mixture's value). */
+ * node) and their down product (PHASE 1, the mixture's value); under
+ * moe_shared the shared expert's too, its hidden values after the kept
+ * experts' in h. */
 static void emit_moe(Fz *f, const Group *gr)
 {
     static const char *acts[] = {"silu", "gelu_tanh", "oai"};
@@ -1191,7 +1193,8 @@ static void emit_moe(Fz *f, const Group *gr)
     long k = (long)attr_num(N(f, m->args[1])->e, "k", 1);
     for (int i = 0; i < 3; i++)
         code = strcmp(act, acts[i]) == 0 ? i : code;
-    int h = scratch(f, arena_printf(f->a, "%s.hidden", node_name(f, gr->node)), ET_F32, rows * k * ff);
+    long sh = gr->sh[0] >= 0 ? last(&N(f, gr->sh[0])->ty) / ff : 0;   /* moe_shared: the shared expert's segments */
+    int h = scratch(f, arena_printf(f->a, "%s.hidden", node_name(f, gr->node)), ET_F32, rows * (k + sh) * ff);
     for (int phase = 0; phase < 2; phase++) {
         L L = launch(f, KN_MOE, gr);
         if (phase == 0)
@@ -1230,6 +1233,16 @@ static void emit_moe(Fz *f, const Group *gr)
                 A(L, "r", buf_of(f, gr->res[0]));
         }
         C(L, "RES", phase == 1 && gr->res[0] >= 0);
+        C(L, "SH", (double)sh);
+        C(L, "GSH", gr->gs >= 0);
+        if (sh && phase == 0) {
+            A(L, "Wsg", buf_of(f, N(f, gr->sh[0])->args[0]));
+            A(L, "Wsu", buf_of(f, N(f, gr->sh[1])->args[0]));
+        } else if (sh) {
+            A(L, "Wsd", buf_of(f, N(f, gr->sh[2])->args[0]));
+            if (gr->gs >= 0)
+                A(L, "gs", buf_of(f, gr->gs));
+        }
         finish(L);
     }
 }

@@ -596,9 +596,60 @@ END
     [[ "$stderr" == *"rule residual: h0's add folds into the experts' down launch"* ]]
     [ "$(grep -c '^launch delta .* GF=1 BF=1 .* ga=alog[0-9] ' <<<"$output")" -eq 3 ]
     [ "$(grep -c '^launch rownorm .* MODE=2 ' <<<"$output")" -eq 3 ]
-    [ "$(grep -c '^launch gemv .* GS=1 ' <<<"$output")" -eq 4 ]
-    [ "$(grep -c '^launch moe PHASE=1 .* RES=1 ' <<<"$output")" -eq 4 ]
+    # the shared expert's gate goes with it into the experts' down launch (moe_shared)
+    [ "$(grep -c '^launch gemv .* GS=1 ' <<<"$output")" -eq 0 ]
+    [ "$(grep -c '^launch moe PHASE=1 .* RES=1 SH=1 GSH=1 .* gs=h[0-9]\.2 ' <<<"$output")" -eq 4 ]
     [ "$(grep -c '^launch elem ' <<<"$output")" -eq 2 ]
     [[ "$stderr" == *"rule concat_rows: the product's parts write their places in qkv0's concatenation: no copies"* ]]
     [ "$(grep -c '^buffer qkv0\.[0-9] view f32 [0-9]* of qkv0 at ' <<<"$output")" -eq 3 ]
+}
+
+@test "logos-fuse: moe_shared folds DeepSeek-V2's shared expert into the experts' two launches" {
+    logos-author decode_step "$TINY/deepseek2.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"rule moe_shared: the shared expert (wsg1, wsu1, wsd1) folds into the experts' launches, 2 segments of 32 hidden values"* ]]
+    grep -qx 'rule moe_shared' <<<"$output"
+    # gate and up of the kept experts and the shared segments; then the down of both, the residual after
+    [ "$(grep -c '^launch moe PHASE=0 .* SH=2 GSH=0 grid 1 4 1 .* Wsg=wsg[0-9] Wsu=wsu[0-9] Wsd=- gs=- ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^launch moe PHASE=1 .* RES=1 SH=2 GSH=0 .* y=h[0-9] r=r[0-9] Wsg=- Wsu=- Wsd=wsd[0-9] gs=- ' <<<"$output")" -eq 2 ]
+    # no launch of the shared expert's own, and the hidden rows hold its segments
+    ! grep -q '^launch gemv .* W0=wsg' <<<"$output"
+    ! grep -q '^launch gemv .* W0=wsd' <<<"$output"
+    grep -q '^buffer fm1\.hidden scratch f32 128$' <<<"$output"
+    # the CPU reference runs the plan as the program
+    logos-fuse s.logos >s.plan
+    run logos-run -q --device cpu --synthetic 3 -p 5 -n 3 s.plan
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(logos-run -q --device cpu --synthetic 3 -p 5 -n 3 s.logos)" ]
+}
+
+@test "logos-fuse: a shared expert stays apart where the experts' launches cannot take it, and says why" {
+    cat >s.logos <<'E'
+logos 1 decode_step t
+in x : f32[64]
+in r : f32[64]
+weight wr : f32[8,64]
+weight eg : q8[8,64,64]
+weight eu : q8[8,64,64]
+weight ed : q8[8,64,64]
+weight sg : q8[96,64]
+weight su : q8[96,64]
+weight sd : q8[64,96]
+out y : f32[64]
+rt = route(wr @ x, k=2, score=softmax)
+sa = silu(sg @ x) * (su @ x)
+y = r + moe(x, rt, eg, eu, ed, act=silu) + sd @ sa
+end
+E
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"s.logos:13: no moe_shared: the shared expert sa stays apart: its hidden width is not at most 16 whole segments of the experts'"* ]]
+    [ "$(grep -c '^launch moe .* SH=0 GSH=0 ' <<<"$output")" -eq 2 ]
+    grep -q '^launch gemv .* W0=sg W1=su ' <<<"$output"
+    # a batch's stacked rows bound for the tensor cores keep the shared expert's products there
+    logos-author decode_batch "$TINY/deepseek2.yaml" >b.logos
+    run --separate-stderr logos-fuse -v b.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"no moe_shared: the shared expert bfsa1 stays apart: its stacked rows go to the tensor cores"* ]]
 }

@@ -13,7 +13,8 @@
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
  * softmax, groups, a selection bias, norm and scale) and the experts' two
  * products over the kept experts, q8 and f32, with gpt-oss's biases and
- * clamped activation and the layer's residual; the tensor cores' products of stacked rows with
+ * clamped activation and the layer's residual, and the shared expert
+ * folded in (moe_shared: segments, a sigmoid gate); the tensor cores' products of stacked rows with
  * their parts, norm, bias, residual, gated pair, soft-cap and quantizing
  * epilogue; latent attention absorbed over its cache, q8 and f32 halves, a
  * decode step and a chunk's causal rows, with the rope launch that reads
@@ -253,6 +254,24 @@ static const Case cases[] = {
      "in x : f32[256]\nin r : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
      "weight ed : q8[512,256,64]\nout y : f32[256]\n"
      "y = r + moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2, 0},
+    {"moe_shared: DeepSeek-V2's shared expert of two segments in the experts' launches, the layer's residual, 5 rows",
+     "size T\nin x : f32[T,64]\nin r : f32[T,64]\nweight wr : f32[8,64]\nweight eg : q8[8,32,64]\n"
+     "weight eu : q8[8,32,64]\nweight ed : q8[8,64,32]\nweight sg : q8[64,64]\nweight su : q8[64,64]\n"
+     "weight sd : q8[64,64]\nout y : f32[T,64]\n"
+     "rt = route(wr @ x, k=2, score=softmax)\nsa = silu(sg @ x) * (su @ x)\n"
+     "y = r + moe(x, rt, eg, eu, ed, act=silu) + sd @ sa\n", 2, 0},
+    {"moe_shared: Qwen3-Next's gated shared expert (sigmoid of a value a row) in the experts' launches, 512 of top 10",
+     "in x : f32[256]\nin r : f32[256]\nweight wr : f32[512,256]\nweight wt : f32[1,256]\n"
+     "weight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\nweight ed : q8[512,256,64]\nweight sg : q8[64,256]\n"
+     "weight su : q8[64,256]\nweight sd : q8[256,64]\nout y : f32[256]\n"
+     "rt = route(wr @ x, k=10, score=softmax, norm=1)\nsa = silu(sg @ x) * (su @ x)\n"
+     "y = r + moe(x, rt, eg, eu, ed, act=silu) + sigmoid(wt @ x) * (sd @ sa)\n", 2, 0},
+    {"moe_shared: f32 experts and a gelu_tanh shared expert of three segments, no residual, 3 rows",
+     "size T\nin x : f32[T,96]\nin lg : f32[T,8]\nweight eg : f32[8,48,96]\nweight eu : f32[8,48,96]\n"
+     "weight ed : f32[8,96,48]\nweight sg : f32[144,96]\nweight su : f32[144,96]\nweight sd : f32[96,144]\n"
+     "out y : f32[T,96]\n"
+     "sa = gelu_tanh(sg @ x) * (su @ x)\n"
+     "y = moe(x, route(lg, k=3, score=softmax), eg, eu, ed, act=gelu_tanh) + sd @ sa\n", 2, 0},
     {"latent absorbed, q8 halves; one rope launch: slices read in place, the concat's parts into their places",
      "in qr : f32[4,32]\nin ckv : f32[48]\nin pos : i32\nweight nk : f32[32]\nweight wk : q8[64,32]\n"
      "weight wv : q8[64,32]\nstate Kc : f32[64,48]\nout o : f32[4,16]\n"
