@@ -2,6 +2,8 @@
 // parts, with the norm that feeds them and their epilogues.
 //
 //   x'[t]     = NORM ? x[t] / sqrt(mean(x[t]^2) + EPS) * (nw + OFFSET) : x[t]
+//   xo[t]     = x'[t] in f32 (NOUT: the norm's value, for launches after
+//               this one that read it too; block 0 writes it)
 //   a_p[t, o] = W_p[o, :] . Q(x'[t])          Q: the activation in format XQ
 //   epilogue, in order:  + b_p[o]                      (bit p of BIAS)
 //                        y_0 = act(a_0) * a_1          (GATE: 1 silu, 2 gelu_tanh)
@@ -11,7 +13,7 @@
 //                        r_p[t, o] + v                 (bit p of RES)
 //   y_p[t, o] = v  (y_0 in format OQ);  next[t] = argmax_o y_0[t, o]  (ARGMAX)
 //
-// Shapes: x (rows, K) in format XIN, rows = n or ROWS; W_p (N_p, K) f32 (WQ
+// Shapes: x (rows, K) in format XIN, rows = n or ROWS; xo (rows, K) f32; W_p (N_p, K) f32 (WQ
 // 0) or Q8_0 (WQ 1); y_p, r_p (rows, N_p); b_p (N_p). Under GATE parts 0
 // and 1 are the gate and up of one hidden width (N_0 = N_1) and y_1 is
 // unused.
@@ -26,7 +28,7 @@
 // the last block reduces them and sets the count back to 0.
 
 constexpr int WARPS = 8;
-constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21;   // y0, b0, r0, gs among the parameters
+constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21, XO_AT = 22;   // y0, b0, r0, gs, xo among the parameters
 #include "parts.cuh"
 constexpr int XROW = XQ == 0 ? 4 * K : XQ * K;      // bytes of one staged row's values
 constexpr int XS_OFF = TR * XROW;                     // where the staged scales start
@@ -78,7 +80,7 @@ DEV float norm_w(const float *nw, long i)
 }
 
 // Rows whose width is not whole 16-value segments: a value a thread, f32.
-DEV void stage_narrow(const void *x, const float *nw, int t0, int nt, char *sm)
+DEV void stage_narrow(const void *x, const float *nw, float *xo, int t0, int nt, char *sm)
 {
     float *red = (float *)(sm + RED_OFF);
     for (int t = 0; t < nt; t++) {
@@ -95,7 +97,10 @@ DEV void stage_narrow(const void *x, const float *nw, int t0, int nt, char *sm)
         }
         for (long i = threadIdx.x; i < K; i += blockDim.x) {
             float v = act_load(x, (long)ROWS * K, base + i, XIN);
-            ((float *)sm)[(long)t * K + i] = NORM ? v * inv * norm_w(nw, i) : v;
+            v = NORM ? v * inv * norm_w(nw, i) : v;
+            ((float *)sm)[(long)t * K + i] = v;
+            if (NOUT && blockIdx.x == 0)
+                xo[base + i] = v;
         }
     }
 }
@@ -105,7 +110,7 @@ DEV void stage_narrow(const void *x, const float *nw, int t0, int nt, char *sm)
 // is at most a segment a thread (ONE16), the norm's pass keeps it in
 // registers for the quantizer's, one read of the row, not two.
 constexpr int ONE16 = K <= 16 * 256;
-DEV void stage_f32(const void *x, const float *nw, int t0, int nt, char *sm)
+DEV void stage_f32(const void *x, const float *nw, float *xo, int t0, int nt, char *sm)
 {
     float *red = (float *)(sm + RED_OFF);
     for (int t = 0; t < nt; t++) {
@@ -132,6 +137,10 @@ DEV void stage_f32(const void *x, const float *nw, int t0, int nt, char *sm)
 #pragma unroll
                     for (int j = 0; j < 16; j++)
                         v[j] *= inv * norm_w(nw, i + j);
+                if (NOUT && blockIdx.x == 0)
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        *(float4 *)(xo + base + i + 4 * j) = float4{v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]};
             }
             if (XQ == 0) {
                 if (here)
@@ -165,14 +174,14 @@ DEV void stage_f32(const void *x, const float *nw, int t0, int nt, char *sm)
     }
 }
 
-DEV void stage(const void *x, const float *nw, int t0, int nt, char *sm)
+DEV void stage(const void *x, const float *nw, float *xo, int t0, int nt, char *sm)
 {
     if (XIN && XIN == XQ)
         stage_copy(x, t0, nt, sm);
     else if (K % 16)
-        stage_narrow(x, nw, t0, nt, sm);
+        stage_narrow(x, nw, xo, t0, nt, sm);
     else
-        stage_f32(x, nw, t0, nt, sm);
+        stage_f32(x, nw, xo, t0, nt, sm);
     __syncthreads();
 }
 
@@ -485,15 +494,16 @@ extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
     }
     pdl_begin();
     int rows = rows_of(p.a[6], ROWS), once = rows <= TR;
+    float *xo = (float *)p.a[XO_AT];
     if (once)
-        stage((const char *)p.a[4], (const float *)p.a[5], 0, rows, sm);
+        stage((const char *)p.a[4], (const float *)p.a[5], xo, 0, rows, sm);
     for (long g = blockIdx.x; g < GROUPS; g += gridDim.x)
         for (int t0 = 0; t0 < rows; t0 += TR) {
             int nt = rows - t0 < TR ? rows - t0 : TR;
             // the next job: this group's next rows, or the block's next group
             long n0 = t0 + TR < rows ? g * WARPS * WR : g + gridDim.x < GROUPS ? (g + gridDim.x) * WARPS * WR : -1;
             if (!once)
-                stage((const char *)p.a[4], (const float *)p.a[5], t0, nt, sm);
+                stage((const char *)p.a[4], (const float *)p.a[5], xo, t0, nt, sm);
             group(p, g * WARPS * WR, t0, nt, g == blockIdx.x, DB || (g == blockIdx.x && t0 == 0), n0, cur, sm, res);
         }
     if (ARGMAX)

@@ -304,7 +304,12 @@ static long mma_bound(const Fz *f, const Group *gr)
     return q8 && rows >= tc_crossover(f->o) ? rows : 0;
 }
 
-/* Takes the norm that feeds every product of the group as its prologue. */
+/* Takes the norm that feeds every product of the group as its prologue;
+ * where other launches read it too (a mixture's norm: the router, the
+ * experts; Qwen3-Next's: two products in parts), the first group of
+ * products that is not a gated pair takes it and writes it for them
+ * (NOUT): one launch fewer. A gated pair keeps to a norm of its own (its
+ * registers; and a shared expert's pair must stay free for moe_shared). */
 static void prologue(Fz *f, Group *gr)
 {
     int x = gr->x;
@@ -338,16 +343,24 @@ static void prologue(Fz *f, Group *gr)
             int mine = 0;
             for (int p = 0; p < gr->parts; p++)
                 mine |= gr->prod[p] == c;
-            if (!mine) {
-                fuse_note(f, x, "no prologue: %s is read by more than this launch's products", stmt_name(f, x));
-                return;
-            }
+            gr->nout |= !mine;
         }
+    }
+    if (gr->nout && (gr->gate || !f->o->lane_rules)) {
+        gr->nout = 0;
+        fuse_note(f, x, "no prologue: %s is read by more than this launch's products%s", stmt_name(f, x),
+                  gr->gate ? ", and a gated pair does not write it out" : "");
+        return;
     }
     take(f, gr, x);
     gr->norm = x;
     gr->x = n->args[0];
-    fuse_note(f, x, "rule norm_prologue: %s is computed in the prologue of the products that read it", stmt_name(f, x));
+    if (gr->nout)
+        fuse_note(f, x, "rule norm_prologue: %s is computed in the prologue of the products of %s, which write it for "
+                  "the launches after that read it too", stmt_name(f, x), stmt_name(f, gr->prod[0]));
+    else
+        fuse_note(f, x, "rule norm_prologue: %s is computed in the prologue of the products that read it",
+                  stmt_name(f, x));
     took(f, RU_NORM_PROLOGUE);
 }
 

@@ -26,6 +26,7 @@ typedef struct Group {
     int sh[3];               /* GK_MOE: the shared expert's gate, up and down products (moe_shared), or -1 */
     int cat;                 /* a concatenation of its parts' outputs they write in place, or -1 */
     int norm;                /* the rmsnorm taken as the prologue, or -1 */
+    int nout;                /* 1: the norm is read by later launches too, and this one writes it (NOUT) */
     int x;                   /* the activation read (under the norm when there is one) */
     /* GK_ROPE, and GK_ATTEND under rope_attend: the rotated queries and
      * keys, the appended values */

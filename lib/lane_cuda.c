@@ -491,6 +491,9 @@ static void emit_gemv(Fz *f, const Group *gr)
     C(L, "WR", wr);
     C(L, "ARGMAX", gr->argmax >= 0);
     norm_prologue(L, f, gr);
+    C(L, "NOUT", gr->nout);
+    if (gr->nout)
+        A(L, "xo", buf_of(f, gr->norm));
     if (gr->argmax >= 0)
         A(L, "next", buf_of(f, gr->argmax));
     /* as many rounds of groups as the chip needs, and the fewest blocks that

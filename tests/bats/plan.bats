@@ -653,3 +653,26 @@ E
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"no moe_shared: the shared expert bfsa1 stays apart: its stacked rows go to the tensor cores"* ]]
 }
+
+@test "logos-fuse: a norm read by several launches is the first product's prologue, which writes it for the rest (NOUT)" {
+    logos-author decode_step "$TINY/deepseek2.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"s.logos:78: no prologue: fn1 is read by more than this launch's products, and a gated pair does not write it out"* ]]
+    [[ "$stderr" == *"s.logos:78: rule norm_prologue: fn1 is computed in the prologue of the products of rt1, which write it for the launches after that read it too"* ]]
+    # the router writes the mixture's norm; the experts read it; no norm launch of its own
+    [ "$(grep -c '^launch gemv .* NORM=1 .* NOUT=1 .* W0=wr[0-9] .* x=r[0-9] nw=nfn[0-9] .* xo=fn[0-9] ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^launch moe PHASE=0 .* x=fn[0-9] ' <<<"$output")" -eq 2 ]
+    ! grep -q '^launch rownorm ' <<<"$output"
+    # a norm that only its products read keeps to them
+    [ "$(grep -c '^launch gemv .* NORM=1 .* NOUT=0 .* nw=nm[0-9] ' <<<"$output")" -eq 3 ]
+    # held-back lane rules: the norm runs alone
+    run --separate-stderr logos-fuse -v --no-lane-rules s.logos
+    [ "$status" -eq 0 ]
+    ! grep -q 'NOUT=1' <<<"$output"
+    # the CPU reference runs the plan as the program
+    logos-fuse s.logos >s.plan
+    run logos-run -q --device cpu --synthetic 5 -p 3 -n 3 s.plan
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(logos-run -q --device cpu --synthetic 5 -p 3 -n 3 s.logos)" ]
+}

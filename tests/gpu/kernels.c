@@ -1,6 +1,7 @@
 /* kernels.c — every kernel of the CUDA lane against its CPU twin: small
  * programs that fuse into each kernel and each of its variants (parts, the
- * gated pair, biases, residuals, the norm prologue, soft-cap and arg-max,
+ * gated pair, biases, residuals, the norm prologue (written out for later
+ * launches that read it too: NOUT), soft-cap and arg-max,
  * a gated output (times sigmoid of a value a row),
  * quantizing epilogues; norms (with a residual, or gated by silu), rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
@@ -254,6 +255,17 @@ static const Case cases[] = {
      "in x : f32[256]\nin r : f32[256]\nin lg : f32[512]\nweight eg : q8[512,64,256]\nweight eu : q8[512,64,256]\n"
      "weight ed : q8[512,256,64]\nout y : f32[256]\n"
      "y = r + moe(x, route(lg, k=10, score=softmax, norm=1), eg, eu, ed, act=silu)\n", 2, 0},
+    {"gemv NOUT: a norm read by three launches (a gated pair in parts, a q8 product, f32 rows) in the q8 one's "
+     "prologue, written out for the others",
+     "in x : f32[128]\nweight nw : f32[128]\nweight wa : q8[96,128]\nweight wb : q8[64,128]\n"
+     "weight wc : q8[32,128]\nweight wr : f32[8,128]\nweight wg : q8[64,128]\nweight wu : q8[64,128]\n"
+     "out ya : f32[96]\nout yb : f32[64]\nout yc : f32[32]\nout yr : f32[8]\nout yg : f32[64]\n"
+     "n = rmsnorm(x, nw, eps=1e-06, offset=1)\nya = wa @ n\nyb = wb @ n\nyc = wc @ n\nyr = wr @ n\n"
+     "yg = silu(wg @ n) * (wu @ n)\n", 2, 0},
+    {"gemv NOUT: DeepSeek-V2's router takes the mixture's norm (K 2048, 64 f32 rows), the experts read it",
+     "in x : f32[2048]\nin r : f32[2048]\nweight nw : f32[2048]\nweight wr : f32[64,2048]\n"
+     "weight eg : q8[64,64,2048]\nweight eu : q8[64,64,2048]\nweight ed : q8[64,2048,64]\nout y : f32[2048]\n"
+     "n = rmsnorm(x, nw, eps=1e-06)\ny = r + moe(n, route(wr @ n, k=6, score=softmax), eg, eu, ed, act=silu)\n", 2, 0},
     {"moe_shared: DeepSeek-V2's shared expert of two segments in the experts' launches, the layer's residual, 5 rows",
      "size T\nin x : f32[T,64]\nin r : f32[T,64]\nweight wr : f32[8,64]\nweight eg : q8[8,32,64]\n"
      "weight eu : q8[8,32,64]\nweight ed : q8[8,64,32]\nweight sg : q8[64,64]\nweight su : q8[64,64]\n"
