@@ -20,9 +20,10 @@
 //   then the warp's (value, expert); each exponential once (the sum's,
 //   kept for s; s apart from c only under BIAS).
 // else: block 32 NW, a thread an expert, each exponential once and in
-//   parallel; each warp picks its own K best of its 32 by shuffles (in
-//   order, best first), then the first warp merges the NW sorted lists, a
-//   lane a list's head, K times the best head; maxima and sums the block's.
+//   parallel; each expert's rank among its warp's by 32 shuffles, the
+//   warps' K best each the candidates, the K best candidates by their
+//   ranks among the candidates (shared memory); maxima and sums the
+//   block's.
 // Either way the groups' drop is the first warp's.
 
 constexpr int NW = (E + 31) / 32;
@@ -253,12 +254,24 @@ DEV void route_warp(const Params &p, long t)
 
 // ---- a thread an expert ----
 
-// Row t's weights, a thread an expert.
+// Whether (v, i) comes before (u, j) in the order of the picks: the larger
+// value, ties to the lower expert.
+DEV bool before(double v, int i, double u, int j)
+{
+    return v > u || (v == u && i < j);
+}
+
+// Row t's weights, a thread an expert. The K kept are found by ranks, not
+// by K rounds of a warp's best (each a chain of dependent shuffles): each
+// live expert counts the live experts of its warp before it (32
+// independent shuffles); those of rank below K are their warp's
+// candidates (NW K of them in shared memory), and each candidate counts
+// the candidates before it; those of rank below K are kept.
 DEV void route_block(const Params &p, long t)
 {
-    __shared__ double c[GROUPS > 1 ? E : 1], gs[GROUPS], red[NW], lv[NW][K];
+    __shared__ double c[GROUPS > 1 ? E : 1], gs[GROUPS], red[NW], cv[NW * K];
     __shared__ char gk[GROUPS], kept[E];
-    __shared__ int li[NW][K];
+    __shared__ int ci_[NW * K];
     const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
     const int i = threadIdx.x, lane = i & 31, w = i >> 5;
     const bool in = i < E;
@@ -281,35 +294,34 @@ DEV void route_block(const Params &p, long t)
         __syncthreads();
         live = in && gk[i / (E / GROUPS)];
     }
-    // each warp's K best of its own, in order
-    for (int j = 0; j < K; j++) {
-        double v = ci;
-        int bi = live ? i : -1;
-        dbest<0>(v, bi);
-        if (bi == i)
-            live = false;
-        if (lane == 0) {
-            lv[w][j] = v;
-            li[w][j] = bi;
-        }
-    }
+    for (int j = i; j < NW * K; j += blockDim.x)
+        ci_[j] = -1;
     if (in)
         kept[i] = 0;
     __syncthreads();
-    if (w == 0) {   // the K best of the warps' lists: a lane a list's head
-        int at = 0;
-        for (int j = 0; j < K; j++) {
-            double v = 0.0;
-            int bi = lane < NW && at < K ? li[lane][at] : -1;
-            if (bi >= 0)
-                v = lv[lane][at];
-            int mine = bi;
-            dbest<0>(v, bi);
-            if (bi >= 0 && bi == mine)
-                at++;
-            if (lane == 0 && bi >= 0)
-                kept[bi] = 1;
-        }
+    // the rank of this expert among its warp's live ones
+    const unsigned lm = __ballot_sync(0xffffffffu, live);
+    int rank = 0;
+#pragma unroll
+    for (int o = 0; o < 32; o++) {
+        double u = __shfl_sync(0xffffffffu, ci, o);
+        rank += (lm >> o & 1) && before(u, w * 32 + o, ci, i);
+    }
+    if (live && rank < K) {
+        cv[w * K + rank] = ci;
+        ci_[w * K + rank] = i;
+    }
+    __syncthreads();
+    // the rank of each candidate among all of them
+    for (int j = i; j < NW * K; j += blockDim.x) {
+        int e = ci_[j], r = 0;
+        if (e < 0)
+            continue;
+        double v = cv[j];
+        for (int m = 0; m < NW * K; m++)
+            r += ci_[m] >= 0 && before(cv[m], ci_[m], v, e);
+        if (r < K)
+            kept[e] = 1;
     }
     __syncthreads();
     const bool k = in && kept[i];

@@ -246,6 +246,13 @@ static const Case cases[] = {
     {"route sigmoid of 256 in 8 groups, selection bias, top 8 of 4 groups, norm, scale",
      "in lg : f32[256]\nweight sb : f32[256]\nout rt : f32[256]\n"
      "rt = route(lg, sb, k=8, score=sigmoid, groups=8, topk_groups=4, norm=1, scale=2.5)\n", 2, 0},
+    {"route a thread an expert: sigmoid of 384 in 8 groups, selection bias, top 8 of 4 groups, norm, scale, 3 rows",
+     "size T\nin lg : f32[T,384]\nweight sb : f32[384]\nout rt : f32[T,384]\n"
+     "rt = route(lg, sb, k=8, score=sigmoid, groups=8, topk_groups=4, norm=1, scale=2.5)\n", 2, 0},
+    {"route a thread an expert: topk_softmax of 1024, top 32 (a warp's whole 32 candidates), 2 rows",
+     "size T\nin lg : f32[T,1024]\nout rt : f32[T,1024]\nrt = route(lg, k=32, score=topk_softmax)\n", 2, 0},
+    {"route a thread an expert: softmax of 300 (a warp part empty), top 3",
+     "in lg : f32[300]\nout rt : f32[300]\nrt = route(lg, k=3, score=softmax)\n", 2, 0},
     {"route topk_softmax; moe gpt-oss, biases, f32 experts, the layer's residual in the down launch, 5 rows",
      "size T\nin x : f32[T,96]\nin r : f32[T,96]\nin lg : f32[T,4]\nweight eg : f32[4,48,96]\nweight eu : f32[4,48,96]\n"
      "weight ed : f32[4,96,48]\nweight egb : f32[4,48]\nweight eub : f32[4,48]\nweight edb : f32[4,96]\n"
