@@ -36,6 +36,10 @@
 // lie, the block's warps sharing them in L1): an output a warp, its kept
 // experts' rows and the shared expert's row read together.
 //
+// Programmatic dependent launch: PHASE 1 reads the kept experts and loads
+// its first round of rows before it waits for PHASE 0 (the route that
+// wrote rt finished before PHASE 0 passed its own wait).
+//
 // Parameters: Wg Wu Wd x rt bg bu bd n h y r Wsg Wsu Wsd gs (PHASE 0 reads
 // Wg, Wu, x, bg, bu, Wsg, Wsu and writes h; PHASE 1 reads Wd, h, bd, r,
 // Wsd, gs and writes y).
@@ -154,7 +158,11 @@ template <int W> DEV float chunk_dot_a8(int4 w, const i8 *q, long n)
 // Rows r0 + i0 .. + 3 of the gate and up weights wg, wu (Q8_0, rows rows
 // of D values: an expert's, or a segment of the shared expert's), by x
 // staged in format XQ (xq, its D / 32 scales xs): the warp's 8 rows read
-// together, 16 bytes a lane a row, each chunk's integer sums scaled once.
+// together, 16 bytes a lane a row (UP of those rounds at once: two under
+// DEEP, where the launch's blocks are so few that a multiprocessor holds
+// at most two and its loads in flight would be too few), each chunk's
+// integer sums scaled once, in the chunks' order.
+constexpr int UP = DEEP ? 2 : 1;
 DEV void up_a8(const i8 *wg, const i8 *wu, long rows, long r0, long i0, const i8 *xq, const float *xs, float *g,
                float *u)
 {
@@ -162,22 +170,34 @@ DEV void up_a8(const i8 *wg, const i8 *wu, long rows, long r0, long i0, const i8
     float ag[4] = {0.0f, 0.0f, 0.0f, 0.0f}, au[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     const u16 *sg = (const u16 *)(wg + align16(rows * D)), *su = (const u16 *)(wu + align16(rows * D));
 #pragma unroll 1
-    for (long c = lane; c < D / 16; c += 32) {
-        int4 g4[4], u4[4];
-        float gs[4], us[4];
+    for (long c0 = lane; c0 < D / 16; c0 += 32 * UP) {
+        int4 g4[UP][4], u4[UP][4];
+        float gs[UP][4], us[UP][4];
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            long r = r0 + i0 + k;
-            g4[k] = *(const int4 *)(wg + r * D + c * 16);
-            u4[k] = *(const int4 *)(wu + r * D + c * 16);
-            gs[k] = h2f(sg[r * (D / 32) + (c >> 1)]);
-            us[k] = h2f(su[r * (D / 32) + (c >> 1)]);
+        for (int q = 0; q < UP; q++) {
+            long c = c0 + 32 * q;
+            if (c >= D / 16)
+                break;
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                long r = r0 + i0 + k;
+                g4[q][k] = *(const int4 *)(wg + r * D + c * 16);
+                u4[q][k] = *(const int4 *)(wu + r * D + c * 16);
+                gs[q][k] = h2f(sg[r * (D / 32) + (c >> 1)]);
+                us[q][k] = h2f(su[r * (D / 32) + (c >> 1)]);
+            }
         }
-        const float xsc = xs[c >> 1];
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            ag[k] = fmaf(chunk_dot_a8<XQ>(g4[k], xq + c * 16, D), gs[k] * xsc, ag[k]);
-            au[k] = fmaf(chunk_dot_a8<XQ>(u4[k], xq + c * 16, D), us[k] * xsc, au[k]);
+        for (int q = 0; q < UP; q++) {
+            long c = c0 + 32 * q;
+            if (c >= D / 16)
+                break;
+            const float xsc = xs[c >> 1];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                ag[k] = fmaf(chunk_dot_a8<XQ>(g4[q][k], xq + c * 16, D), gs[q][k] * xsc, ag[k]);
+                au[k] = fmaf(chunk_dot_a8<XQ>(u4[q][k], xq + c * 16, D), us[q][k] * xsc, au[k]);
+            }
         }
     }
 #pragma unroll
@@ -286,47 +306,68 @@ DEV float shared_gate(const Params &p, long t)
     return GSH ? 1.0f / (1.0f + expf(-((const float *)p.a[15])[t])) : 1.0f;
 }
 
+// One round of a warp's rows at chunk c (16 values) of each: the kept
+// experts' rows o (r[j]), then the shared expert's segments of its row o.
+struct Round {
+    int4 w[KS];
+    float s[KS];
+};
+
+DEV void down_load(const Params &p, const long *r, long o, long c, Round &x)
+{
+    const long rows = (long)E * D;
+    const i8 *wd = (const i8 *)p.a[2], *wsd = (const i8 *)p.a[14];
+    const u16 *sd = (const u16 *)(wd + align16(rows * FF)), *ssd = (const u16 *)(wsd + align16((long)D * FS));
+#pragma unroll
+    for (int j = 0; j < K; j++) {
+        x.w[j] = *(const int4 *)(wd + r[j] * FF + c * 16);
+        x.s[j] = h2f(sd[r[j] * (FF / 32) + (c >> 1)]);
+    }
+#pragma unroll
+    for (int s = 0; s < SH; s++) {   // segment s of the shared expert's row o
+        long at = (long)s * FF + c * 16;
+        x.w[K + s] = *(const int4 *)(wsd + o * FS + at);
+        x.s[K + s] = h2f(ssd[o * (FS / 32) + (at >> 5)]);
+    }
+}
+
 // Output o = 8 blockIdx.x + warp of row t, h in format HQ where it lies
 // (the block's warps read the same h: L1 holds it after the first). The
 // shared expert's row of Wsd is FS values, its SH segments read beside
-// the kept experts' rows, chunk c of each.
-DEV void down_a8(const Params &p, long t, const int *ids, const float *wts)
+// the kept experts' rows, chunk c of each. The kept experts come from the
+// route two launches back, which finished before the launch before this
+// one passed its wait: so the warp's first round of rows is loaded before
+// this launch waits for that one (whose h it reads).
+DEV void down_a8(const Params &p, long t, const int *ids, const float *wts, bool live)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     long o = (long)blockIdx.x * 8 + w;
-    if (o >= D)
-        return;
-    const long n = (long)ROWS * KS * FF, rows = (long)E * D;
-    const i8 *hq = (const i8 *)p.a[9], *wd = (const i8 *)p.a[2], *wsd = (const i8 *)p.a[14];
+    live = live && o < D;
+    const long n = (long)ROWS * KS * FF;
+    const i8 *hq = (const i8 *)p.a[9];
     const float *hs = (const float *)((const char *)p.a[9] + align16(n * HQ)), *bd = (const float *)p.a[7];
-    const u16 *sd = (const u16 *)(wd + align16(rows * FF)), *ssd = (const u16 *)(wsd + align16((long)D * FS));
-    float part[KS];
-#pragma unroll
-    for (int j = 0; j < KS; j++)
-        part[j] = 0.0f;
     long r[K];   // an expert not kept reads expert 0's row, unused, so that no load waits on a branch
 #pragma unroll
     for (int j = 0; j < K; j++)
         r[j] = (long)max(ids[j], 0) * D + o;
+    Round cur;
+    if (live && lane < FF / 16)
+        down_load(p, r, o, lane, cur);
+    pdl_begin();
+    if (!live)
+        return;
+    float part[KS];
+#pragma unroll
+    for (int j = 0; j < KS; j++)
+        part[j] = 0.0f;
 #pragma unroll 1
     for (long c = lane; c < FF / 16; c += 32) {
-        int4 w4[KS];
-        float ws[KS];
-#pragma unroll
-        for (int j = 0; j < K; j++) {
-            w4[j] = *(const int4 *)(wd + r[j] * FF + c * 16);
-            ws[j] = h2f(sd[r[j] * (FF / 32) + (c >> 1)]);
-        }
-#pragma unroll
-        for (int s = 0; s < SH; s++) {   // segment s of the shared expert's row o
-            long at = (long)s * FF + c * 16;
-            w4[K + s] = *(const int4 *)(wsd + o * FS + at);
-            ws[K + s] = h2f(ssd[o * (FS / 32) + (at >> 5)]);
-        }
+        if (c != lane)
+            down_load(p, r, o, c, cur);
 #pragma unroll
         for (int j = 0; j < KS; j++) {
             long at = (t * KS + j) * FF + c * 16;
-            part[j] = fmaf(chunk_dot_a8<HQ>(w4[j], hq + at, n), ws[j] * hs[at >> 5], part[j]);
+            part[j] = fmaf(chunk_dot_a8<HQ>(cur.w[j], hq + at, n), cur.s[j] * hs[at >> 5], part[j]);
         }
     }
     float acc = 0.0f;
@@ -352,13 +393,16 @@ DEV void down(const Params &p)
     __shared__ float wts[K];
     long t = blockIdx.y;
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    if (t >= rows_of(p.a[8], ROWS))
-        return;
-    kept_experts((const float *)p.a[4] + t * E, ids, wts);
+    const bool live = t < rows_of(p.a[8], ROWS);
+    if (live)   // the route's weights: finished before the launch before passed its wait
+        kept_experts((const float *)p.a[4] + t * E, ids, wts);
     if (H8) {
-        down_a8(p, t, ids, wts);
+        down_a8(p, t, ids, wts, live);
         return;
     }
+    pdl_begin();
+    if (!live)
+        return;
     const float *h = (const float *)p.a[9] + t * KS * FF, *bd = (const float *)p.a[7];
     if (FF % 4 == 0) {   // 16 bytes a thread, four loads in flight
         const float4 *h4 = (const float4 *)h;
@@ -416,15 +460,17 @@ DEV void down(const Params &p)
         ((float *)p.a[10])[t * D + o] = RES ? ((const float *)p.a[11])[t * D + o] + acc : acc;
 }
 
-// Three blocks an SM (80 registers) but for the down product of many kept
-// experts (and shared segments), whose rows' loads, all in flight at once, want more registers.
-constexpr int MINB = PHASE == 1 && KS > 4 ? 2 : 3;
+// Three blocks an SM (80 registers) but under DEEP (two rounds of loads
+// in flight; its blocks fit two an SM) and for the down product of many
+// kept experts (and shared segments), whose rows' loads, all in flight at once, want more registers.
+constexpr int MINB = (PHASE == 1 && KS > 4) || (PHASE == 0 && DEEP) ? 2 : 3;
 
 extern "C" __global__ void __launch_bounds__(256, MINB) moe(const Params p)
 {
-    pdl_begin();
-    if (PHASE == 0)
+    if (PHASE == 0) {
+        pdl_begin();
         up(p);
-    else
-        down(p);
+    } else {
+        down(p);   // its wait after what does not depend on the launch before
+    }
 }
