@@ -36,8 +36,8 @@
 // lie, the block's warps sharing them in L1): an output a warp, its kept
 // experts' rows and the shared expert's row read together.
 //
-// Programmatic dependent launch: PHASE 1 reads the kept experts and loads
-// its first round of rows before it waits for PHASE 0 (the route that
+// Programmatic dependent launch: PHASE 1 reads the kept experts and (EARLY)
+// loads its first round of rows before it waits for PHASE 0 (the route that
 // wrote rt finished before PHASE 0 passed its own wait).
 //
 // Parameters: Wg Wu Wd x rt bg bu bd n h y r Wsg Wsu Wsd gs (PHASE 0 reads
@@ -313,15 +313,20 @@ struct Round {
     float s[KS];
 };
 
-DEV void down_load(const Params &p, const long *r, long o, long c, Round &x)
+// The first round before the wait where the registers hold it beside the
+// hidden values' loads that follow (two words a value take twice those):
+// not for Qwen3-Next's ten kept experts under q8x2, which spilled.
+constexpr bool EARLY = KS * (HQ == 2 ? 13 : 9) <= 110;
+
+DEV void down_load(const Params &p, const int *r, long o, long c, Round &x)
 {
     const long rows = (long)E * D;
     const i8 *wd = (const i8 *)p.a[2], *wsd = (const i8 *)p.a[14];
     const u16 *sd = (const u16 *)(wd + align16(rows * FF)), *ssd = (const u16 *)(wsd + align16((long)D * FS));
 #pragma unroll
     for (int j = 0; j < K; j++) {
-        x.w[j] = *(const int4 *)(wd + r[j] * FF + c * 16);
-        x.s[j] = h2f(sd[r[j] * (FF / 32) + (c >> 1)]);
+        x.w[j] = *(const int4 *)(wd + (long)r[j] * FF + c * 16);
+        x.s[j] = h2f(sd[(long)r[j] * (FF / 32) + (c >> 1)]);
     }
 #pragma unroll
     for (int s = 0; s < SH; s++) {   // segment s of the shared expert's row o
@@ -337,7 +342,7 @@ DEV void down_load(const Params &p, const long *r, long o, long c, Round &x)
 // the kept experts' rows, chunk c of each. The kept experts come from the
 // route two launches back, which finished before the launch before this
 // one passed its wait: so the warp's first round of rows is loaded before
-// this launch waits for that one (whose h it reads).
+// this launch waits for that one (whose h it reads), under EARLY.
 DEV void down_a8(const Params &p, long t, const int *ids, const float *wts, bool live)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -346,12 +351,13 @@ DEV void down_a8(const Params &p, long t, const int *ids, const float *wts, bool
     const long n = (long)ROWS * KS * FF;
     const i8 *hq = (const i8 *)p.a[9];
     const float *hs = (const float *)((const char *)p.a[9] + align16(n * HQ)), *bd = (const float *)p.a[7];
-    long r[K];   // an expert not kept reads expert 0's row, unused, so that no load waits on a branch
+    int r[K];   // rows of Wd (E D of them, below 2^31); an expert not kept reads expert 0's, unused, so that
+                // no load waits on a branch
 #pragma unroll
     for (int j = 0; j < K; j++)
-        r[j] = (long)max(ids[j], 0) * D + o;
+        r[j] = max(ids[j], 0) * D + (int)o;
     Round cur;
-    if (live && lane < FF / 16)
+    if (EARLY && live && lane < FF / 16)
         down_load(p, r, o, lane, cur);
     pdl_begin();
     if (!live)
@@ -362,7 +368,7 @@ DEV void down_a8(const Params &p, long t, const int *ids, const float *wts, bool
         part[j] = 0.0f;
 #pragma unroll 1
     for (long c = lane; c < FF / 16; c += 32) {
-        if (c != lane)
+        if (c != lane || !EARLY)
             down_load(p, r, o, c, cur);
 #pragma unroll
         for (int j = 0; j < KS; j++) {
