@@ -158,11 +158,9 @@ template <int W> DEV float chunk_dot_a8(int4 w, const i8 *q, long n)
 // Rows r0 + i0 .. + 3 of the gate and up weights wg, wu (Q8_0, rows rows
 // of D values: an expert's, or a segment of the shared expert's), by x
 // staged in format XQ (xq, its D / 32 scales xs): the warp's 8 rows read
-// together, 16 bytes a lane a row (UP of those rounds at once: two under
-// DEEP, where the launch's blocks are so few that a multiprocessor holds
-// at most two and its loads in flight would be too few), each chunk's
-// integer sums scaled once, in the chunks' order.
-constexpr int UP = DEEP ? 2 : 1;
+// together, 16 bytes a lane a row, each chunk's integer sums scaled once.
+// (Two rounds in flight at once measured slower alone: bench/NOTES.md
+// run121 for DeepSeek-V2, run130 for Qwen3-Next.)
 DEV void up_a8(const i8 *wg, const i8 *wu, long rows, long r0, long i0, const i8 *xq, const float *xs, float *g,
                float *u)
 {
@@ -170,34 +168,22 @@ DEV void up_a8(const i8 *wg, const i8 *wu, long rows, long r0, long i0, const i8
     float ag[4] = {0.0f, 0.0f, 0.0f, 0.0f}, au[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     const u16 *sg = (const u16 *)(wg + align16(rows * D)), *su = (const u16 *)(wu + align16(rows * D));
 #pragma unroll 1
-    for (long c0 = lane; c0 < D / 16; c0 += 32 * UP) {
-        int4 g4[UP][4], u4[UP][4];
-        float gs[UP][4], us[UP][4];
+    for (long c = lane; c < D / 16; c += 32) {
+        int4 g4[4], u4[4];
+        float gs[4], us[4];
 #pragma unroll
-        for (int q = 0; q < UP; q++) {
-            long c = c0 + 32 * q;
-            if (c >= D / 16)
-                break;
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                long r = r0 + i0 + k;
-                g4[q][k] = *(const int4 *)(wg + r * D + c * 16);
-                u4[q][k] = *(const int4 *)(wu + r * D + c * 16);
-                gs[q][k] = h2f(sg[r * (D / 32) + (c >> 1)]);
-                us[q][k] = h2f(su[r * (D / 32) + (c >> 1)]);
-            }
+        for (int k = 0; k < 4; k++) {
+            long r = r0 + i0 + k;
+            g4[k] = *(const int4 *)(wg + r * D + c * 16);
+            u4[k] = *(const int4 *)(wu + r * D + c * 16);
+            gs[k] = h2f(sg[r * (D / 32) + (c >> 1)]);
+            us[k] = h2f(su[r * (D / 32) + (c >> 1)]);
         }
+        const float xsc = xs[c >> 1];
 #pragma unroll
-        for (int q = 0; q < UP; q++) {
-            long c = c0 + 32 * q;
-            if (c >= D / 16)
-                break;
-            const float xsc = xs[c >> 1];
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                ag[k] = fmaf(chunk_dot_a8<XQ>(g4[q][k], xq + c * 16, D), gs[q][k] * xsc, ag[k]);
-                au[k] = fmaf(chunk_dot_a8<XQ>(u4[q][k], xq + c * 16, D), us[q][k] * xsc, au[k]);
-            }
+        for (int k = 0; k < 4; k++) {
+            ag[k] = fmaf(chunk_dot_a8<XQ>(g4[k], xq + c * 16, D), gs[k] * xsc, ag[k]);
+            au[k] = fmaf(chunk_dot_a8<XQ>(u4[k], xq + c * 16, D), us[k] * xsc, au[k]);
         }
     }
 #pragma unroll
@@ -466,10 +452,9 @@ DEV void down(const Params &p)
         ((float *)p.a[10])[t * D + o] = RES ? ((const float *)p.a[11])[t * D + o] + acc : acc;
 }
 
-// Three blocks an SM (80 registers) but under DEEP (two rounds of loads
-// in flight; its blocks fit two an SM) and for the down product of many
-// kept experts (and shared segments), whose rows' loads, all in flight at once, want more registers.
-constexpr int MINB = (PHASE == 1 && KS > 4) || (PHASE == 0 && DEEP) ? 2 : 3;
+// Three blocks an SM (80 registers) but for the down product of many kept
+// experts (and shared segments), whose rows' loads, all in flight at once, want more registers.
+constexpr int MINB = PHASE == 1 && KS > 4 ? 2 : 3;
 
 extern "C" __global__ void __launch_bounds__(256, MINB) moe(const Params p)
 {

@@ -1238,10 +1238,6 @@ static void emit_moe(Fz *f, const Group *gr)
         C(L, "RES", phase == 1 && gr->res[0] >= 0);
         C(L, "SH", (double)sh);
         C(L, "GSH", gr->gs >= 0);
-        /* the gate and up launch's blocks few enough for two a multiprocessor
-         * in one wave: two rounds of loads in flight a warp (DEEP) */
-        long blocks = (ff + 31) / 32 * (k + sh) * rows;
-        C(L, "DEEP", phase == 0 && q && d % 32 == 0 && words && blocks <= 2L * f->o->sms);
         if (sh && phase == 0) {
             A(L, "Wsg", buf_of(f, N(f, gr->sh[0])->args[0]));
             A(L, "Wsu", buf_of(f, N(f, gr->sh[1])->args[0]));

@@ -273,8 +273,8 @@ static const Case cases[] = {
      "in x : f32[2048]\nin r : f32[2048]\nweight nw : f32[2048]\nweight wr : f32[64,2048]\n"
      "weight eg : q8[64,64,2048]\nweight eu : q8[64,64,2048]\nweight ed : q8[64,2048,64]\nout y : f32[2048]\n"
      "n = rmsnorm(x, nw, eps=1e-06)\ny = r + moe(n, route(wr @ n, k=6, score=softmax), eg, eu, ed, act=silu)\n", 2, 0},
-    {"moe q8 of 384 gate and up blocks (more than two a multiprocessor: one round of loads in flight, no DEEP), "
-     "8 experts of 2048 over 256, top 6, the layer's residual",
+    {"moe q8 of 384 gate and up blocks (three a multiprocessor), 8 experts of 2048 over 256, top 6 (48 KB of hidden "
+     "values staged under precise numerics), the layer's residual",
      "in x : f32[256]\nin r : f32[256]\nin lg : f32[8]\nweight eg : q8[8,2048,256]\nweight eu : q8[8,2048,256]\n"
      "weight ed : q8[8,256,2048]\nout y : f32[256]\n"
      "y = r + moe(x, route(lg, k=6, score=softmax), eg, eu, ed, act=silu)\n", 2, 0},
