@@ -12,14 +12,11 @@
 //                                                       Qwen3-Next's shared expert)
 //                        r_p[t, o] + v                 (bit p of RES)
 //   y_p[t, o] = v  (y_0 in format OQ);  next[t] = argmax_o y_0[t, o]  (ARGMAX)
-//   rt[t] = route(y_0[t], rsb)  (ROUTE: route.cu's math over N0 <= 256
-//           logits, its constants RK, RSCORE, RSB, RGROUPS, RTG, RNORM,
-//           RSCALE; the last block to finish, a warp a row)
 //
-// Shapes: x (rows, K) in format XIN, rows = n or ROWS; xo (rows, K) f32;
-// W_p (N_p, K) f32 (WQ 0) or Q8_0 (WQ 1); y_p, r_p (rows, N_p); b_p (N_p);
-// rt (rows, N0) and rsb (N0) f32. Under GATE parts 0 and 1 are the gate
-// and up of one hidden width (N_0 = N_1) and y_1 is unused.
+// Shapes: x (rows, K) in format XIN, rows = n or ROWS; xo (rows, K) f32; W_p (N_p, K) f32 (WQ
+// 0) or Q8_0 (WQ 1); y_p, r_p (rows, N_p); b_p (N_p). Under GATE parts 0
+// and 1 are the gate and up of one hidden width (N_0 = N_1) and y_1 is
+// unused.
 // Launch: 256 threads (8 warps); a unit is one output row, or under GATE
 // one gate row with its up row; units of the parts lie end to end, in
 // groups of 8 WR, warp w of a group owning its units w WR .. + WR; GRID
@@ -28,13 +25,11 @@
 // Activation rows go TR at a time through shared memory in format XQ:
 // f32 K floats a row; a8 K bytes and K/32 scales; a8x2 2K bytes and K/32.
 // ARGMAX keeps (value, index) partials in part[2 ..] and a count in part[0];
-// the last block reduces them and sets the count back to 0. ROUTE counts
-// in part[0] too.
+// the last block reduces them and sets the count back to 0.
 
 constexpr int WARPS = 8;
 constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21, XO_AT = 22;   // y0, b0, r0, gs, xo among the parameters
 #include "parts.cuh"
-#include "routing.cuh"
 constexpr int XROW = XQ == 0 ? 4 * K : XQ * K;      // bytes of one staged row's values
 constexpr int XS_OFF = TR * XROW;                     // where the staged scales start
 constexpr int RED_OFF = XS_OFF + (XQ ? TR * (K / 32) * 4 : 0);
@@ -399,31 +394,6 @@ DEV void argmax_last(const Params &p, int rows)
         *(int *)part = 0;
 }
 
-// ROUTE: the last block to finish routes each row's logits (y_0, written
-// by every block) into rt, a warp a row (warp 0 alone under groups: a
-// row's groups are kept in shared memory), and sets the count back to 0.
-using Rt = Routing<ROUTE ? N0 : 32, RK, RSCORE, RSB, RGROUPS, RTG, RNORM>;
-DEV void route_last(const Params &p, int rows)
-{
-    int *cnt = (int *)p.a[20];
-    __shared__ int last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0)
-        last = atomicAdd(cnt, 1) == (int)gridDim.x - 1;
-    __syncthreads();
-    if (!last)
-        return;
-    __threadfence();
-    int w = threadIdx.x >> 5;
-    for (int t = w; t < rows && (RGROUPS == 1 || w == 0); t += RGROUPS == 1 ? WARPS : 1)
-        Rt::warp_row((const float *)p.a[Y_AT] + (long)t * N0, (const float *)p.a[24], RSCALE,
-                     (float *)p.a[23] + (long)t * N0);
-    __syncthreads();
-    if (threadIdx.x == 0)
-        *cnt = 0;
-}
-
 // Blocks a multiprocessor is to hold: three, or two where the registers a
 // thread needs (two rounds, more than four rows a warp, stacked rows, a
 // norm staged while the first weights wait in registers) would spill at
@@ -538,6 +508,4 @@ extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
         }
     if (ARGMAX)
         argmax_last(p, rows);
-    if (ROUTE)
-        route_last(p, rows);
 }

@@ -26,20 +26,324 @@
 //   block's.
 // Either way the groups' drop is the first warp's.
 
-#include "routing.cuh"
+constexpr int NW = (E + 31) / 32;
+constexpr bool WARP = E <= 256;
 
-using R = Routing<E, K, SCORE, BIAS, GROUPS, TG, NORM>;
+DEV double dwarp_max(double v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
 
-extern "C" __global__ void __launch_bounds__(E <= 256 ? 32 : 1024) route(const Params p)
+DEV double dwarp_sum(double v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// The block's max (MAX) or sum of v; every thread gets it. red: NW doubles.
+template <int MAX>
+DEV double block_red(double v, double *red)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    v = MAX ? dwarp_max(v) : dwarp_sum(v);
+    __syncthreads();
+    if (lane == 0)
+        red[w] = v;
+    __syncthreads();
+    v = lane < NW ? red[lane] : (MAX ? -1.0 / 0.0 : 0.0);
+    return MAX ? dwarp_max(v) : dwarp_sum(v);
+}
+
+// The best (value, expert) over the warp, lanes without one holding -1:
+// the larger value, ties to the lower expert; or (WORST) the smaller, ties
+// to the higher.
+template <int WORST>
+DEV void dbest(double &v, int &i)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        double ov = __shfl_xor_sync(0xffffffffu, v, o);
+        int oi = __shfl_xor_sync(0xffffffffu, i, o);
+        bool better = WORST ? (ov < v || (ov == v && oi > i)) : (ov > v || (ov == v && oi < i));
+        if (oi >= 0 && (i < 0 || better))
+            v = ov, i = oi;
+    }
+}
+
+// The first warp keeps in gk (GROUPS flags) the TG best of the groups'
+// scores gs, dropping the worst first, ties to the higher group (both in
+// shared memory).
+DEV void drop_groups(const double *gs, char *gk)
+{
+    int lane = threadIdx.x & 31;
+    for (int g = lane; g < GROUPS; g += 32)
+        gk[g] = 1;
+    __syncwarp();
+    for (int r = 0; r < GROUPS - TG; r++) {
+        double v = 0.0;
+        int wg = -1;
+        for (int g = lane; g < GROUPS; g += 32)
+            if (gk[g] && (wg < 0 || gs[g] <= v))
+                v = gs[g], wg = g;
+        dbest<1>(v, wg);
+        if (lane == 0)
+            gk[wg] = 0;
+        __syncwarp();
+    }
+}
+
+// The best of c[lo .. lo + n), skipping expert skip, over the warp (ties
+// to the lower); -1 where none.
+DEV int warp_best_in(const double *c, int lo, int n, int skip, double &v)
+{
+    int bi = -1;
+    v = 0.0;
+    for (int i = lo + (threadIdx.x & 31); i < lo + n; i += 32)
+        if (i != skip && (bi < 0 || c[i] > v))
+            v = c[i], bi = i;
+    dbest<0>(v, bi);
+    return bi;
+}
+
+// The first warp: gk as drop_groups leaves it, the groups' scores from c
+// in shared memory (gs GROUPS doubles).
+DEV void keep_groups_block(const double *c, double *gs, char *gk)
+{
+    const int gsz = E / GROUPS;
+    for (int g = 0; g < GROUPS; g++) {
+        double v, v2;
+        int b1 = warp_best_in(c, g * gsz, gsz, -1, v);
+        if (BIAS && gsz > 1) {
+            warp_best_in(c, g * gsz, gsz, b1, v2);
+            v += v2;
+        }
+        if ((threadIdx.x & 31) == 0)
+            gs[g] = v;
+    }
+    __syncwarp();
+    drop_groups(gs, gk);
+}
+
+
+// ---- a warp a row (WARP) ----
+
+// The warp's best c among the experts whose bit is set in the lane's mask
+// (and, when g >= 0, in group g of gsz experts); -1 where none.
+DEV int best_of(const double *c, u32 mask, int g, int gsz, double &v)
+{
+    int lane = threadIdx.x & 31, bi = -1;
+    v = 0.0;
+#pragma unroll
+    for (int m = 0; m < NW; m++) {   // ascending experts: the first of equals stays
+        int i = lane + 32 * m;
+        if ((mask >> m & 1) && (g < 0 || i / gsz == g) && (bi < 0 || c[m] > v))
+            v = c[m], bi = i;
+    }
+    dbest<0>(v, bi);
+    return bi;
+}
+
+// Clears from mask the experts of the groups drop_groups drops (c as in
+// best_of); gs holds GROUPS doubles and gk GROUPS flags of shared memory.
+DEV u32 keep_groups_warp(const double *c, u32 mask, double *gs, char *gk)
+{
+    const int gsz = E / GROUPS;
+    int lane = threadIdx.x & 31;
+    for (int g = 0; g < GROUPS; g++) {
+        double v, v2;
+        int b1 = best_of(c, mask, g, gsz, v);
+        if (BIAS && gsz > 1) {
+            u32 m2 = mask;
+            if ((b1 & 31) == lane)
+                m2 &= ~(1u << (b1 >> 5));
+            best_of(c, m2, g, gsz, v2);
+            v += v2;
+        }
+        if (lane == 0)
+            gs[g] = v;
+    }
+    __syncwarp();
+    drop_groups(gs, gk);
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+        if (lane + 32 * m < E && !gk[(lane + 32 * m) / gsz])
+            mask &= ~(1u << m);
+    return mask;
+}
+
+// Row t's weights, a lane holding experts lane, lane + 32, ...
+DEV void route_warp(const Params &p, long t)
+{
+    __shared__ double gs[GROUPS];
+    __shared__ char gk[GROUPS];
+    const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
+    int lane = threadIdx.x & 31;
+    double c[NW], s[BIAS ? NW : 1], mx = -1.0 / 0.0;   // c: the logits, then s, then s + b
+    u32 live = 0, kept = 0;
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+        int i = lane + 32 * m;
+        c[m] = i < E ? (double)x[i] : 0.0;
+        if (i < E) {
+            live |= 1u << m;
+            mx = fmax(mx, c[m]);
+        }
+    }
+    if (SCORE == 0) {   // each exponential once, all of them in flight together
+        mx = dwarp_max(mx);
+        double sum = 0.0;
+#pragma unroll
+        for (int m = 0; m < NW; m++)
+            if (live >> m & 1)
+                sum += c[m] = exp(c[m] - mx);
+        sum = dwarp_sum(sum);
+#pragma unroll
+        for (int m = 0; m < NW; m++)
+            c[m] /= sum;
+    }
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+        if (SCORE == 1)
+            c[m] = 1.0 / (1.0 + exp(-c[m]));
+        if (BIAS) {
+            s[m] = c[m];
+            c[m] += live >> m & 1 ? (double)b[lane + 32 * m] : 0.0;
+        }
+    }
+    if (GROUPS > 1)
+        live = keep_groups_warp(c, live, gs, gk);
+    for (int j = 0; j < K; j++) {   // the K best left
+        double v;
+        int bi = best_of(c, live, -1, 1, v);
+        if (bi >= 0 && (bi & 31) == lane) {
+            live &= ~(1u << (bi >> 5));
+            kept |= 1u << (bi >> 5);
+        }
+    }
+    double w[NW], mk = -1.0 / 0.0, ws = 0.0;
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+        w[m] = kept >> m & 1 ? (BIAS ? s[m] : c[m]) : 0.0;
+        if (kept >> m & 1)
+            mk = fmax(mk, w[m]);
+    }
+    if (SCORE == 2)
+        mk = dwarp_max(mk);
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+        if (SCORE == 2)
+            w[m] = kept >> m & 1 ? exp(w[m] - mk) : 0.0;
+        ws += w[m];
+    }
+    ws = dwarp_sum(ws);
+    if (SCORE == 2) {   // the kept experts' softmax
+        double ws2 = 0.0;
+#pragma unroll
+        for (int m = 0; m < NW; m++)
+            ws2 += w[m] /= ws;
+        ws = dwarp_sum(ws2);
+    }
+    float *y = (float *)p.a[3] + t * E;
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+        if (lane + 32 * m < E)
+            y[lane + 32 * m] = (float)(w[m] / (NORM ? ws : 1.0) * SCALE);
+}
+
+// ---- a thread an expert ----
+
+// Whether (v, i) comes before (u, j) in the order of the picks: the larger
+// value, ties to the lower expert.
+DEV bool before(double v, int i, double u, int j)
+{
+    return v > u || (v == u && i < j);
+}
+
+// Row t's weights, a thread an expert. The K kept are found by ranks, not
+// by K rounds of a warp's best (each a chain of dependent shuffles): each
+// live expert counts the live experts of its warp before it (32
+// independent shuffles); those of rank below K are their warp's
+// candidates (NW K of them in shared memory), and each candidate counts
+// the candidates before it; those of rank below K are kept.
+DEV void route_block(const Params &p, long t)
+{
+    __shared__ double c[GROUPS > 1 ? E : 1], gs[GROUPS], red[NW], cv[NW * K];
+    __shared__ char gk[GROUPS], kept[E];
+    __shared__ int ci_[NW * K];
+    const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
+    const int i = threadIdx.x, lane = i & 31, w = i >> 5;
+    const bool in = i < E;
+    double s = in ? (double)x[i] : -1.0 / 0.0;
+    if (SCORE == 0) {
+        double mx = block_red<1>(s, red);
+        double e = in ? exp(s - mx) : 0.0;
+        s = e / block_red<0>(e, red);
+    }
+    if (SCORE == 1)
+        s = 1.0 / (1.0 + exp(-s));
+    double ci = s + (BIAS && in ? (double)b[i] : 0.0);
+    bool live = in;
+    if (GROUPS > 1) {
+        if (in)
+            c[i] = ci;
+        __syncthreads();
+        if (w == 0)
+            keep_groups_block(c, gs, gk);
+        __syncthreads();
+        live = in && gk[i / (E / GROUPS)];
+    }
+    for (int j = i; j < NW * K; j += blockDim.x)
+        ci_[j] = -1;
+    if (in)
+        kept[i] = 0;
+    __syncthreads();
+    // the rank of this expert among its warp's live ones
+    const unsigned lm = __ballot_sync(0xffffffffu, live);
+    int rank = 0;
+#pragma unroll
+    for (int o = 0; o < 32; o++) {
+        double u = __shfl_sync(0xffffffffu, ci, o);
+        rank += (lm >> o & 1) && before(u, w * 32 + o, ci, i);
+    }
+    if (live && rank < K) {
+        cv[w * K + rank] = ci;
+        ci_[w * K + rank] = i;
+    }
+    __syncthreads();
+    // the rank of each candidate among all of them
+    for (int j = i; j < NW * K; j += blockDim.x) {
+        int e = ci_[j], r = 0;
+        if (e < 0)
+            continue;
+        double v = cv[j];
+        for (int m = 0; m < NW * K; m++)
+            r += ci_[m] >= 0 && before(cv[m], ci_[m], v, e);
+        if (r < K)
+            kept[e] = 1;
+    }
+    __syncthreads();
+    const bool k = in && kept[i];
+    double wt = k ? s : 0.0;
+    if (SCORE == 2) {   // the kept experts' softmax
+        double mk = block_red<1>(k ? s : -1.0 / 0.0, red);
+        wt = k ? exp(s - mk) : 0.0;
+        wt /= block_red<0>(wt, red);
+    }
+    double ws = NORM ? block_red<0>(wt, red) : 1.0;
+    if (in)
+        ((float *)p.a[3])[t * E + i] = (float)(wt / ws * SCALE);
+}
+
+extern "C" __global__ void __launch_bounds__(WARP ? 32 : 1024) route(const Params p)
 {
     pdl_begin();
     long t = blockIdx.x;
     if (t >= rows_of(p.a[2], ROWS))
         return;
-    const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
-    float *y = (float *)p.a[3] + t * E;
-    if (E <= 256)
-        R::warp_row(x, b, SCALE, y);
+    if (WARP)
+        route_warp(p, t);
     else
-        R::block_row(x, b, SCALE, y);
+        route_block(p, t);
 }

@@ -36,7 +36,7 @@ static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
                                            "conv_gates", "moe_kept", "rope_attend",
                                            "latent_absorbed", "concat_rows", "delta_steps", "batch_attend",
-                                           "moe_shared", "moe_route"};
+                                           "moe_shared"};
 
 void took(Fz *f, int rule)
 {
@@ -148,7 +148,7 @@ static Group *new_group(Fz *f, int kind, int node)
     memset(gr, 0, sizeof *gr);
     gr->kind = kind;
     gr->node = node;
-    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = gr->route = -1;
+    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = -1;
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)
@@ -897,39 +897,6 @@ static void moe_shared(Fz *f)
     }
 }
 
-/* ---- moe_route: the routing in its router's launch ---- */
-
-/* A route whose logits are part 0 of a product group (the router), read by
- * the route alone, at most 256 of them a row, no activation, arg-max,
- * soft-cap, gate or residual on them, the rows on the GEMV: the route
- * runs in the router's last block to finish, a warp a row. */
-static void moe_route(Fz *f)
-{
-    if (!f->o->lane_rules)
-        return;
-    for (int i = 0; i < f->ng; i++) {
-        Group *r = &f->gs[i];
-        if (r->kind != GK_ROUTE || !r->nn)
-            continue;
-        int lg = N(f, r->node)->args[0], pg = f->group[lg];
-        Group *P = pg >= 0 ? &f->gs[pg] : NULL;
-        if (!P || P->kind != GK_GEMV || P->out[0] != lg || only_use(f, lg) != r->node || P->gate || P->argmax >= 0 ||
-            P->cap != 0 || P->gs >= 0 || P->res[0] >= 0 || P->cat >= 0)
-            continue;
-        if (last_dim(&N(f, lg)->ty) > 256 || mma_bound(f, P)) {
-            fuse_note(f, r->node, "no moe_route: %s routes %s", stmt_name(f, r->node),
-                      last_dim(&N(f, lg)->ty) > 256 ? "more than 256 experts (a block of its own, a thread an expert)"
-                                                    : "stacked rows bound for the tensor cores");
-            continue;
-        }
-        P->route = r->node;
-        absorb(f, P, r);
-        fuse_note(f, P->route, "rule moe_route: %s's routing runs in the last block of its router's launch",
-                  stmt_name(f, P->route));
-        took(f, RU_MOE_ROUTE);
-    }
-}
-
 /* ---- latent attention and concatenations ---- */
 
 /* latent(qr, qp, C, wk, wv): the halves of the expansion weights of one
@@ -1615,7 +1582,6 @@ int fuse_groups(Fz *f)
         if (graph_computes(g, k) && free_node(f, k) && other_group(f, k))
             return EXIT_INPUT;
     moe_shared(f);
-    moe_route(f);
     rope_into_attend(f);
     batch_attend(f);   /* before quantizing: a batch's attention quantizes the stack it writes */
     quantizing(f);

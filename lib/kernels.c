@@ -295,17 +295,6 @@ static int need_gemv(Need *n)
         return bad(n, "the normed rows written out with no norm prologue");
     if (C(n, "NOUT"))
         need(n, "xo", rows * K);
-    if (C(n, "ROUTE")) {   /* the routing of part 0's logits in the last block: route.cu's checks, a warp a row */
-        long e = C(n, "N0"), g = C(n, "RGROUPS");
-        if (e > 256 || gate || C(n, "ARGMAX") || C(n, "OQ") || C(n, "CAP") > 0)
-            return bad(n, "the routing reads part 0's logits as they are, at most 256 of them");
-        if (e % g || C(n, "RTG") > g || C(n, "RK") > e / g * C(n, "RTG"))
-            return bad(n, "the experts do not fall in whole groups, or more are kept than the kept groups hold");
-        need(n, "rt", rows * e);
-        if (C(n, "RSB"))
-            need(n, "rsb", e);
-        need(n, "part", 1);
-    }
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(xin));
     if (C(n, "NW"))

@@ -446,31 +446,6 @@ static void emit_mmv(Fz *f, const Group *gr)
     finish(L);
 }
 
-static void route_consts(L L, const GNode *r, int in_gemv);
-
-/* moe_route: the routing of part 0's logits in the last block (ROUTE), the
- * routing's constants under R names, its count in part's first value. */
-static void route_epilogue(L L, Fz *f, const Group *gr)
-{
-    C(L, "ROUTE", gr->route >= 0);
-    if (gr->route < 0) {
-        C(L, "RK", 1);
-        C(L, "RSCORE", 0);
-        C(L, "RSB", 0);
-        C(L, "RGROUPS", 1);
-        C(L, "RTG", 1);
-        C(L, "RNORM", 0);
-        C(L, "RSCALE", 1);
-        return;
-    }
-    const GNode *r = N(f, gr->route);
-    route_consts(L, r, 1);
-    A(L, "rt", buf_of(f, gr->route));
-    if (r->nargs == 2)
-        A(L, "rsb", buf_of(f, r->args[1]));
-    merge_scratch(L, f, gr->route, 1, 0);   /* part[0] counts the blocks done, as the arg-max's */
-}
-
 static void emit_gemv(Fz *f, const Group *gr)
 {
     int kn = product_kernel(f, gr);
@@ -519,7 +494,6 @@ static void emit_gemv(Fz *f, const Group *gr)
     C(L, "NOUT", gr->nout);
     if (gr->nout)
         A(L, "xo", buf_of(f, gr->norm));
-    route_epilogue(L, f, gr);
     if (gr->argmax >= 0)
         A(L, "next", buf_of(f, gr->argmax));
     /* as many rounds of groups as the chip needs, and the fewest blocks that
@@ -1181,36 +1155,25 @@ static void emit_conv(Fz *f, const Group *gr)
 
 /* ---- the mixture of experts ---- */
 
-/* Route node r's constants: route's own names, or (in_gemv: moe_route)
- * gemv's R names for them. */
-static void route_consts(L L, const GNode *r, int in_gemv)
-{
-    static const char *scores[] = {"softmax", "sigmoid", "topk_softmax"};
-    static const char *own[] = {"K", "SCORE", "BIAS", "GROUPS", "TG", "NORM", "SCALE"},
-                      *gemv[] = {"RK", "RSCORE", "RSB", "RGROUPS", "RTG", "RNORM", "RSCALE"};
-    const char **nm = in_gemv ? gemv : own, *sc = attr_word(r->e, "score", "softmax");
-    int code = 0;
-    double groups = attr_num(r->e, "groups", 1);
-    for (int i = 0; i < 3; i++)
-        code = strcmp(sc, scores[i]) == 0 ? i : code;
-    C(L, nm[0], attr_num(r->e, "k", 1));
-    C(L, nm[1], code);
-    C(L, nm[2], r->nargs == 2);
-    C(L, nm[3], groups);
-    C(L, nm[4], attr_num(r->e, "topk_groups", groups));
-    C(L, nm[5], attr_num(r->e, "norm", 0) != 0);
-    C(L, nm[6], attr_num(r->e, "scale", 1));
-}
-
 static void emit_route(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_ROUTE, gr);
     const GNode *r = N(f, gr->node);
-    int n;
-    long rows = lead_rows(f, &r->ty, 1, &n);
+    static const char *scores[] = {"softmax", "sigmoid", "topk_softmax"};
+    const char *sc = attr_word(r->e, "score", "softmax");
+    int n, code = 0;
+    long rows = lead_rows(f, &r->ty, 1, &n), groups = (long)attr_num(r->e, "groups", 1);
+    for (int i = 0; i < 3; i++)
+        code = strcmp(sc, scores[i]) == 0 ? i : code;
     C(L, "E", (double)last(&r->ty));
+    C(L, "K", attr_num(r->e, "k", 1));
     C(L, "ROWS", (double)rows);
-    route_consts(L, r, 0);
+    C(L, "SCORE", code);
+    C(L, "BIAS", r->nargs == 2);
+    C(L, "GROUPS", (double)groups);
+    C(L, "TG", attr_num(r->e, "topk_groups", (double)groups));
+    C(L, "NORM", attr_num(r->e, "norm", 0) != 0);
+    C(L, "SCALE", attr_num(r->e, "scale", 1));
     A(L, "x", buf_of(f, r->args[0]));
     if (r->nargs == 2)
         A(L, "b", buf_of(f, r->args[1]));

@@ -679,39 +679,3 @@ E
     [ "$status" -eq 0 ]
     [ "$output" = "$(logos-run -q --device cpu --synthetic 5 -p 3 -n 3 s.logos)" ]
 }
-
-@test "logos-fuse: moe_route runs a routing of at most 256 experts in its router's last block" {
-    logos-author decode_step "$TINY/deepseek2.yaml" >s.logos
-    run --separate-stderr logos-fuse -v s.logos
-    [ "$status" -eq 0 ]
-    [[ "$stderr" == *"s.logos:79: rule moe_route: rt1's routing runs in the last block of its router's launch"* ]]
-    grep -qx 'rule moe_route' <<<"$output"
-    ! grep -q '^launch route ' <<<"$output"
-    [ "$(grep -c '^launch gemv .* N0=8 .* ROUTE=1 RK=2 RSCORE=0 RSB=0 RGROUPS=1 RTG=1 RNORM=0 RSCALE=1 .* part=rt[0-9]\.part .* rt=rt[0-9] rsb=- ' <<<"$output")" -eq 2 ]
-    # the CPU reference runs the plan as the program
-    logos-fuse s.logos >s.plan
-    run logos-run -q --device cpu --synthetic 4 -p 3 -n 3 s.plan
-    [ "$status" -eq 0 ]
-    [ "$output" = "$(logos-run -q --device cpu --synthetic 4 -p 3 -n 3 s.logos)" ]
-    # held-back lane rules: the route runs alone
-    run --separate-stderr logos-fuse -v --no-lane-rules s.logos
-    [ "$status" -eq 0 ]
-    [ "$(grep -c '^launch route ' <<<"$output")" -eq 2 ]
-    ! grep -q 'ROUTE=1' <<<"$output"
-}
-
-@test "logos-fuse: a routing of more than 256 experts keeps its own launch, and says why" {
-    cat >s.logos <<'E'
-logos 1 decode_step t
-in x : f32[64]
-weight wr : f32[512,64]
-out rt : f32[512]
-rt = route(wr @ x, k=10, score=softmax, norm=1)
-end
-E
-    run --separate-stderr logos-fuse -v s.logos
-    [ "$status" -eq 0 ]
-    [[ "$stderr" == *"s.logos:5: no moe_route: rt routes more than 256 experts (a block of its own, a thread an expert)"* ]]
-    grep -q '^launch route E=512 ' <<<"$output"
-    grep -q '^launch gemv .* ROUTE=0 ' <<<"$output"
-}

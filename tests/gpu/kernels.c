@@ -12,8 +12,7 @@
  * embeddings, elementwise ops with broadcasting, row copies, ranges; the
  * short convolution with its gates,
  * bias and activation over its ring; routing (softmax, sigmoid, top-k
- * softmax, groups, a selection bias, norm and scale; in its router's
- * launch, moe_route) and the experts' two
+ * softmax, groups, a selection bias, norm and scale) and the experts' two
  * products over the kept experts, q8 and f32, with gpt-oss's biases and
  * clamped activation and the layer's residual, and the shared expert
  * folded in (moe_shared: segments, a sigmoid gate); the tensor cores' products of stacked rows with
@@ -279,15 +278,6 @@ static const Case cases[] = {
      "in x : f32[256]\nin r : f32[256]\nin lg : f32[8]\nweight eg : q8[8,2048,256]\nweight eu : q8[8,2048,256]\n"
      "weight ed : q8[8,256,2048]\nout y : f32[256]\n"
      "y = r + moe(x, route(lg, k=6, score=softmax), eg, eu, ed, act=silu)\n", 2, 0},
-    {"moe_route: the routing (sigmoid of 64 in 8 groups, selection bias, top 6 of 3 groups, norm, scale) in the "
-     "router's last block, warp 0 alone, 11 rows",
-     "size T\nin x : f32[T,96]\nweight wr : f32[64,96]\nweight sb : f32[64]\nout rt : f32[T,64]\n"
-     "rt = route(wr @ x, sb, k=6, score=sigmoid, groups=8, topk_groups=3, norm=1, scale=2.5)\n", 2, 0},
-    {"moe_route: gpt-oss's routing (its router's bias, top-k softmax of 32) in the router's last block, a warp a "
-     "row, 11 rows, the experts after",
-     "size T\nin x : f32[T,64]\nin r : f32[T,64]\nweight wr : f32[32,64]\nweight rb : f32[32]\n"
-     "weight eg : q8[32,32,64]\nweight eu : q8[32,32,64]\nweight ed : q8[32,64,32]\nout y : f32[T,64]\n"
-     "y = r + moe(x, route(wr @ x + rb, k=4, score=topk_softmax), eg, eu, ed, act=silu)\n", 2, 0},
     {"moe_shared: DeepSeek-V2's shared expert of two segments in the experts' launches, the layer's residual, 5 rows",
      "size T\nin x : f32[T,64]\nin r : f32[T,64]\nweight wr : f32[8,64]\nweight eg : q8[8,32,64]\n"
      "weight eu : q8[8,32,64]\nweight ed : q8[8,64,32]\nweight sg : q8[64,64]\nweight su : q8[64,64]\n"
