@@ -36,9 +36,12 @@
 // lie, the block's warps sharing them in L1): an output a warp, its kept
 // experts' rows and the shared expert's row read together.
 //
-// Programmatic dependent launch: PHASE 1 reads the kept experts and (EARLY)
-// loads its first round of rows before it waits for PHASE 0 (the route that
-// wrote rt finished before PHASE 0 passed its own wait).
+// Programmatic dependent launch: PHASE 0 stages x before it waits for the
+// launch before where that launch did not write it (XEARLY), and the shared
+// expert's blocks compute their units then too; PHASE 1 reads the kept
+// experts and (EARLY) loads its first round of rows before it waits for
+// PHASE 0 (the route that wrote rt finished before PHASE 0 passed its own
+// wait).
 //
 // Parameters: Wg Wu Wd x rt bg bu bd n h y r Wsg Wsu Wsd gs (PHASE 0 reads
 // Wg, Wu, x, bg, bu, Wsg, Wsu and writes h; PHASE 1 reads Wd, h, bd, r,
@@ -216,38 +219,12 @@ DEV void up_q8(const void *wg, const void *wu, long rows, long r0, long i0, cons
     }
 }
 
-DEV void up(const Params &p)
+// Units 32 blockIdx.x + 4 w .. + 3 of rows r0 .. of wg, wu (rows rows:
+// an expert's, or the shared expert's), gated into hs (lane 0 of warp w).
+DEV void units(const void *wg, const void *wu, long rows, long r0, bool bias, const float *bg, const float *bu,
+               const float *xs, float *hs)
 {
-    extern __shared__ float xs[];
-    __shared__ float hs[32];
-    __shared__ int ids[K];
-    __shared__ float wts[K];
-    long t = blockIdx.z;
-    int j = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    if (t >= rows_of(p.a[8], ROWS))
-        return;
-    const bool shared = j >= K;   // a segment of the shared expert: no routing, no biases
-    if (!shared)
-        kept_experts((const float *)p.a[4] + t * E, ids, wts);
-    const int ex = shared ? 0 : ids[j];
-    // the rows this block reads: expert ex's, or segment j - K of the shared expert's
-    const void *wg = shared ? p.a[12] : p.a[0], *wu = shared ? p.a[13] : p.a[1];
-    const long rows = shared ? FS : (long)E * FF, r0 = shared ? (long)(j - K) * FF : (long)ex * FF;
-    const bool bias = GB && !shared;
-    const float *x = (const float *)p.a[3] + t * D;
-    for (long c = w * 32; c < D; c += 256) {   // whole warps: D whole 32-value blocks when XQ
-        float v = c + lane < D ? x[c + lane] : 0.0f;
-        if (A8)
-            warp_quant(v, xs, D, c / 32, XQ);
-        else if (XQ)
-            v = act_round(v, XQ);
-        if (!A8 && c + lane < D)
-            xs[c + lane] = v;
-    }
-    __syncthreads();
-    if (ex < 0)
-        return;   // this row kept fewer experts
-    const float *bg = (const float *)p.a[5], *bu = (const float *)p.a[6];
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     long i0 = (long)blockIdx.x * 32 + w * 4;
     if (WQ) {   // FF whole 32-value blocks: the warp's four units all exist
         float g[4], u[4];
@@ -271,6 +248,49 @@ DEV void up(const Params &p)
             if (lane == 0)
                 hs[w * 4 + k] = gated(g + (bias ? bg[r] : 0.0f), u + (bias ? bu[r] : 0.0f));
         }
+    }
+}
+
+// PHASE 0. Under XEARLY (the launch before is not the one that wrote x:
+// x was written before it passed its own wait) x is staged before this
+// launch waits, and a block of the shared expert's segments, which needs
+// no routing, computes its units before it too; what it writes, after.
+DEV void up(const Params &p)
+{
+    extern __shared__ float xs[];
+    __shared__ float hs[32];
+    __shared__ int ids[K];
+    __shared__ float wts[K];
+    long t = blockIdx.z;
+    int j = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (!XEARLY)
+        pdl_begin();
+    if (t >= rows_of(p.a[8], ROWS))
+        return;
+    const bool shared = j >= K;   // a segment of the shared expert: no routing, no biases
+    const float *x = (const float *)p.a[3] + t * D, *bg = (const float *)p.a[5], *bu = (const float *)p.a[6];
+    for (long c = w * 32; c < D; c += 256) {   // whole warps: D whole 32-value blocks when XQ
+        float v = c + lane < D ? x[c + lane] : 0.0f;
+        if (A8)
+            warp_quant(v, xs, D, c / 32, XQ);
+        else if (XQ)
+            v = act_round(v, XQ);
+        if (!A8 && c + lane < D)
+            xs[c + lane] = v;
+    }
+    __syncthreads();
+    if (shared && XEARLY)
+        units(p.a[12], p.a[13], FS, (long)(j - K) * FF, false, bg, bu, xs, hs);
+    if (XEARLY)
+        pdl_begin();
+    if (!shared) {
+        kept_experts((const float *)p.a[4] + t * E, ids, wts);
+        const int ex = ids[j];
+        if (ex < 0)
+            return;   // this row kept fewer experts
+        units(p.a[0], p.a[1], (long)E * FF, (long)ex * FF, GB, bg, bu, xs, hs);
+    } else if (!XEARLY) {
+        units(p.a[12], p.a[13], FS, (long)(j - K) * FF, false, bg, bu, xs, hs);
     }
     __syncthreads();
     if (w == 0) {
@@ -458,10 +478,8 @@ constexpr int MINB = PHASE == 1 && KS > 4 ? 2 : 3;
 
 extern "C" __global__ void __launch_bounds__(256, MINB) moe(const Params p)
 {
-    if (PHASE == 0) {
-        pdl_begin();
-        up(p);
-    } else {
-        down(p);   // its wait after what does not depend on the launch before
-    }
+    if (PHASE == 0)
+        up(p);     // each phase waits after what does not depend on the launch before
+    else
+        down(p);
 }

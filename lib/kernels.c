@@ -595,6 +595,8 @@ static int need_moe(Need *n)
         return bad(n, "a shared expert takes silu or gelu_tanh");
     if (C(n, "GSH") && !sh)
         return bad(n, "a shared expert's gate with no shared expert");
+    if (C(n, "XEARLY") && C(n, "PHASE"))
+        return bad(n, "x staged before the wait is the gate and up launch's");
     need(n, "rt", R * e);
     need(n, "h", R * (k + sh) * ff);   /* the kept experts' hidden rows, then the shared expert's segments */
     if (C(n, "PHASE") == 0) {

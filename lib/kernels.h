@@ -98,7 +98,7 @@ K(ROUTE, "route", "route.cu",
 
 K(MOE, "moe", "moe.cu",
   "PHASE:i:0:1 D:i:1:1048576 FF:i:1:1048576 E:i:1:1024 K:i:1:32 ROWS:i:1:65536 WQ:i:0:1 XQ:i:0:2 HQ:i:0:2 "
-  "ACT:i:0:2 ALPHA:f:0:1e30 LIMIT:f:0:1e30 GB:i:0:1 DB:i:0:1 RES:i:0:1 SH:i:0:16 GSH:i:0:1",
+  "ACT:i:0:2 ALPHA:f:0:1e30 LIMIT:f:0:1e30 GB:i:0:1 DB:i:0:1 RES:i:0:1 SH:i:0:16 GSH:i:0:1 XEARLY:i:0:1",
   "Wg:w?:f32,q8 Wu:w?:f32,q8 Wd:w?:f32,q8 x:tio?:f32 rt:tio:f32 bg:w?:f32 bu:w?:f32 bd:w?:f32 n:z?:i32 "
   "h:x:f32 y:tio?:f32 r:tio?:f32 Wsg:w?:f32,q8 Wsu:w?:f32,q8 Wsd:w?:f32,q8 gs:tio?:f32", 256)
 

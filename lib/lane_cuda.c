@@ -1182,6 +1182,19 @@ static void emit_route(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* Does the plan's last launch so far read or write buffer b (or a view of
+ * its base)? */
+static int last_uses(const Plan *pl, int b)
+{
+    if (pl->nls == 0)
+        return 0;
+    const PLaunch *l = &pl->ls[pl->nls - 1];
+    for (int p = 0; p < KMAXP; p++)
+        if (l->arg[p] >= 0 && plan_base(pl, l->arg[p]) == plan_base(pl, b))
+            return 1;
+    return 0;
+}
+
 /* The experts' gate and up (PHASE 0, into the scratch h: it covers no
  * node) and their down product (PHASE 1, the mixture's value); under
  * moe_shared the shared expert's too, its hidden values after the kept
@@ -1198,6 +1211,11 @@ static void emit_moe(Fz *f, const Group *gr)
         code = strcmp(act, acts[i]) == 0 ? i : code;
     long sh = gr->sh[0] >= 0 ? last(&N(f, gr->sh[0])->ty) / ff : 0;   /* moe_shared: the shared expert's segments */
     int h = scratch(f, arena_printf(f->a, "%s.hidden", node_name(f, gr->node)), ET_F32, rows * (k + sh) * ff);
+    /* x staged before the wait where the launch before neither made nor
+     * read it (programmatic dependent launch: what launches before that
+     * one wrote is done); not in a split plan, whose collectives are not
+     * launches */
+    int xearly = !last_uses(f->pl, buf_of(f, m->args[0])) && !f->pl->ncs;
     for (int phase = 0; phase < 2; phase++) {
         L L = launch(f, KN_MOE, gr);
         if (phase == 0)
@@ -1238,6 +1256,7 @@ static void emit_moe(Fz *f, const Group *gr)
         C(L, "RES", phase == 1 && gr->res[0] >= 0);
         C(L, "SH", (double)sh);
         C(L, "GSH", gr->gs >= 0);
+        C(L, "XEARLY", phase == 0 && xearly);
         if (sh && phase == 0) {
             A(L, "Wsg", buf_of(f, N(f, gr->sh[0])->args[0]));
             A(L, "Wsu", buf_of(f, N(f, gr->sh[1])->args[0]));

@@ -611,11 +611,11 @@ END
     [[ "$stderr" == *"rule moe_shared: the shared expert (wsg1, wsu1, wsd1) folds into the experts' launches, 2 segments of 32 hidden values"* ]]
     grep -qx 'rule moe_shared' <<<"$output"
     # gate and up of the kept experts and the shared segments; then the down of both, the residual after
-    [ "$(grep -c '^launch moe PHASE=0 .* SH=2 GSH=0 grid 1 4 1 .* Wsg=wsg[0-9] Wsu=wsu[0-9] Wsd=- gs=- ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^launch moe PHASE=0 .* SH=2 GSH=0 XEARLY=1 grid 1 4 1 .* Wsg=wsg[0-9] Wsu=wsu[0-9] Wsd=- gs=- ' <<<"$output")" -eq 2 ]
     [ "$(grep -c '^launch moe PHASE=1 .* RES=1 SH=2 GSH=0 .* y=h[0-9] r=r[0-9] Wsg=- Wsu=- Wsd=wsd[0-9] gs=- ' <<<"$output")" -eq 2 ]
     # the real shape: 44 blocks of the hidden rows, 6 kept experts and 2 shared segments
     logos-author decode_step "$EX/deepseek-v2-lite.yaml" | logos-fuse >l.plan
-    [ "$(grep -c '^launch moe PHASE=0 .* SH=2 GSH=0 grid 44 8 1 ' l.plan)" -eq 26 ]
+    [ "$(grep -c '^launch moe PHASE=0 .* SH=2 GSH=0 XEARLY=1 grid 44 8 1 ' l.plan)" -eq 26 ]
     # no launch of the shared expert's own, and the hidden rows hold its segments
     ! grep -q '^launch gemv .* W0=wsg' <<<"$output"
     ! grep -q '^launch gemv .* W0=wsd' <<<"$output"
@@ -678,4 +678,32 @@ E
     run logos-run -q --device cpu --synthetic 5 -p 3 -n 3 s.plan
     [ "$status" -eq 0 ]
     [ "$output" = "$(logos-run -q --device cpu --synthetic 5 -p 3 -n 3 s.logos)" ]
+}
+
+@test "logos-fuse: the experts' gate and up stage their activation before the wait only where the launch before did not make it (XEARLY)" {
+    cat >s.logos <<'E'
+logos 1 decode_step t
+in h : f32[64]
+in lg : f32[8]
+weight nw : f32[64]
+weight eg : q8[8,32,64]
+weight eu : q8[8,32,64]
+weight ed : q8[8,64,32]
+out y : f32[64]
+rt = route(lg, k=2, score=softmax)
+x = rmsnorm(h, nw, eps=1e-06)
+y = moe(x, rt, eg, eu, ed, act=silu)
+end
+E
+    run logos-fuse s.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep '^launch ' <<<"$output" | cut -d' ' -f2 | tr '\n' ' ')" = "route rownorm moe moe " ]
+    [ "$(grep -c '^launch moe .* XEARLY=0 ' <<<"$output")" -eq 2 ]
+    # the norm first: the route runs between it and the experts
+    sed -i '/^rt = /d; s/^x = rmsnorm.*/&\nrt = route(lg, k=2, score=softmax)/' s.logos
+    run logos-fuse s.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep '^launch ' <<<"$output" | cut -d' ' -f2 | tr '\n' ' ')" = "rownorm route moe moe " ]
+    grep -q '^launch moe PHASE=0 .* XEARLY=1 ' <<<"$output"
+    grep -q '^launch moe PHASE=1 .* XEARLY=0 ' <<<"$output"
 }

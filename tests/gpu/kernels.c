@@ -278,6 +278,10 @@ static const Case cases[] = {
      "in x : f32[256]\nin r : f32[256]\nin lg : f32[8]\nweight eg : q8[8,2048,256]\nweight eu : q8[8,2048,256]\n"
      "weight ed : q8[8,256,2048]\nout y : f32[256]\n"
      "y = r + moe(x, route(lg, k=6, score=softmax), eg, eu, ed, act=silu)\n", 2, 0},
+    {"moe whose activation the launch before makes (its gate and up stage it after the wait, no XEARLY)",
+     "in h : f32[64]\nin lg : f32[8]\nweight nw : f32[64]\nweight eg : q8[8,32,64]\nweight eu : q8[8,32,64]\n"
+     "weight ed : q8[8,64,32]\nout y : f32[64]\n"
+     "rt = route(lg, k=2, score=softmax)\nx = rmsnorm(h, nw, eps=1e-06)\ny = moe(x, rt, eg, eu, ed, act=silu)\n", 3, 0},
     {"moe_shared: DeepSeek-V2's shared expert of two segments in the experts' launches, the layer's residual, 5 rows",
      "size T\nin x : f32[T,64]\nin r : f32[T,64]\nweight wr : f32[8,64]\nweight eg : q8[8,32,64]\n"
      "weight eu : q8[8,32,64]\nweight ed : q8[8,64,32]\nweight sg : q8[64,64]\nweight su : q8[64,64]\n"
