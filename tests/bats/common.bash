@@ -13,3 +13,12 @@ export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
 need_numpy() {
     "${PYTHON:-python3}" -c 'import numpy' 2>/dev/null || skip "no ${PYTHON:-python3} with numpy"
 }
+
+# plan_is_program PROGRAM SEED: the CPU reference runs PROGRAM's plan (the
+# default fusion) as it runs the program itself, the same tokens.
+plan_is_program() {
+    logos-fuse "$1" >"$1.plan"
+    run logos-run -q --device cpu --synthetic "$2" -p 3 -n 3 "$1.plan"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(logos-run -q --device cpu --synthetic "$2" -p 3 -n 3 "$1")" ]
+}

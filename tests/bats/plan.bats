@@ -620,11 +620,7 @@ END
     ! grep -q '^launch gemv .* W0=wsg' <<<"$output"
     ! grep -q '^launch gemv .* W0=wsd' <<<"$output"
     grep -q '^buffer fm1\.hidden scratch f32 128$' <<<"$output"
-    # the CPU reference runs the plan as the program
-    logos-fuse s.logos >s.plan
-    run logos-run -q --device cpu --synthetic 3 -p 5 -n 3 s.plan
-    [ "$status" -eq 0 ]
-    [ "$output" = "$(logos-run -q --device cpu --synthetic 3 -p 5 -n 3 s.logos)" ]
+    plan_is_program s.logos 3
 }
 
 @test "logos-fuse: a shared expert stays apart where the experts' launches cannot take it, and says why" {
@@ -673,11 +669,7 @@ E
     run --separate-stderr logos-fuse -v --no-lane-rules s.logos
     [ "$status" -eq 0 ]
     ! grep -q 'NOUT=1' <<<"$output"
-    # the CPU reference runs the plan as the program
-    logos-fuse s.logos >s.plan
-    run logos-run -q --device cpu --synthetic 5 -p 3 -n 3 s.plan
-    [ "$status" -eq 0 ]
-    [ "$output" = "$(logos-run -q --device cpu --synthetic 5 -p 3 -n 3 s.logos)" ]
+    plan_is_program s.logos 5
 }
 
 @test "logos-fuse: the experts' gate and up stage their activation before the wait only where the launch before did not make it (XEARLY)" {
