@@ -449,6 +449,7 @@ static void emit_mmv(Fz *f, const Group *gr)
 static void emit_gemv(Fz *f, const Group *gr)
 {
     int kn = product_kernel(f, gr);
+    ASSERT(kn == KN_GEMV || !gr->nout);   /* prologue takes no norm for rows bound for the tensor cores */
     if (kn == KN_MMA) {
         emit_mma(f, gr);
         return;
