@@ -37,6 +37,7 @@
  *                               the CPU reference on both sides, the lane's
  *                               under LOGOS_REF_NUMERICS (so 0 apart)
  *   KERNELS_MATCH=TEXT ...      only the cases whose description holds TEXT
+ *                               (or one of TEXT's parts between '|': "route|moe")
  */
 #include <math.h>
 #include <stdlib.h>
@@ -614,6 +615,21 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
     return s == EXIT_SYSTEM ? 3 : !pass;
 }
 
+/* Does what hold one of the parts of match between '|'? */
+static int matches(const char *what, const char *match)
+{
+    for (const char *p = match;; p++) {
+        const char *end = strchr(p, '|');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        for (const char *w = what; n && *w; w++)
+            if (!strncmp(w, p, n))
+                return 1;
+        if (!end)
+            return 0;
+        p = end;
+    }
+}
+
 int main(void)
 {
     diag_tool = "gpu_kernels";
@@ -637,7 +653,7 @@ int main(void)
     size_t ncases = sizeof cases / sizeof cases[0], nmma = sizeof mma_cases / sizeof mma_cases[0];
     for (size_t i = 0; i < ncases + nmma; i++) {
         const Case *c = i < ncases ? &cases[i] : &mma_cases[i - ncases].c;
-        if (match && !strstr(c->what, match))
+        if (match && !matches(c->what, match))
             continue;
         if (write_case(c, path))
             return 3;
