@@ -276,6 +276,11 @@ DEV void f32_store(void *buf, long i, float v)
     ((float *)buf)[i] = v;
 }
 
+DEV float sigmoid(float x)
+{
+    return 1.0f / (1.0f + expf(-x));
+}
+
 DEV float silu(float x)
 {
     return x / (1.0f + expf(-x));

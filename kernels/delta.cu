@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(128) delta(const Params p)
         if (GF)
             gt = -expf(((const float *)p.a[8])[h]) * (gt > 20.0f ? gt : log1pf(expf(gt)));
         if (BF)
-            b = 1.0f / (1.0f + expf(-b));
+            b = sigmoid(b);
         float dec = expf(gt);
         float vj = on ? v[t * VX + VA + h * DV + j] : 0.0f;
 #pragma unroll

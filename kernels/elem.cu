@@ -19,7 +19,7 @@ DEV float op(float a, float b)
     case 4: return -a;
     case 5: return silu(a);
     case 6: return gelu_tanh(a);
-    case 7: return 1.0f / (1.0f + expf(-a));
+    case 7: return sigmoid(a);
     case 8: return a > 20.0f ? a : log1pf(expf(a));
     case 9: return expf(a);
     case 10: return tanhf(a);

@@ -13,10 +13,10 @@
 //                        r_p[t, o] + v                 (bit p of RES)
 //   y_p[t, o] = v  (y_0 in format OQ);  next[t] = argmax_o y_0[t, o]  (ARGMAX)
 //
-// Shapes: x (rows, K) in format XIN, rows = n or ROWS; xo (rows, K) f32; W_p (N_p, K) f32 (WQ
-// 0) or Q8_0 (WQ 1); y_p, r_p (rows, N_p); b_p (N_p). Under GATE parts 0
-// and 1 are the gate and up of one hidden width (N_0 = N_1) and y_1 is
-// unused.
+// Shapes: x (rows, K) in format XIN, rows = n or ROWS; xo (rows, K) f32;
+// W_p (N_p, K) f32 (WQ 0) or Q8_0 (WQ 1); y_p, r_p (rows, N_p); b_p
+// (N_p). Under GATE parts 0 and 1 are the gate and up of one hidden width
+// (N_0 = N_1) and y_1 is unused.
 // Launch: 256 threads (8 warps); a unit is one output row, or under GATE
 // one gate row with its up row; units of the parts lie end to end, in
 // groups of 8 WR, warp w of a group owning its units w WR .. + WR; GRID

@@ -279,7 +279,7 @@ DEV void up(const Params &p)
             xs[c + lane] = v;
     }
     __syncthreads();
-    if (shared && XEARLY)
+    if (shared)   // no routing: before the wait under XEARLY
         units(p.a[12], p.a[13], FS, (long)(j - K) * FF, false, bg, bu, xs, hs);
     if (XEARLY)
         pdl_begin();
@@ -289,8 +289,6 @@ DEV void up(const Params &p)
         if (ex < 0)
             return;   // this row kept fewer experts
         units(p.a[0], p.a[1], (long)E * FF, (long)ex * FF, GB, bg, bu, xs, hs);
-    } else if (!XEARLY) {
-        units(p.a[12], p.a[13], FS, (long)(j - K) * FF, false, bg, bu, xs, hs);
     }
     __syncthreads();
     if (w == 0) {
@@ -309,7 +307,7 @@ DEV void up(const Params &p)
 // (Qwen3-Next's gated shared expert), else 1.
 DEV float shared_gate(const Params &p, long t)
 {
-    return GSH ? 1.0f / (1.0f + expf(-((const float *)p.a[15])[t])) : 1.0f;
+    return GSH ? sigmoid(((const float *)p.a[15])[t]) : 1.0f;
 }
 
 // One round of a warp's rows at chunk c (16 values) of each: the kept

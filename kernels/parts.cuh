@@ -69,7 +69,7 @@ DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
     if (CAP > 0.0f && q == 0)
         v = CAP * tanhf(v / CAP);
     if (GS && q == 0)   // the row's gate: a scalar's sigmoid
-        v *= 1.0f / (1.0f + expf(-((const float *)p.a[GS_AT])[t]));
+        v *= sigmoid(((const float *)p.a[GS_AT])[t]);
     long at = t * rows_in(q) + u.row;
     if (RES & (1 << q))
         v += r[at];

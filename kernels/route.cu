@@ -271,7 +271,7 @@ DEV void route_block(const Params &p, long t)
 {
     __shared__ double c[GROUPS > 1 ? E : 1], gs[GROUPS], red[NW], cv[NW * K];
     __shared__ char gk[GROUPS], kept[E];
-    __shared__ int ci_[NW * K];
+    __shared__ int cid[NW * K];   // the candidates' experts (-1: none), their values in cv
     const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
     const int i = threadIdx.x, lane = i & 31, w = i >> 5;
     const bool in = i < E;
@@ -295,7 +295,7 @@ DEV void route_block(const Params &p, long t)
         live = in && gk[i / (E / GROUPS)];
     }
     for (int j = i; j < NW * K; j += blockDim.x)
-        ci_[j] = -1;
+        cid[j] = -1;
     if (in)
         kept[i] = 0;
     __syncthreads();
@@ -309,17 +309,17 @@ DEV void route_block(const Params &p, long t)
     }
     if (live && rank < K) {
         cv[w * K + rank] = ci;
-        ci_[w * K + rank] = i;
+        cid[w * K + rank] = i;
     }
     __syncthreads();
     // the rank of each candidate among all of them
     for (int j = i; j < NW * K; j += blockDim.x) {
-        int e = ci_[j], r = 0;
+        int e = cid[j], r = 0;
         if (e < 0)
             continue;
         double v = cv[j];
         for (int m = 0; m < NW * K; m++)
-            r += ci_[m] >= 0 && before(cv[m], ci_[m], v, e);
+            r += cid[m] >= 0 && before(cv[m], cid[m], v, e);
         if (r < K)
             kept[e] = 1;
     }

@@ -104,15 +104,16 @@ static double attend_flops(const PLaunch *l, BenchAt at)
 
 /* The bytes launch l reads of weight buffer b, its parameter p needing
  * count values: an embedding gathers its rows of its V, a mixture reads
- * its rows' kept experts (and its shared expert whole), every other kernel reads what it needs, the
- * whole weight when it needs all of it. */
+ * its rows' kept experts (its shared expert's weights, the parameters
+ * from Wsg on, whole), every other kernel reads what it needs, the whole
+ * weight when it needs all of it. */
 static double weight_read(const Plan *pl, const PLaunch *l, int p, int b, long count, BenchAt at)
 {
     if (l->kernel == KN_EMBED) {
         double v = C(l, "V"), rows = rows_of(l, at);
         return buf_bytes(pl, b) * (rows < v ? rows / v : 1);
     }
-    if (l->kernel == KN_MOE && p < kernel_param(KN_MOE, "Wsg")) {   /* the kept experts' rows: at most K of E a row; the shared expert's whole */
+    if (l->kernel == KN_MOE && p < kernel_param(KN_MOE, "Wsg")) {   /* the kept experts' rows: at most K of E a row */
         double e = C(l, "E"), kept = C(l, "K") * rows_of(l, at);
         return buf_bytes(pl, b) * (kept < e ? kept / e : 1);
     }

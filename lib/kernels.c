@@ -291,10 +291,11 @@ static int need_gemv(Need *n)
         return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks and 4 rows a warp");
     if (C(n, "ARGMAX") && P > 1 + (gate != 0))
         return bad(n, "the arg-max reads one output");
-    if (C(n, "NOUT") && !C(n, "NORM"))
-        return bad(n, "the normed rows written out with no norm prologue");
-    if (C(n, "NOUT"))
+    if (C(n, "NOUT")) {
+        if (!C(n, "NORM"))
+            return bad(n, "the normed rows written out with no norm prologue");
         need(n, "xo", rows * K);
+    }
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(xin));
     if (C(n, "NW"))

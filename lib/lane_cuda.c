@@ -1183,10 +1183,15 @@ static void emit_route(Fz *f, const Group *gr)
     finish(L);
 }
 
-/* Does the plan's last launch so far read or write buffer b (or a view of
- * its base)? */
+/* Does what runs just before the next launch (the last launch so far,
+ * or a split program's collective after it) read or write buffer b (or a
+ * view of its base)? A collective counts as using every buffer: the
+ * chips' joining is not a launch that programmatic dependent launch
+ * orders (the cautious answer). */
 static int last_uses(const Plan *pl, int b)
 {
+    if (pl->ncs && pl->cs[pl->ncs - 1].at == pl->nls)
+        return 1;
     if (pl->nls == 0)
         return 0;
     const PLaunch *l = &pl->ls[pl->nls - 1];
@@ -1214,9 +1219,8 @@ static void emit_moe(Fz *f, const Group *gr)
     int h = scratch(f, arena_printf(f->a, "%s.hidden", node_name(f, gr->node)), ET_F32, rows * (k + sh) * ff);
     /* x staged before the wait where the launch before neither made nor
      * read it (programmatic dependent launch: what launches before that
-     * one wrote is done); not in a split plan, whose collectives are not
-     * launches */
-    int xearly = !last_uses(f->pl, buf_of(f, m->args[0])) && !f->pl->ncs;
+     * one wrote is done) */
+    int xearly = !last_uses(f->pl, buf_of(f, m->args[0]));
     for (int phase = 0; phase < 2; phase++) {
         L L = launch(f, KN_MOE, gr);
         if (phase == 0)
