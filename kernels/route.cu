@@ -21,9 +21,10 @@
 //   kept for s; s apart from c only under BIAS).
 // else: block 32 NW, a thread an expert, each exponential once and in
 //   parallel; each expert's rank among its warp's by 32 shuffles, the
-//   warps' K best each the candidates, the K best candidates by their
-//   ranks among the candidates (shared memory); maxima and sums the
-//   block's.
+//   warps' K best not after the K-th of the warps' bests the candidates,
+//   the K best candidates by their ranks among the candidates (shared
+//   memory); the kept's weights from a list of K; under SOFTK (below) the
+//   picks on the logits and only the kept exponentiated.
 // Either way the groups' drop is the first warp's.
 
 constexpr int NW = (E + 31) / 32;
@@ -262,78 +263,132 @@ DEV bool before(double v, int i, double u, int j)
 }
 
 // Row t's weights, a thread an expert. The K kept are found by ranks, not
-// by K rounds of a warp's best (each a chain of dependent shuffles): each
-// live expert counts the live experts of its warp before it (32
-// independent shuffles); those of rank below K are their warp's
-// candidates (NW K of them in shared memory), and each candidate counts
-// the candidates before it; those of rank below K are kept.
+// by K rounds of a warp's best (each a chain of dependent shuffles):
+//   1. each live expert counts the live experts of its warp before it (32
+//      independent shuffles); the first of each warp is its warp's best;
+//   2. L, the K-th of the warps' bests (each warp finds it alone): K
+//      experts come before or at L, so an expert after L is not kept;
+//   3. the candidates, those of rank below K in their warp and not after
+//      L (on random logits a few dozen of NW K), appended to a list;
+//   4. each candidate counts the candidates before it: those of rank r
+//      below K are kept, the r-th's s in ks;
+//   5. the kept weights from ks alone (kw), each exponential once.
+// SOFTK (softmax scores, norm, no bias, no groups: Qwen3-Next's): the kept
+// weights are exp(x_i - m) / (sum over the kept of exp(x_j - m)), the
+// whole softmax's sum cancelling, so the picks are made on the logits
+// themselves and only the K kept are exponentiated; the reference's
+// division by the whole sum, then by the kept's, rounds differently in the
+// last f64 bits. (The picks agree with the reference's wherever its f64
+// scores of two different logits differ: two logits within 1e-16 of the
+// largest both score exp(0) there, and the lower expert is first; here the
+// larger logit is.)
+constexpr bool SOFTK = SCORE == 0 && !BIAS && GROUPS == 1 && NORM;
+
 DEV void route_block(const Params &p, long t)
 {
-    __shared__ double c[GROUPS > 1 ? E : 1], gs[GROUPS], red[NW], cv[NW * K];
-    __shared__ char gk[GROUPS], kept[E];
-    __shared__ int cid[NW * K];   // the candidates' experts (-1: none), their values in cv
+    __shared__ double c[GROUPS > 1 ? E : 1], gs[GROUPS], red[NW], wv[NW], cv[NW * K], cs[NW * K], ks[K], kw[K];
+    __shared__ char gk[GROUPS];
+    __shared__ int wi[NW], ci[NW * K], nc;   // experts (-1: none); nc the candidates
+    __shared__ short kr[E];                          // an expert's place among the kept, -1
     const float *x = (const float *)p.a[0] + t * E, *b = (const float *)p.a[1];
     const int i = threadIdx.x, lane = i & 31, w = i >> 5;
     const bool in = i < E;
     double s = in ? (double)x[i] : -1.0 / 0.0;
-    if (SCORE == 0) {
+    if (SCORE == 0 && !SOFTK) {
         double mx = block_red<1>(s, red);
         double e = in ? exp(s - mx) : 0.0;
         s = e / block_red<0>(e, red);
     }
     if (SCORE == 1)
         s = 1.0 / (1.0 + exp(-s));
-    double ci = s + (BIAS && in ? (double)b[i] : 0.0);
+    double cx = s + (BIAS && in ? (double)b[i] : 0.0);
     bool live = in;
     if (GROUPS > 1) {
         if (in)
-            c[i] = ci;
+            c[i] = cx;
         __syncthreads();
         if (w == 0)
             keep_groups_block(c, gs, gk);
         __syncthreads();
         live = in && gk[i / (E / GROUPS)];
     }
-    for (int j = i; j < NW * K; j += blockDim.x)
-        cid[j] = -1;
     if (in)
-        kept[i] = 0;
-    __syncthreads();
-    // the rank of this expert among its warp's live ones
+        kr[i] = -1;
+    if (i == 0)
+        nc = 0;
+    // 1. the rank of this expert among its warp's live ones
     const unsigned lm = __ballot_sync(0xffffffffu, live);
     int rank = 0;
 #pragma unroll
     for (int o = 0; o < 32; o++) {
-        double u = __shfl_sync(0xffffffffu, ci, o);
-        rank += (lm >> o & 1) && before(u, w * 32 + o, ci, i);
+        double u = __shfl_sync(0xffffffffu, cx, o);
+        rank += (lm >> o & 1) && before(u, w * 32 + o, cx, i);
     }
-    if (live && rank < K) {
-        cv[w * K + rank] = ci;
-        cid[w * K + rank] = i;
+    if (live && rank == 0)
+        wv[w] = cx, wi[w] = i;
+    if (lane == 0 && !lm)
+        wi[w] = -1;
+    __syncthreads();
+    // 2. L (li -1 where fewer than K warps have a live expert)
+    double lv = 0.0;
+    int li = -1;
+    if (K <= NW) {
+        int u = lane < NW ? wi[lane] : -1, r = 0;
+        double uv = lane < NW ? wv[lane] : 0.0;
+        for (int m = 0; m < NW; m++)
+            r += wi[m] >= 0 && before(wv[m], wi[m], uv, u);
+        unsigned at = __ballot_sync(0xffffffffu, u >= 0 && r == K - 1);
+        if (at) {
+            li = __shfl_sync(0xffffffffu, u, __ffs(at) - 1);
+            lv = __shfl_sync(0xffffffffu, uv, __ffs(at) - 1);
+        }
+    }
+    // 3. the candidates
+    if (live && rank < K && (li < 0 || !before(lv, li, cx, i))) {
+        int j = atomicAdd(&nc, 1);
+        cv[j] = cx, cs[j] = s, ci[j] = i;
     }
     __syncthreads();
-    // the rank of each candidate among all of them
-    for (int j = i; j < NW * K; j += blockDim.x) {
-        int e = cid[j], r = 0;
-        if (e < 0)
-            continue;
+    // 4. each candidate's rank among them
+    const int n = nc, nk = n < K ? n : K;
+    for (int j = i; j < n; j += blockDim.x) {
+        int e = ci[j], r = 0;
         double v = cv[j];
-        for (int m = 0; m < NW * K; m++)
-            r += cid[m] >= 0 && before(cv[m], cid[m], v, e);
+        for (int m = 0; m < n; m++)
+            r += before(cv[m], ci[m], v, e);
         if (r < K)
-            kept[e] = 1;
+            kr[e] = (short)r, ks[r] = cs[j];
     }
     __syncthreads();
-    const bool k = in && kept[i];
-    double wt = k ? s : 0.0;
-    if (SCORE == 2) {   // the kept experts' softmax
-        double mk = block_red<1>(k ? s : -1.0 / 0.0, red);
-        wt = k ? exp(s - mk) : 0.0;
-        wt /= block_red<0>(wt, red);
+    // 5. the kept weights: ks's softmax (SOFTK: the logits'; SCORE 2: the
+    // kept's scores), or ks itself; then the kept's sum
+    if (i < nk) {
+        double v = ks[i];
+        if (SOFTK || SCORE == 2) {
+            double mk = ks[0];
+            for (int r = 1; r < nk; r++)
+                mk = fmax(mk, ks[r]);
+            v = exp(v - mk);
+        }
+        kw[i] = v;
     }
-    double ws = NORM ? block_red<0>(wt, red) : 1.0;
-    if (in)
-        ((float *)p.a[3])[t * E + i] = (float)(wt / ws * SCALE);
+    __syncthreads();
+    double ws = 0.0;
+    for (int r = 0; r < nk; r++)
+        ws += kw[r];
+    double wn = 1.0;   // SCORE 2 and NORM: the normed weights' sum
+    if (SCORE == 2 && NORM) {
+        wn = 0.0;
+        for (int r = 0; r < nk; r++)
+            wn += kw[r] / ws;
+    }
+    if (!in)
+        return;
+    double wt = kr[i] >= 0 ? kw[kr[i]] : 0.0;
+    if (SCORE == 2)
+        wt /= ws;
+    double d = SCORE == 2 ? wn : NORM ? ws : 1.0;
+    ((float *)p.a[3])[t * E + i] = (float)(wt / d * SCALE);
 }
 
 extern "C" __global__ void __launch_bounds__(WARP ? 32 : 1024) route(const Params p)

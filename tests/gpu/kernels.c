@@ -254,6 +254,17 @@ static const Case cases[] = {
      "size T\nin lg : f32[T,1024]\nout rt : f32[T,1024]\nrt = route(lg, k=32, score=topk_softmax)\n", 2, 0},
     {"route a thread an expert: softmax of 300 (a warp part empty), top 3",
      "in lg : f32[300]\nout rt : f32[300]\nrt = route(lg, k=3, score=softmax)\n", 2, 0},
+    {"route a thread an expert: softmax of 512, norm (SOFTK: the picks on the logits), ties (clamped), top 10, 3 rows",
+     "size T\nin lg : f32[T,512]\nout rt : f32[T,512]\nrt = route(clamp(lg, max=0.2), k=10, score=softmax, norm=1)\n",
+     2, 0},
+    {"route a thread an expert: softmax of 288, norm (SOFTK), top 10 of 9 warps (no bound from the warps' bests)",
+     "in lg : f32[288]\nout rt : f32[288]\nrt = route(lg, k=10, score=softmax, norm=1)\n", 2, 0},
+    {"route a thread an expert: topk_softmax of 512, norm, ties (clamped), top 8, 2 rows",
+     "size T\nin lg : f32[T,512]\nout rt : f32[T,512]\nrt = route(clamp(lg, max=0.5), k=8, score=topk_softmax, norm=1)\n",
+     2, 0},
+    {"route a thread an expert: sigmoid of 640, selection bias, top 6, scale",
+     "in lg : f32[640]\nweight sb : f32[640]\nout rt : f32[640]\nrt = route(lg, sb, k=6, score=sigmoid, scale=2)\n", 2,
+     0},
     {"route topk_softmax; moe gpt-oss, biases, f32 experts, the layer's residual in the down launch, 5 rows",
      "size T\nin x : f32[T,96]\nin r : f32[T,96]\nin lg : f32[T,4]\nweight eg : f32[4,48,96]\nweight eu : f32[4,48,96]\n"
      "weight ed : f32[4,96,48]\nweight egb : f32[4,48]\nweight eub : f32[4,48]\nweight edb : f32[4,96]\n"
