@@ -2,6 +2,10 @@
 // parts, with the norm that feeds them and their epilogues.
 //
 //   x'[t]     = NORM ? x[t] / sqrt(mean(x[t]^2) + EPS) * (nw + OFFSET) : x[t]
+//               XG: x[t, i] * sigmoid(g[t, i]) instead (a gated input:
+//               Qwen3-Next's attention output gate), g's value i read at
+//               (i / XGW) XGP + XGA + i % XGW of its row of K / XGW XGP
+//               (a slice of a wider row read in place)
 //   xo[t]     = x'[t] in f32 (NOUT: the norm's value, for launches after
 //               this one that read it too; block 0 writes it)
 //   a_p[t, o] = W_p[o, :] . Q(x'[t])          Q: the activation in format XQ
@@ -28,7 +32,7 @@
 // the last block reduces them and sets the count back to 0.
 
 constexpr int WARPS = 8;
-constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21, XO_AT = 22;   // y0, b0, r0, gs, xo among the parameters
+constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21, XO_AT = 22, XG_AT = 23;   // y0, b0, r0, gs, xo, xg
 #include "parts.cuh"
 constexpr int XROW = XQ == 0 ? 4 * K : XQ * K;      // bytes of one staged row's values
 constexpr int XS_OFF = TR * XROW;                     // where the staged scales start
@@ -59,18 +63,35 @@ DEV void stage_copy(const void *x, int t0, int nt, char *sm)
 }
 
 // 16 values of row base from f32 (or dequantized) x.
+// (GATED: times the gates' sigmoids gate16 left in v.)
+template <bool GATED = false>
 DEV void load16(const void *x, long base, long i0, float *v)
 {
     if (XIN == 0) {
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             float4 f = *((const float4 *)((const float *)x + base + i0) + j);
-            v[4 * j] = f.x, v[4 * j + 1] = f.y, v[4 * j + 2] = f.z, v[4 * j + 3] = f.w;
+            if (GATED)
+                v[4 * j] *= f.x, v[4 * j + 1] *= f.y, v[4 * j + 2] *= f.z, v[4 * j + 3] *= f.w;
+            else
+                v[4 * j] = f.x, v[4 * j + 1] = f.y, v[4 * j + 2] = f.z, v[4 * j + 3] = f.w;
         }
     } else {
 #pragma unroll
         for (int j = 0; j < 16; j++)
             v[j] = act_load(x, (long)ROWS * K, base + i0 + j, XIN);
+    }
+}
+
+// XG: sigmoid of the 16 gate values of row t from i0, into v (a run of
+// XGW holds whole segments: one run a segment), for load16 to multiply.
+DEV void gate16(const float *g, long t, long i0, float *v)
+{
+    const float4 *gp = (const float4 *)(g + t * (K / XGW) * XGP + i0 / XGW * XGP + XGA + i0 % XGW);
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        float4 u = gp[j];
+        v[4 * j] = sigmoid(u.x), v[4 * j + 1] = sigmoid(u.y), v[4 * j + 2] = sigmoid(u.z), v[4 * j + 3] = sigmoid(u.w);
     }
 }
 
@@ -110,7 +131,7 @@ DEV void stage_narrow(const void *x, const float *nw, float *xo, int t0, int nt,
 // is at most a segment a thread (ONE16), the norm's pass keeps it in
 // registers for the quantizer's, one read of the row, not two.
 constexpr int ONE16 = K <= 16 * 256;
-DEV void stage_f32(const void *x, const float *nw, float *xo, int t0, int nt, char *sm)
+DEV void stage_f32(const void *x, const float *nw, float *xo, const float *g, int t0, int nt, char *sm)
 {
     float *red = (float *)(sm + RED_OFF);
     for (int t = 0; t < nt; t++) {
@@ -131,8 +152,13 @@ DEV void stage_f32(const void *x, const float *nw, float *xo, int t0, int nt, ch
         for (long i = 16L * threadIdx.x; i - 16L * (threadIdx.x & 31) < K; i += 16L * blockDim.x) {
             int here = i < K;
             if (here) {
-                if (!NORM || !ONE16)   // ONE16: the norm's pass left this segment in v
+                if (XG) {   // the gates first, their loads apart from the rows': 16 values live, not 32
+                    gate16(g, t0 + t, i, v);
+                    asm volatile("" ::: "memory");
+                    load16<true>(x, base, i, v);
+                } else if (!NORM || !ONE16) {   // ONE16: the norm's pass left this segment in v
                     load16(x, base, i, v);
+                }
                 if (NORM)
 #pragma unroll
                     for (int j = 0; j < 16; j++)
@@ -174,14 +200,14 @@ DEV void stage_f32(const void *x, const float *nw, float *xo, int t0, int nt, ch
     }
 }
 
-DEV void stage(const void *x, const float *nw, float *xo, int t0, int nt, char *sm)
+DEV void stage(const void *x, const float *nw, float *xo, const float *g, int t0, int nt, char *sm)
 {
     if (XIN && XIN == XQ)
         stage_copy(x, t0, nt, sm);
     else if (K % 16)
         stage_narrow(x, nw, xo, t0, nt, sm);
     else
-        stage_f32(x, nw, xo, t0, nt, sm);
+        stage_f32(x, nw, xo, g, t0, nt, sm);
     __syncthreads();
 }
 
@@ -495,15 +521,16 @@ extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
     pdl_begin();
     int rows = rows_of(p.a[6], ROWS), once = rows <= TR;
     float *xo = (float *)p.a[XO_AT];
+    const float *xg = (const float *)p.a[XG_AT];
     if (once)
-        stage((const char *)p.a[4], (const float *)p.a[5], xo, 0, rows, sm);
+        stage((const char *)p.a[4], (const float *)p.a[5], xo, xg, 0, rows, sm);
     for (long g = blockIdx.x; g < GROUPS; g += gridDim.x)
         for (int t0 = 0; t0 < rows; t0 += TR) {
             int nt = rows - t0 < TR ? rows - t0 : TR;
             // the next job: this group's next rows, or the block's next group
             long n0 = t0 + TR < rows ? g * WARPS * WR : g + gridDim.x < GROUPS ? (g + gridDim.x) * WARPS * WR : -1;
             if (!once)
-                stage((const char *)p.a[4], (const float *)p.a[5], xo, t0, nt, sm);
+                stage((const char *)p.a[4], (const float *)p.a[5], xo, xg, t0, nt, sm);
             group(p, g * WARPS * WR, t0, nt, g == blockIdx.x, DB || (g == blockIdx.x && t0 == 0), n0, cur, sm, res);
         }
     if (ARGMAX)

@@ -36,7 +36,7 @@ static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
                                            "conv_gates", "moe_kept", "rope_attend",
                                            "latent_absorbed", "concat_rows", "delta_steps", "batch_attend",
-                                           "moe_shared"};
+                                           "moe_shared", "gate_prologue"};
 
 void took(Fz *f, int rule)
 {
@@ -148,7 +148,7 @@ static Group *new_group(Fz *f, int kind, int node)
     memset(gr, 0, sizeof *gr);
     gr->kind = kind;
     gr->node = node;
-    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = -1;
+    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = gr->xg = -1;
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)
@@ -304,6 +304,28 @@ static long mma_bound(const Fz *f, const Group *gr)
     return q8 && rows >= tc_crossover(f->o) ? rows : 0;
 }
 
+/* Is x read (through reshapes) by anything but the group's products? */
+static int read_elsewhere(const Fz *f, const Group *gr, int x)
+{
+    int stack[64], ns = 0, other = 0;
+    stack[ns++] = x;
+    while (ns) {
+        int k = stack[--ns];
+        for (int i = 0; i < f->ncons[k]; i++) {
+            int c = f->cons[k][i];
+            if (N(f, c)->op == OP_RESHAPE && ns < 64) {
+                stack[ns++] = c;
+                continue;
+            }
+            int mine = 0;
+            for (int p = 0; p < gr->parts; p++)
+                mine |= gr->prod[p] == c;
+            other |= !mine;
+        }
+    }
+    return other;
+}
+
 /* Takes the norm that feeds every product of the group as its prologue;
  * where other launches read it too (a mixture's norm: the router, the
  * experts; Qwen3-Next's: two products in parts), the first group of
@@ -329,23 +351,7 @@ static void prologue(Fz *f, Group *gr)
                   rows);
         return;
     }
-    /* every reader, through reshapes, is a product of this group */
-    int stack[64], ns = 0;
-    stack[ns++] = x;
-    while (ns) {
-        int k = stack[--ns];
-        for (int i = 0; i < f->ncons[k]; i++) {
-            int c = f->cons[k][i];
-            if (N(f, c)->op == OP_RESHAPE && ns < 64) {
-                stack[ns++] = c;
-                continue;
-            }
-            int mine = 0;
-            for (int p = 0; p < gr->parts; p++)
-                mine |= gr->prod[p] == c;
-            gr->nout |= !mine;
-        }
-    }
+    gr->nout = read_elsewhere(f, gr, x);
     if (gr->nout && (gr->gate || !f->o->lane_rules)) {
         gr->nout = 0;
         fuse_note(f, x, "no prologue: %s is read by more than this launch's products%s", stmt_name(f, x),
@@ -362,6 +368,61 @@ static void prologue(Fz *f, Group *gr)
         fuse_note(f, x, "rule norm_prologue: %s is computed in the prologue of the products that read it",
                   stmt_name(f, x));
     took(f, RU_NORM_PROLOGUE);
+}
+
+/* The products' activation x * sigmoid(g), read by them alone: the mul
+ * and the sigmoid join the launch, whose prologue gates each value as it
+ * stages it (Qwen3-Next's attention output gate before its o product);
+ * g a slice read by the sigmoid alone is taken too, read in place in its
+ * base where its runs are whole 16-value segments dividing K at places of
+ * whole 4-value words. One launch instead of two or three. Not with a norm
+ * prologue, nor for stacked rows bound for the tensor cores' tiles (MMA);
+ * rows that would go to MMV in passes stay GEMV rows (MMV reads quantized
+ * activations). */
+static void gate_prologue(Fz *f, Group *gr)
+{
+    int x = gr->x, a, s;
+    const GNode *m = N(f, x);
+    long K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
+    if (!f->o->lane_rules || gr->norm >= 0 || m->op != OP_MUL || !free_node(f, x) || is_output(f, x))
+        return;
+    a = m->args[0], s = m->args[1];
+    if (N(f, s)->op != OP_SIGMOID)
+        a = m->args[1], s = m->args[0];
+    if (N(f, s)->op != OP_SIGMOID || a == s || !free_node(f, s) || only_use(f, s) != x || is_output(f, s))
+        return;
+    int g = N(f, s)->args[0];
+    const Type *t = &m->ty;
+    if (!same_type(&N(f, a)->ty, t) || !same_type(&N(f, g)->ty, t) || t->base != T_F32 || K % 16) {
+        fuse_note(f, x, "no gate_prologue: %s is not a gate of f32 values of its own shape, in whole 16-value "
+                  "segments", stmt_name(f, x));
+        return;
+    }
+    if (read_elsewhere(f, gr, x)) {
+        fuse_note(f, x, "no gate_prologue: %s is read by more than this launch's products", stmt_name(f, x));
+        return;
+    }
+    long rows = mma_bound(f, gr);
+    if (rows >= mma_crossover(f->o)) {   /* below, its f32 activations keep it a GEMV */
+        fuse_note(f, x, "no gate_prologue: %ld stacked rows go to the tensor cores in tiles", rows);
+        return;
+    }
+    take(f, gr, x);
+    take(f, gr, s);
+    const GNode *gn = N(f, g);
+    if (gn->op == OP_SLICE && only_use(f, g) == s && free_node(f, g) && !is_output(f, g)) {
+        long w = last_dim(&gn->ty), pitch = last_dim(&N(f, gn->args[0])->ty), at = (long)attr_num(gn->e, "at", 0);
+        if (w % 16 == 0 && K % w == 0 && pitch % 4 == 0 && at % 4 == 0)
+            take(f, gr, g);
+        else
+            fuse_note(f, g, "the gate %s is copied out of its row: its runs of %ld are not whole 16-value segments "
+                      "dividing %ld at places of whole 4-value words", stmt_name(f, g), w, K);
+    }
+    gr->xg = g;
+    gr->x = a;
+    fuse_note(f, x, "rule gate_prologue: %s is gated in the prologue of the products that read it%s", stmt_name(f, x),
+              f->group[g] == (int)(gr - f->gs) ? ", its gate read in place" : "");
+    took(f, RU_GATE_PROLOGUE);
 }
 
 /* Does product k join gr's parts (the lane's facts, and under the held-back
@@ -449,6 +510,7 @@ static void product_group(Fz *f, int first)
             if (!(gr->gate && p == 1))
                 epilogue(f, gr, p, gr->gate && p == 0 ? gmul : gr->prod[p]);
         prologue(f, gr);
+        gate_prologue(f, gr);
         for (int i = 0; i < n; i++)
             if (free_node(f, prods[i]))
                 prods[used++] = prods[i];
@@ -1136,7 +1198,8 @@ static int read_by_products(const Fz *f, int k)
             continue;
         }
         int g = f->group[c];
-        if (g < 0 || f->gs[g].kind != GK_GEMV || f->gs[g].norm >= 0 || view_root(f->g, f->gs[g].x) != view_root(f->g, k))
+        if (g < 0 || f->gs[g].kind != GK_GEMV || f->gs[g].norm >= 0 || f->gs[g].xg >= 0 ||
+            view_root(f->g, f->gs[g].x) != view_root(f->g, k))
             return 0;
     }
     return 1;

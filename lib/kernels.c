@@ -296,6 +296,15 @@ static int need_gemv(Need *n)
             return bad(n, "the normed rows written out with no norm prologue");
         need(n, "xo", rows * K);
     }
+    if (C(n, "XG")) {
+        long w = C(n, "XGW"), pitch = C(n, "XGP");
+        if (C(n, "NORM") || xin || K % 16)
+            return bad(n, "a gate prologue reads f32 activations of whole 16-value segments, with no norm");
+        if (w % 16 || K % w || C(n, "XGA") + w > pitch || pitch % 4 || C(n, "XGA") % 4)
+            return bad(n, "the gate's runs are whole 16-value segments that divide K, each within its pitch, "
+                          "at places of whole 4-value words");
+        need(n, "xg", rows * (K / w) * pitch);
+    }
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(xin));
     if (C(n, "NW"))

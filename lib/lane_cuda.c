@@ -291,6 +291,7 @@ static int product_kernel(Fz *f, const Group *gr)
                       : gr->argmax >= 0 ? "an arg-max epilogue"
                       : xin && xin != xq ? "activations in another format"
                       : mmv && gr->norm >= 0 ? "a norm prologue"
+                      : gr->xg >= 0 ? "a gate prologue"
                       : mmv && !xin ? "activations not quantized before it (--mmv-rows reads them so)" : NULL;
     if (why) {
         fuse_note(f, gr->node, "products of %ld stacked rows as GEMVs: %s (%d, %d)", rows, why, vcross, cross);
@@ -446,6 +447,30 @@ static void emit_mmv(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* gate_prologue: the gate's buffer, and where a row's runs of it lie (a
+ * slice the group took: in its base's rows, at its place); none: 1 1 0. */
+static void gate_read(L L, Fz *f, const Group *gr, long K)
+{
+    long w = 1, pitch = 1, at = 0;
+    int b = -1;
+    if (gr->xg >= 0) {
+        const GNode *g = N(f, gr->xg);
+        b = buf_of(f, gr->xg);
+        w = pitch = K;
+        if (g->op == OP_SLICE && f->group[gr->xg] == (int)(gr - f->gs)) {
+            w = last(&g->ty);
+            pitch = last(&N(f, g->args[0])->ty);
+            at = (long)attr_num(g->e, "at", 0);
+            b = buf_of(f, g->args[0]);
+        }
+    }
+    C(L, "XG", gr->xg >= 0);
+    C(L, "XGW", (double)w);
+    C(L, "XGP", (double)pitch);
+    C(L, "XGA", (double)at);
+    A(L, "xg", b);
+}
+
 static void emit_gemv(Fz *f, const Group *gr)
 {
     int kn = product_kernel(f, gr);
@@ -495,6 +520,7 @@ static void emit_gemv(Fz *f, const Group *gr)
     C(L, "NOUT", gr->nout);
     if (gr->nout)
         A(L, "xo", buf_of(f, gr->norm));
+    gate_read(L, f, gr, K);
     if (gr->argmax >= 0)
         A(L, "next", buf_of(f, gr->argmax));
     /* as many rounds of groups as the chip needs, and the fewest blocks that

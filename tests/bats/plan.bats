@@ -599,7 +599,8 @@ END
     # the shared expert's gate goes with it into the experts' down launch (moe_shared)
     [ "$(grep -c '^launch gemv .* GS=1 ' <<<"$output")" -eq 0 ]
     [ "$(grep -c '^launch moe PHASE=1 .* RES=1 SH=1 GSH=1 .* gs=h[0-9]\.2 ' <<<"$output")" -eq 4 ]
-    [ "$(grep -c '^launch elem ' <<<"$output")" -eq 2 ]
+    # the attention's output gate goes into the o product's prologue (gate_prologue)
+    [ "$(grep -c '^launch elem ' <<<"$output")" -eq 0 ]
     [[ "$stderr" == *"rule concat_rows: the product's parts write their places in qkv0's concatenation: no copies"* ]]
     [ "$(grep -c '^buffer qkv0\.[0-9] view f32 [0-9]* of qkv0 at ' <<<"$output")" -eq 3 ]
 }
@@ -670,6 +671,55 @@ E
     [ "$status" -eq 0 ]
     ! grep -q 'NOUT=1' <<<"$output"
     plan_is_program s.logos 5
+}
+
+@test "logos-fuse: an activation gated by sigmoid is the product's prologue, its gate read in place (gate_prologue)" {
+    logos-author decode_step "$TINY/qwen3next.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"s.logos:163: rule gate_prologue: og3 is gated in the prologue of the products that read it, its gate read in place"* ]]
+    grep -q '^rule gate_prologue$' <<<"$output"
+    # Qwen3-Next's attention output gate: the o product reads the attention's
+    # rows and the query's gate half in place; no copy, no elementwise launch
+    grep -q '^launch gemv .* XIN=0 .* XG=1 XGW=16 XGP=32 XGA=16 .* W0=wo3 .* x=o3 .* xg=qg3.1 covers ' <<<"$output"
+    ! grep -q '^launch elem ' <<<"$output"
+    ! grep -q '^launch copy W=16 XW=32 ' <<<"$output"
+    plan_is_program s.logos 5
+    # held-back lane rules: the gate and its product apart
+    run --separate-stderr logos-fuse --no-lane-rules s.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^launch elem ' <<<"$output")" -eq 2 ]
+    ! grep -q ' XG=1 ' <<<"$output"
+}
+
+@test "logos-fuse: gate_prologue copies a gate of runs that are not whole segments, and leaves a prefill's tiles alone" {
+    cat >s.logos <<'E'
+logos 1 prefill t
+size T
+in o : f32[T,8,24]
+in qg : f32[T,8,48]
+weight wa : q8[64,192]
+weight wb : q8[32,192]
+out ya : f32[T,64]
+out yb : f32[T,32]
+g = slice(qg, at=8, n=24)
+og = o * sigmoid(g)
+ya = wa @ (og ~ [T,192])
+yb = wb @ (og ~ [T,192])
+end
+E
+    run --separate-stderr logos-fuse -v --numerics q8 --rows 4 s.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"s.logos:9: the gate g is copied out of its row: its runs of 24 are not whole 16-value segments dividing 192 at places of whole 4-value words"* ]]
+    [[ "$stderr" == *"s.logos:10: rule gate_prologue: og is gated in the prologue of the products that read it"* ]]
+    [[ "$stderr" == *"products of 4 stacked rows as GEMVs: a gate prologue (3, 128)"* ]]
+    grep -q '^launch copy W=24 XW=48 ' <<<"$output"
+    grep -q '^launch gemv .* PARTS=2 .* XG=1 XGW=192 XGP=192 XGA=0 .* x=o .* xg=g covers ' <<<"$output"
+    run --separate-stderr logos-fuse -v --numerics q8 --rows 512 s.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"s.logos:10: no gate_prologue: 512 stacked rows go to the tensor cores in tiles"* ]]
+    grep -q '^launch mma ' <<<"$output"
+    [ "$(grep -c '^launch elem ' <<<"$output")" -eq 2 ]
 }
 
 @test "logos-fuse: the experts' gate and up stage their activation before the wait only where the launch before did not make it (XEARLY)" {

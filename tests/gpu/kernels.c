@@ -281,6 +281,17 @@ static const Case cases[] = {
      "out ya : f32[96]\nout yb : f32[64]\nout yc : f32[32]\nout yr : f32[8]\nout yg : f32[64]\n"
      "n = rmsnorm(x, nw, eps=1e-06, offset=1)\nya = wa @ n\nyb = wb @ n\nyc = wc @ n\nyr = wr @ n\n"
      "yg = silu(wg @ n) * (wu @ n)\n", 2, 0},
+    {"gemv XG: Qwen3-Next's attention output gate in the o product's prologue (q8, a residual), the gate a slice "
+     "of the query's rows read in place",
+     "in o : f32[16,256]\nin qg : f32[16,512]\nin r : f32[512]\nweight wo : q8[512,4096]\nout y : f32[512]\n"
+     "g = slice(qg, at=256, n=256)\nog = o * sigmoid(g)\ny = r + wo @ (og ~ [4096])\n", 2, 0},
+    {"gemv XG: sigmoid on the left, the gate a value of its own, f32 weights, 3 rows",
+     "size T\nin o : f32[T,8,64]\nin g : f32[T,8,64]\nweight wo : f32[96,512]\nout y : f32[T,96]\n"
+     "og = sigmoid(g) * o\ny = wo @ (og ~ [T,512])\n", 2, 0},
+    {"gemv XG: a gate slice of runs of 24 (not whole 16-value segments: copied out first), q8 parts, 2 rows",
+     "size T\nin o : f32[T,8,24]\nin qg : f32[T,8,48]\nweight wa : q8[64,192]\nweight wb : q8[32,192]\n"
+     "out ya : f32[T,64]\nout yb : f32[T,32]\n"
+     "g = slice(qg, at=8, n=24)\nog = o * sigmoid(g)\nya = wa @ (og ~ [T,192])\nyb = wb @ (og ~ [T,192])\n", 2, 0},
     {"gemv NOUT: DeepSeek-V2's router takes the mixture's norm (K 2048, 64 f32 rows), the experts read it",
      "in x : f32[2048]\nin r : f32[2048]\nweight nw : f32[2048]\nweight wr : f32[64,2048]\n"
      "weight eg : q8[64,64,2048]\nweight eu : q8[64,64,2048]\nweight ed : q8[64,2048,64]\nout y : f32[2048]\n"
