@@ -272,6 +272,18 @@ DEV void expand(const Params &p, long t, long h, const float *c)
     }
 }
 
+// The rows of a chunk of n: CHUNK, or more where SPLIT chunks of CHUNK
+// do not cover n; and the last chunk with rows.
+DEV long chunk_rows(long n)
+{
+    return (n + SPLIT - 1) / SPLIT > CHUNK ? (n + SPLIT - 1) / SPLIT : CHUNK;
+}
+
+DEV long last_chunk(long n)
+{
+    return n > 0 ? (n - 1) / chunk_rows(n) : 0;
+}
+
 // And its first round of cache rows (8 RB rows from the chunk's start),
 // from where the positions say before the wait: a hint only (a row the
 // launch before writes is read after the wait, through L2, which holds
@@ -280,7 +292,7 @@ DEV void rows_warm(const Params &p, long t, long c)
 {
     long n = ctx_rows(p, t);
     n = n < NCTX ? n : NCTX;
-    long chunk = (n + SPLIT - 1) / SPLIT > CHUNK ? (n + SPLIT - 1) / SPLIT : CHUNK, j0 = c * chunk;
+    long chunk = chunk_rows(n), j0 = c * chunk;
     long j1 = j0 + 8L * RB < n ? j0 + 8L * RB : n;
     const char *b = (const char *)p.a[2] + j0 * (LORA + ROPE) * 4;
     long lines = ((j1 - j0) * (LORA + ROPE) * 4 + 127) / 128;
@@ -300,10 +312,20 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
     float *ek = wacc + 8 * LORA;   // the chunks' weights and sums (the merging block)
     long h = blockIdx.x, cb = blockIdx.y, t = blockIdx.z;
     FoldW fw;
-    fold_load(p, h, fw);   // before the wait: the weights do not depend on the launch before
+    // before the wait, the weights (which do not depend on the launch
+    // before), where the positions read then say this chunk has rows (a
+    // hint: a chunk they leave idle loads nothing, and loads them after
+    // the wait if it has rows after all)
+    bool in = t < rows_of(p.a[6], ROWS), warm = false;
+    if (in) {
+        long n = ctx_rows(p, t);
+        warm = cb <= last_chunk(n < NCTX ? n : NCTX);
+    }
+    if (warm)
+        fold_load(p, h, fw);
     if (t == 0)
         wv_warm(p, h, cb);
-    if (t < rows_of(p.a[6], ROWS))
+    if (warm)
         rows_warm(p, t, cb);
     pdl_begin();
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -313,10 +335,11 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
     const float *C = (const float *)p.a[2];
     long n = ctx_rows(p, t);
     n = n < NCTX ? n : NCTX;
-    long chunk = (n + SPLIT - 1) / SPLIT > CHUNK ? (n + SPLIT - 1) / SPLIT : CHUNK;
-    long lc = n > 0 ? (n - 1) / chunk : 0, busy = lc + 1;
+    long chunk = chunk_rows(n), lc = last_chunk(n), busy = lc + 1;
     if (cb > lc)
         return;
+    if (!warm)
+        fold_load(p, h, fw);
     long j0 = cb * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
     for (long i = threadIdx.x; i < NOPE; i += blockDim.x)
         qn[i] = qr[i];

@@ -1333,21 +1333,27 @@ static void emit_latent(Fz *f, const Group *gr)
     C(L, "VQ", wv->ty.base == T_Q8);
     C(L, "SCALE", attr_num(a->e, "scale", 1));
     /* chunks_apart: a head a block leaves the chip idle, so the cache rows
-     * go in chunks of at least 32, as many as keep two blocks a
-     * multiprocessor busy (at most 64), merged by the last */
+     * go in chunks of at least 64, as many as keep two blocks a
+     * multiprocessor busy (at most 64), merged by the last. At least 64, not
+     * 32 (run134, DeepSeek-V2-Lite's step at position 512: 16 chunks of 32
+     * 1.780 ms, 8 of 64 1.706, 4 of 128 1.719; each chunk folds the query
+     * again and leaves a partial to merge); the kernel takes chunks of
+     * n / SPLIT rows where that is more (at 4096: 16 of 256, 2.144 ms,
+     * against 8 of 512, 2.312) */
+    const long least = 64;
     long blocks = nh * rows, split = 1;
-    if (mode != 2 && blocks < f->o->sms && ctx > 32) {
+    if (mode != 2 && blocks < f->o->sms && ctx > least) {
         split = 2L * f->o->sms / blocks;   /* one wave: two blocks a multiprocessor */
         split = split < 64 ? split : 64;
-        split = split < (ctx + 31) / 32 ? split : (ctx + 31) / 32;
+        split = split < (ctx + least - 1) / least ? split : (ctx + least - 1) / least;
     }
     if (split > 1) {
         took(f, RU_CHUNKS_APART);
         fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
-                  "least 32 rows", blocks, split);
+                  "least %ld rows", blocks, split, least);
     }
     C(L, "SPLIT", (double)split);
-    C(L, "CHUNK", split > 1 ? 32 : (double)ctx);
+    C(L, "CHUNK", split > 1 ? (double)least : (double)ctx);
     A(L, "qr", buf_of(f, a->args[0]));
     A(L, "qp", buf_of(f, a->args[1]));
     A(L, "kc", kb);

@@ -574,8 +574,8 @@ END
     logos-author decode_step "$EX/deepseek-v2-lite.yaml" >p.logos
     run --separate-stderr logos-fuse -v p.logos
     [ "$status" -eq 0 ]
-    [[ "$stderr" == *"rule chunks_apart: 16 head blocks leave the chip idle: up to 16 chunks of at least 32 rows"* ]]
-    [ "$(grep -c '^launch latent .* SPLIT=16 CHUNK=32 grid 16 16 1 ' <<<"$output")" -eq 27 ]
+    [[ "$stderr" == *"rule chunks_apart: 16 head blocks leave the chip idle: up to 16 chunks of at least 64 rows"* ]]
+    [ "$(grep -c '^launch latent .* SPLIT=16 CHUNK=64 grid 16 16 1 ' <<<"$output")" -eq 27 ]
     [ "$(grep -c '^buffer ct[0-9]*\.part scratch f32 131584$' <<<"$output")" -eq 27 ]
     # a GPU of 8 multiprocessors: 16 heads fill it, one chunk, no partials
     run --separate-stderr logos-fuse -v --sms 8 p.logos
