@@ -345,15 +345,15 @@ static const Case cases[] = {
      "beta_slow=1)\nKc[pos] = concat(rmsnorm(slice(ckv, at=0, n=512), nk, eps=1e-06), rope(slice(ckv, at=512, n=64) "
      "~ [1,64], pos, theta=10000, scaling=yarn, factor=40, orig=4096, beta_fast=32, beta_slow=1) ~ [64])\n"
      "o = latent(qr, qp, Kc[..pos], wk, wv, scale=0.1147214, lora=512)\n", 70, 0},
-    {"latent absorbed over a cache of 2048 rows: up to 32 chunks of 64, the merge's loop (more chunks than a thread "
-     "holds), two of them busy past 64 positions",
+    {"latent absorbed over a cache of 2048 rows: up to 32 chunks of at least 64, the merge's loop (more chunks than "
+     "a thread holds), two of them busy from 128 positions",
      "in qr : f32[4,32]\nin qp : f32[4,16]\nin c : f32[48]\nin pos : i32\nweight wk : q8[64,32]\n"
      "weight wv : q8[64,32]\nstate Kc : f32[2048,48]\nout o : f32[4,16]\n"
-     "Kc[pos] = c\no = latent(qr, qp, Kc[..pos], wk, wv, scale=0.17, lora=32)\n", 70, 0},
-    {"latent absorbed, DeepSeek-V2-Lite's heads, 16 of 128+64 over 512",
+     "Kc[pos] = c\no = latent(qr, qp, Kc[..pos], wk, wv, scale=0.17, lora=32)\n", 140, 0},
+    {"latent absorbed, DeepSeek-V2-Lite's heads, 16 of 128+64 over 512, two chunks busy from 128 positions",
      "in qr : f32[16,192]\nin qp : f32[16,64]\nin c : f32[576]\nin pos : i32\nweight wk : q8[2048,512]\n"
-     "weight wv : q8[2048,512]\nstate Kc : f32[96,576]\nout o : f32[16,128]\n"
-     "Kc[pos] = c\no = latent(qr, qp, Kc[..pos], wk, wv, scale=0.1147214, lora=512)\n", 70, 0},
+     "weight wv : q8[2048,512]\nstate Kc : f32[160,576]\nout o : f32[16,128]\n"
+     "Kc[pos] = c\no = latent(qr, qp, Kc[..pos], wk, wv, scale=0.1147214, lora=512)\n", 140, 0},
     {"latent absorbed, f32 halves, lora 40, causal rows of a chunk; concat of rows",
      "size T\nin qr : f32[T,3,32]\nin qp : f32[T,3,8]\nin a : f32[T,40]\nin b : f32[T,8]\nin pos0 : i32\n"
      "weight wk : f32[72,40]\nweight wv : f32[60,40]\nstate Kc : f32[32,48]\nout o : f32[T,3,20]\n"
