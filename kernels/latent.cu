@@ -29,10 +29,7 @@
 // dependent launch), a block loads its warps' rows of Wk (fold_load) and
 // asks L2 for its share of the head's Wv and for its first round of cache
 // rows, so that after the wait its chain is the query's load, the
-// arithmetic and L2's latency. Under PH (the positions an input no launch
-// writes: what they say before the wait is final) a block whose chunk has
-// no rows leaves before it waits (run136: waiting, the idle half of a
-// 16-chunk grid at 512 rows cost DeepSeek-V2-Lite's step ~2 us a layer).
+// arithmetic and L2's latency.
 
 #define KL ((LORA + 31) / 32)   // latent values a lane
 #define KR ((ROPE + 31) / 32)   // rotated key values a lane
@@ -329,8 +326,6 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
         long n = ctx_rows(p, t);
         warm = cb <= last_chunk(n < NCTX ? n : NCTX);
     }
-    if (PH && in && !warm)   // the positions were final before the launch: an idle chunk's block leaves now
-        return;
     if (warm)
         fold_load(p, h, fw);
     if (t == 0)

@@ -121,7 +121,7 @@ K(MMV, "mmv", "mmv.cu",
 
 K(LATENT, "latent", "latent.cu",
   "NH:i:1:1024 NOPE:i:1:1024 QW:i:1:2048 ROPE:i:1:1024 LORA:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 "
-  "NCTX:i:1:16777216 MODE:i:0:2 KQ:i:0:1 VQ:i:0:1 SCALE:f:0:1e30 SPLIT:i:1:1024 CHUNK:i:1:16777216 PH:i:0:1",
+  "NCTX:i:1:16777216 MODE:i:0:2 KQ:i:0:1 VQ:i:0:1 SCALE:f:0:1e30 SPLIT:i:1:1024 CHUNK:i:1:16777216",
   "qr:tios:f32 qp:tios:f32 kc:tios:f32 wk:w:f32,q8 wv:w:f32,q8 pos:tiz?:i32 n:z?:i32 y:tio:f32 "
   "part:x?:f32 cnt:x?:i32", 256)
 

@@ -1354,9 +1354,6 @@ static void emit_latent(Fz *f, const Group *gr)
     }
     C(L, "SPLIT", (double)split);
     C(L, "CHUNK", split > 1 ? (double)least : (double)ctx);
-    /* positions a program input (no launch writes one): final before the
-     * launch, so a chunk they leave idle need not wait to know it */
-    C(L, "PH", mode != 2 && f->pl->bufs[plan_base(f->pl, buf_of(f, c->args[1]))].kind == B_IN);
     A(L, "qr", buf_of(f, a->args[0]));
     A(L, "qp", buf_of(f, a->args[1]));
     A(L, "kc", kb);
