@@ -276,7 +276,7 @@ DEV void expand(const Params &p, long t, long h, const float *c)
 // least one, at most SPLIT), each of chunk_rows (the last the rest): no
 // chunk of a few rows (run135: at 513 rows, 9 chunks of 64 and 1 made
 // DeepSeek-V2-Lite's step 2.5% slower than 8 of 65). last_chunk: the last
-// with rows.
+// with rows, chunks of chunk_rows(n).
 DEV long chunk_rows(long n)
 {
     long b = n / CHUNK;
@@ -284,20 +284,18 @@ DEV long chunk_rows(long n)
     return (n + b - 1) / b;
 }
 
-DEV long last_chunk(long n)
+DEV long last_chunk(long n, long chunk)
 {
-    return n > 0 ? (n - 1) / chunk_rows(n) : 0;
+    return n > 0 ? (n - 1) / chunk : 0;
 }
 
 // And its first round of cache rows (8 RB rows from the chunk's start),
 // from where the positions say before the wait: a hint only (a row the
 // launch before writes is read after the wait, through L2, which holds
 // the latest).
-DEV void rows_warm(const Params &p, long t, long c)
+DEV void rows_warm(const Params &p, long n, long chunk, long c)
 {
-    long n = ctx_rows(p, t);
-    n = n < NCTX ? n : NCTX;
-    long chunk = chunk_rows(n), j0 = c * chunk;
+    long j0 = c * chunk;
     long j1 = j0 + 8L * RB < n ? j0 + 8L * RB : n;
     const char *b = (const char *)p.a[2] + j0 * (LORA + ROPE) * 4;
     long lines = ((j1 - j0) * (LORA + ROPE) * 4 + 127) / 128;
@@ -321,17 +319,20 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
     // before), where the positions read then say this chunk has rows (a
     // hint: a chunk they leave idle loads nothing, and loads them after
     // the wait if it has rows after all)
-    bool in = t < rows_of(p.a[6], ROWS), warm = false;
-    if (in) {
-        long n = ctx_rows(p, t);
-        warm = cb <= last_chunk(n < NCTX ? n : NCTX);
+    long n0 = 0, chunk0 = 1;
+    bool warm = false;
+    if (t < rows_of(p.a[6], ROWS)) {
+        n0 = ctx_rows(p, t);
+        n0 = n0 < NCTX ? n0 : NCTX;
+        chunk0 = chunk_rows(n0);
+        warm = cb <= last_chunk(n0, chunk0);
     }
     if (warm)
         fold_load(p, h, fw);
     if (t == 0)
         wv_warm(p, h, cb);
     if (warm)
-        rows_warm(p, t, cb);
+        rows_warm(p, n0, chunk0, cb);
     pdl_begin();
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     if (t >= rows_of(p.a[6], ROWS))
@@ -340,7 +341,7 @@ extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
     const float *C = (const float *)p.a[2];
     long n = ctx_rows(p, t);
     n = n < NCTX ? n : NCTX;
-    long chunk = chunk_rows(n), lc = last_chunk(n), busy = lc + 1;
+    long chunk = chunk_rows(n), lc = last_chunk(n, chunk), busy = lc + 1;
     if (cb > lc)
         return;
     if (!warm)

@@ -447,22 +447,30 @@ static void emit_mmv(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* Where a launch reads value k: a slice its group took in its base's
+ * rows at the slice's place, any other value in its own rows of `ch`. */
+static int slice_read(Fz *f, const Group *gr, int k, long ch, long *stride, long *at)
+{
+    const GNode *n = N(f, k);
+    *stride = ch;
+    *at = 0;
+    if (n->op != OP_SLICE || f->group[k] != (int)(gr - f->gs))
+        return buf_of(f, k);
+    *stride = last(&N(f, n->args[0])->ty);
+    *at = (long)attr_num(n->e, "at", 0);
+    return buf_of(f, n->args[0]);
+}
+
 /* gate_prologue: the gate's buffer, and where a row's runs of it lie (a
- * slice the group took: in its base's rows, at its place); none: 1 1 0. */
+ * slice the group took: runs of its width at its base's pitch; else one
+ * run of K); none: 1 1 0. */
 static void gate_read(L L, Fz *f, const Group *gr, long K)
 {
     long w = 1, pitch = 1, at = 0;
     int b = -1;
     if (gr->xg >= 0) {
-        const GNode *g = N(f, gr->xg);
-        b = buf_of(f, gr->xg);
-        w = pitch = K;
-        if (g->op == OP_SLICE && f->group[gr->xg] == (int)(gr - f->gs)) {
-            w = last(&g->ty);
-            pitch = last(&N(f, g->args[0])->ty);
-            at = (long)attr_num(g->e, "at", 0);
-            b = buf_of(f, g->args[0]);
-        }
+        b = slice_read(f, gr, gr->xg, K, &pitch, &at);
+        w = b == buf_of(f, gr->xg) ? K : last(&N(f, gr->xg)->ty);   /* read in its base: a slice's runs */
     }
     C(L, "XG", gr->xg >= 0);
     C(L, "XGW", (double)w);
@@ -1134,20 +1142,6 @@ static void emit_coll(Fz *f, const Group *gr)
 
 /* ---- the short convolution ---- */
 
-/* Where the convolution reads value k: a slice it took in its base's rows
- * at the slice's place, any other value in its own rows of `ch`. */
-static int conv_read(Fz *f, const Group *gr, int k, long ch, long *stride, long *at)
-{
-    const GNode *n = N(f, k);
-    *stride = ch;
-    *at = 0;
-    if (n->op != OP_SLICE || f->group[k] != (int)(gr - f->gs))
-        return buf_of(f, k);
-    *stride = last(&N(f, n->args[0])->ty);
-    *at = (long)attr_num(n->e, "at", 0);
-    return buf_of(f, n->args[0]);
-}
-
 static void emit_conv(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_CONV, gr);
@@ -1157,15 +1151,15 @@ static void emit_conv(Fz *f, const Group *gr)
     C(L, "C", (double)ch);
     C(L, "KW", (double)N(f, cv->args[2])->ty.d[1].n);
     C(L, "ROWS", (double)rows);
-    A(L, "x", conv_read(f, gr, gr->cx[0], ch, &s, &at));
+    A(L, "x", slice_read(f, gr, gr->cx[0], ch, &s, &at));
     C(L, "XS", (double)s);
     C(L, "XA", (double)at);
     C(L, "GIN", gr->cx[1] >= 0);
-    A(L, "x2", gr->cx[1] >= 0 ? conv_read(f, gr, gr->cx[1], ch, &s, &at) : -1);
+    A(L, "x2", gr->cx[1] >= 0 ? slice_read(f, gr, gr->cx[1], ch, &s, &at) : -1);
     C(L, "X2S", (double)(gr->cx[1] >= 0 ? s : ch));
     C(L, "X2A", (double)(gr->cx[1] >= 0 ? at : 0));
     C(L, "GOUT", gr->cx[2] >= 0);
-    A(L, "g", gr->cx[2] >= 0 ? conv_read(f, gr, gr->cx[2], ch, &s, &at) : -1);
+    A(L, "g", gr->cx[2] >= 0 ? slice_read(f, gr, gr->cx[2], ch, &s, &at) : -1);
     C(L, "GS", (double)(gr->cx[2] >= 0 ? s : ch));
     C(L, "GA", (double)(gr->cx[2] >= 0 ? at : 0));
     C(L, "BIAS", cv->nargs == 4);
@@ -1334,12 +1328,11 @@ static void emit_latent(Fz *f, const Group *gr)
     C(L, "SCALE", attr_num(a->e, "scale", 1));
     /* chunks_apart: a head a block leaves the chip idle, so the cache rows
      * go in chunks of at least 64, as many as keep two blocks a
-     * multiprocessor busy (at most 64), merged by the last. At least 64, not
-     * 32 (run134, DeepSeek-V2-Lite's step at position 512: 16 chunks of 32
-     * 1.780 ms, 8 of 64 1.706, 4 of 128 1.719; each chunk folds the query
-     * again and leaves a partial to merge); the kernel takes chunks of
-     * n / SPLIT rows where that is more (at 4096: 16 of 256, 2.144 ms,
-     * against 8 of 512, 2.312) */
+     * multiprocessor busy (at most 64), merged by the last; the kernel cuts
+     * n rows into as many chunks as hold 64 each, at most SPLIT. At least
+     * 64, not 32: each chunk folds the query again and leaves a partial to
+     * merge (run136, DeepSeek-V2-Lite at 512: the latent alone 24.1 -> 21.4
+     * us, the step 1.781 -> 1.769 ms; 4096, 16 chunks of 256, as before) */
     const long least = 64;
     long blocks = nh * rows, split = 1;
     if (mode != 2 && blocks < f->o->sms && ctx > least) {
@@ -1383,7 +1376,7 @@ static void emit_delta(Fz *f, const Group *gr)
     C(L, "DV", (double)dv);
     C(L, "ROWS", (double)rows);
     for (int i = 0; i < 3; i++) {
-        A(L, X[i], conv_read(f, gr, gr->dx[i], i < 2 ? nk * dk : nv * dv, &s, &at));
+        A(L, X[i], slice_read(f, gr, gr->dx[i], i < 2 ? nk * dk : nv * dv, &s, &at));
         C(L, XS[i], (double)s);
         C(L, XA[i], (double)at);
     }
