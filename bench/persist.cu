@@ -15,15 +15,27 @@
 //   h[i]    = silu(r_o Wg[i, :] . Q(x)) * (r_o Wu[i, :] . Q(x))
 //   x[o]   += W_d[o, :] . Q(h)
 // then logits[v] = r_d W_head[v, :] . Q(x). Q: int8 a value, an f32 scale
-// a 32-value block (amax / 127), quantized by whichever thread writes a
-// block's last value (a counter a block of 32 outputs); the norms' factors
-// from the sums of squares the residual's writers add up.
+// a 32-value block (amax / 127). A block's outputs of a phase are finished
+// at the phase's end: the blocks of 32 inside its share quantized from
+// shared memory, one it shares with a neighbour by whichever of the two
+// finishes last (a counter a block of 32); o's and down's shares are whole
+// blocks of 32 (A32), so never shared. The norms' factors come from the
+// sums of squares the residual's writers add up.
 // Weights Q8_0 as the lane keeps them: quants (N, K) int8, then scales
 // (N, K/32) f16; the gated pair's rows interleaved (gate i, up i).
+// Consumers (XREG): lane l of a warp takes 16-byte chunks c0 + l + 32 j of
+// its slice [c0, c1) of a unit's rows, the activation's chunks held in
+// registers for the phase; tiles of up to 32 KB, a warp a unit (or 2-4
+// warps a unit adding into shared memory); the stage released by an
+// mbarrier the consumer warps count down; no block barrier a tile.
+// Variants (-D): NOCOMP, NOBAR, STREAM, NOLOAD (below: timing only),
+// PROF (each phase's times a block), XREG=0, EXACTS=0, A32=0, CWARPS,
+// STAGES and QBK (a stage's KB).
 //
 //   nvcc -O3 -gencode arch=compute_90a,code=sm_90a -o /tmp/persist bench/persist.cu
-//   /tmp/persist check            # a small shape against the host's sums
-//   /tmp/persist 8b | 1b          # the shapes' products, timed, and a bare read
+//   /tmp/persist check [il]        # a small shape against the host's sums
+//   /tmp/persist 8b|1b [il]        # the shapes' products, timed, and a bare read
+//                                  # (il: the weights in the blocks' streaming order)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,14 +57,36 @@
 #ifndef NOBAR
 #define NOBAR 0
 #endif
+#ifndef STREAM
+#define STREAM 0     // the consumers only release each stage: the stream alone
+#endif
+#ifndef NOLOAD
+#define NOLOAD 0     // no copies: the stages full at once (stale bytes): the consumers' own rate
+#endif
+#ifndef A32
+#define A32 1        // o's and down's shares whole blocks of 32 rows
+#endif
+#ifndef EXACTS
+#define EXACTS 1     // sums<C, R, true> where a slice is whole rounds of 32 chunks
+#endif
+#ifndef XREG
+#define XREG 1       // the activation in registers, a lane's chunks of 16 (else staged, 32 a lane)
+#endif
+constexpr int CPL = 8;   // XREG: chunks a lane at most
 #ifndef STAGES
 #define STAGES 6
 #endif
-constexpr int QB = 32768;            // a stage's quant bytes at most
+#ifndef QBK
+#define QBK 32
+#endif
+constexpr int QB = QBK * 1024;       // a stage's quant bytes at most
 constexpr int SB = QB / 16;          // its scales' bytes (f16 a 32 values)
 constexpr int STAGE = QB + SB;
 constexpr int KMAX = 16384;          // the widest activation staged
-constexpr int CW = 8;                // consumer warps
+#ifndef CWARPS
+#define CWARPS 8
+#endif
+constexpr int CW = CWARPS;           // consumer warps
 constexpr int NT = 32 * (CW + 1);
 
 enum { QKV, OUT, GATED, DOWN, HEAD };
@@ -64,8 +98,24 @@ struct Phase {
     float *out; int8_t *oq; float *os;  // f32 output, its quantization (or null)
     int nq;                             // outputs quantized (the first nq)
     int ss_out;                         // where the residual's sum of squares goes (-1)
+    int il;                             // interleaved: tile t of block b at slot t G + b
+    int a32;                            // shares of whole 32-unit blocks (units a multiple of 32)
 };
-struct Step { Phase *ph; int np; float *ss; int *cnt; int cstride; unsigned *bar; int hidden; };
+struct Step { Phase *ph; int np; float *ss; int *cnt; int cstride; unsigned *bar; int hidden;
+              unsigned long long *prof; };   // PROF: [np][blocks][6] times, below
+#ifndef PROF
+#define PROF 0
+#endif
+__device__ __forceinline__ unsigned long long now()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+    return t;
+}
+// PROF's times a phase a block (thread 0): 0 its start, 1 past the grid
+// barrier, 2 staged, 3 its tiles done, 4 its outputs done, 5 the time warp 0
+// waited on stages not yet full
+#define MARK(i) do { if (PROF && threadIdx.x == 0) st.prof[((long)p * gridDim.x + blockIdx.x) * 6 + (i)] = now(); } while (0)
 
 __device__ __forceinline__ uint32_t saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void mb_init(uint32_t b, int n) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b), "r"(n) : "memory"); }
@@ -83,7 +133,17 @@ __device__ __forceinline__ void bulk(void *dst, const void *src, uint32_t n, uin
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(saddr(dst)), "l"(src), "r"(n), "r"(bar) : "memory");
 }
-__device__ __forceinline__ void cbar() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
+__device__ __forceinline__ void cbar() { asm volatile("bar.sync 1, %0;" ::"n"(32 * CW) : "memory"); }
+__device__ __forceinline__ void red_release(unsigned *p, unsigned v)
+{
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned atom_acq_rel(unsigned *p, unsigned v)
+{
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return old;
+}
 __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
 {
     unsigned v;
@@ -91,11 +151,18 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
     return v;
 }
 
+// Units [u0, u1) of n that block b of g takes: equal shares, or (a32)
+// whole blocks of 32 (a quantized output's blocks never shared: no counter).
+__host__ __device__ __forceinline__ void range_of(int n, int a32, int b, int g, int &u0, int &u1)
+{
+    int q = a32 ? 32 : 1;
+    u0 = (int)((long)(n / q) * b / g) * q;
+    u1 = (int)((long)(n / q) * (b + 1) / g) * q;
+}
 // Units [u0, u1) of phase ph this block takes.
 __device__ __forceinline__ void range(const Phase &ph, int &u0, int &u1)
 {
-    u0 = (int)((long)ph.units * blockIdx.x / gridDim.x);
-    u1 = (int)((long)ph.units * (blockIdx.x + 1) / gridDim.x);
+    range_of(ph.units, ph.a32, blockIdx.x, gridDim.x, u0, u1);
 }
 
 // Quantize 32 values (a warp, a value a lane) into block g of oq/os.
@@ -110,6 +177,31 @@ __device__ void quant32(const Phase &ph, int g, float v)
     ph.oq[32 * g + lane] = (int8_t)__float2int_rn(v * inv);
     if (lane == 0)
         ph.os[g] = m / 127.f;
+}
+
+// XREG's sums of a unit's RPU rows over a lane's C chunks (those past the
+// slice [c0, c1) read a chunk of it again, times the zeros xr holds there).
+template <int C, int RPU, bool EXACT = false>
+__device__ __forceinline__ void sums(const char *tq, const __half *ts, int uu, int k, int c0, int c1,
+                                    const int4 *xr, const float *xsr, float &a0, float &a1)
+{
+    const int lane = threadIdx.x % 32;
+    const long row = (long)uu * RPU;
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        int c = EXACT ? c0 + lane + 32 * j : min(c0 + lane + 32 * j, c1 - 1);
+#pragma unroll
+        for (int r = 0; r < RPU; r++) {
+            int4 w = ((const int4 *)(tq + (row + r) * k))[c];
+            float sw = __half2float(ts[(row + r) * (k / 32) + (c >> 1)]);
+            int d = __dp4a(w.x, xr[j].x, 0);
+            d = __dp4a(w.y, xr[j].y, d), d = __dp4a(w.z, xr[j].z, d), d = __dp4a(w.w, xr[j].w, d);
+            if (r == 0)
+                a0 += (float)d * (sw * xsr[j]);
+            else
+                a1 += (float)d * (sw * xsr[j]);
+        }
+    }
 }
 
 constexpr int OBMAX = 512;   // a block's outputs of a phase at most (gate and up: two each)
@@ -146,8 +238,14 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                 if (it >= STAGES)
                     mb_wait(saddr(empty + s), ((it / STAGES) - 1) & 1);
                 uint32_t qb = (uint32_t)n * ph.rpu * ph.k, sb = qb / 16;
+                if (NOLOAD) {
+                    mb_arrive(saddr(full + s));
+                    continue;
+                }
                 mb_expect(saddr(full + s), qb + sb);
-                long r0 = (long)u * ph.rpu;
+                long r0 = (long)u * ph.rpu;       // the tile's first row, or its slot's
+                if (ph.il)
+                    r0 = ((long)(u - u0) / ph.tu * gridDim.x + blockIdx.x) * ph.tu * ph.rpu;
                 bulk(ring + s * STAGE, ph.q + r0 * ph.k, qb, saddr(full + s));
                 bulk(ring + s * STAGE + QB, ph.s + r0 * (ph.k / 32), sb, saddr(full + s));
             }
@@ -161,45 +259,98 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
     int it = 0;
     for (int p = 0; p < st.np; p++) {
         const Phase ph = st.ph[p];
+        if (STREAM) {
+            int u0, u1;
+            range(ph, u0, u1);
+            for (int u = u0; u < u1; u += ph.tu, it++) {
+                mb_wait(saddr(full + it % STAGES), (it / STAGES) & 1);
+                __syncwarp();
+                if (lane == 0)
+                    mb_arrive(saddr(empty + it % STAGES));
+            }
+            continue;
+        }
         const bool head = ph.kind == HEAD, resid = ph.kind == OUT || ph.kind == DOWN;
         int u0, u1;
         range(ph, u0, u1);
         const int nu = u1 - u0;
+        MARK(0);
+        unsigned long long starved = 0;
         if (p > 0 && !NOBAR) {                     // the grid barrier before phase p
             if (threadIdx.x == 0)
                 while (ld_acquire(st.bar) < (unsigned)(p * gridDim.x))
                     ;
-            __threadfence();
             cbar();
         }
+        MARK(1);
+        // tu < CW: CW / tu warps a unit, each a share of K; else a warp takes
+        // units warp, warp + CW, ... of the tile whole
+        const int nb = ph.k / 32, wpu = ph.tu < CW ? CW / ph.tu : 1;
+        const int sl = warp % wpu;
+        // XREG: lane takes the 16-value chunks c0 + lane + 32 j of its slice
+        // [c0, c1) of every row, the activation's in registers for the phase
+        const int c0 = ph.k / 16 * sl / wpu, c1 = ph.k / 16 * (sl + 1) / wpu;
+        int4 xr[CPL];
+        float xsr[CPL];
         // Stage the activation and the residual rows (written by other blocks: through L2).
-        for (int i = threadIdx.x; i < ph.k / 16; i += 256)
-            ((int4 *)xq)[i] = __ldcg((const int4 *)ph.xq + i);
-        for (int i = threadIdx.x; i < ph.k / 32; i += 256)
-            xs[i] = __ldcg(ph.xs + i);
+        if (XREG) {
+#pragma unroll
+            for (int j = 0; j < CPL; j++) {
+                int c = c0 + lane + 32 * j;
+                xr[j] = c < c1 ? __ldcg((const int4 *)ph.xq + c) : make_int4(0, 0, 0, 0);
+                xsr[j] = c < c1 ? __ldcg(ph.xs + c / 2) : 0.f;
+            }
+        } else {
+            for (int i = threadIdx.x; i < ph.k / 16; i += 32 * CW)
+                ((int4 *)xq)[i] = __ldcg((const int4 *)ph.xq + i);
+            for (int i = threadIdx.x; i < ph.k / 32; i += 32 * CW)
+                xs[i] = __ldcg(ph.xs + i);
+        }
         if (!head)
-            for (int i = threadIdx.x; i < nu * ph.rpu; i += 256)
+            for (int i = threadIdx.x; i < nu * ph.rpu; i += 32 * CW)
                 ob[i] = 0.f;
         if (resid)
-            for (int i = threadIdx.x; i < nu; i += 256)
+            for (int i = threadIdx.x; i < nu; i += 32 * CW)
                 res[i] = __ldcg(ph.out + u0 + i);
         if (threadIdx.x == 0) {
             misc[0] = ph.ss_in >= 0 ? rsqrtf(__ldcg(st.ss + ph.ss_in) / st.hidden + 1e-5f) : 1.f;
             misc[1] = 0.f;
         }
         cbar();
+        MARK(2);
         const float r = misc[0];
-        const int nb = ph.k / 32, wpu = CW / ph.tu;     // warps a unit
-        const int uu = warp / wpu, sl = warp % wpu;
         const int b0 = nb * sl / wpu, b1 = nb * (sl + 1) / wpu;
+        const int cpl = (c1 - c0 + 31) / 32;          // chunks a lane (the most)
+        const bool exact = (c1 - c0) % 32 == 0 && EXACTS;
         for (int u = u0; u < u1; u += ph.tu, it++) {
             int n = min(ph.tu, u1 - u), s = it % STAGES;
+            unsigned long long w0 = PROF ? now() : 0;
             mb_wait(saddr(full + s), (it / STAGES) & 1);
+            if (PROF)
+                starved += now() - w0;
             const char *tq = ring + s * STAGE;
             const __half *ts = (const __half *)(tq + QB);
-            float a0 = 0.f, a1 = 0.f;
-            if (uu < n && !NOCOMP) {
-                for (int b = b0 + lane; b < b1; b += 32) {
+            for (int uu = warp / wpu; uu < n; uu += CW / wpu) {
+                float a0 = 0.f, a1 = 0.f;
+                if (XREG && !NOCOMP && exact) {
+                    // the slice whole rounds of 32 chunks: no clamp
+                    switch (cpl * 2 + ph.rpu - 1) {
+#define SUMS(C, R) case 2 * C + R - 1: sums<C, R, true>(tq, ts, uu, ph.k, c0, c1, xr, xsr, a0, a1); break;
+                    SUMS(1, 1) SUMS(2, 1) SUMS(3, 1) SUMS(4, 1) SUMS(5, 1) SUMS(6, 1) SUMS(7, 1) SUMS(8, 1)
+                    SUMS(1, 2) SUMS(2, 2) SUMS(3, 2) SUMS(4, 2) SUMS(5, 2) SUMS(6, 2) SUMS(7, 2) SUMS(8, 2)
+#undef SUMS
+                    }
+                } else if (XREG && !NOCOMP) {
+                    if (ph.rpu == 1)
+                        cpl <= 2 ? sums<2, 1>(tq, ts, uu, ph.k, c0, c1, xr, xsr, a0, a1)
+                        : cpl <= 4 ? sums<4, 1>(tq, ts, uu, ph.k, c0, c1, xr, xsr, a0, a1)
+                                   : sums<8, 1>(tq, ts, uu, ph.k, c0, c1, xr, xsr, a0, a1);
+                    else
+                        cpl <= 2 ? sums<2, 2>(tq, ts, uu, ph.k, c0, c1, xr, xsr, a0, a1)
+                        : cpl <= 4 ? sums<4, 2>(tq, ts, uu, ph.k, c0, c1, xr, xsr, a0, a1)
+                                   : sums<8, 2>(tq, ts, uu, ph.k, c0, c1, xr, xsr, a0, a1);
+                }
+                for (int b = b0 + lane; b < b1 && !NOCOMP && !XREG; b += 32) {
                     const int4 *xv = (const int4 *)(xq + 32 * b);
                     int4 x0 = xv[0], x1 = xv[1];
                     float sx = xs[b];
@@ -218,11 +369,6 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                         if (j == 0) a0 += v; else a1 += v;
                     }
                 }
-            }
-            __syncwarp();
-            if (lane == 0)
-                mb_arrive(saddr(empty + s));         // this warp is done with the stage
-            if (uu < n) {
 #pragma unroll
                 for (int o = 16; o; o >>= 1)
                     a0 += __shfl_xor_sync(~0u, a0, o), a1 += __shfl_xor_sync(~0u, a1, o);
@@ -241,12 +387,16 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                     }
                 }
             }
+            __syncwarp();
+            if (lane == 0)
+                mb_arrive(saddr(empty + s));         // this warp is done with the stage
         }
         cbar();                                      // every tile's sums in ob
+        MARK(3);
         if (!head) {
             // the outputs: the activation or the residual; written out, kept in res
             float sq = 0.f;
-            for (int i = threadIdx.x; i < nu; i += 256) {
+            for (int i = threadIdx.x; i < nu; i += 32 * CW) {
                 float v;
                 if (ph.kind == GATED) {
                     float g = r * ob[2 * i], up = r * ob[2 * i + 1];
@@ -278,11 +428,8 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                         continue;
                     }
                     int last = 0;
-                    if (lane == 0) {
-                        __threadfence();
-                        last = atomicAdd(&st.cnt[p * st.cstride + g], hi - lo) + hi - lo == 32;
-                        __threadfence();
-                    }
+                    if (lane == 0)
+                        last = atom_acq_rel((unsigned *)&st.cnt[p * st.cstride + g], hi - lo) + hi - lo == 32;
                     last = __shfl_sync(~0u, last, 0);
                     if (last)
                         quant32(ph, g, __ldcg(ph.out + 32 * g + lane));
@@ -290,11 +437,13 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
             }
         }
         cbar();
+        MARK(4);
+        if (PROF && threadIdx.x == 0)
+            st.prof[((long)p * gridDim.x + blockIdx.x) * 6 + 5] = starved;
         if (threadIdx.x == 0) {                       // this block's part of phase p done
             if (ph.ss_out >= 0)
                 atomicAdd(st.ss + ph.ss_out, misc[1]);
-            __threadfence();
-            atomicAdd(st.bar, 1u);
+            red_release(st.bar, 1u);
         }
     }
 }
@@ -369,16 +518,6 @@ int main(int argc, char **argv)
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     const int H = sh.h, F = sh.f, L = sh.layers;
 
-    // weights
-    std::vector<W> wqkv, wo, wgu, wd;
-    for (int l = 0; l < L; l++) {
-        wqkv.push_back(make_w(sh.nqkv, H, 100 + 4 * l));
-        wo.push_back(make_w(H, H, 101 + 4 * l));
-        wgu.push_back(make_w(2L * F, H, 102 + 4 * l));
-        wd.push_back(make_w(H, F, 103 + 4 * l));
-    }
-    W wh = make_w(sh.vocab, H, 7);
-
     // activations
     float *x, *x0, *qkv, *hh, *logits, *ss; int8_t *qd, *qo, *qa, *qh; float *sd, *so, *sa, *sh_;
     CK(cudaMalloc(&x, H * 4)); CK(cudaMalloc(&x0, H * 4)); CK(cudaMalloc(&qkv, sh.nqkv * 4));
@@ -401,24 +540,56 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(qd, hq.data(), H, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(sd, hs.data(), H / 8, cudaMemcpyHostToDevice));
 
-    auto tu_of = [](int rpu, int k) { int t = 8; while (t > 1 && (long)t * rpu * k > QB) t /= 2; return t; };
+    // weights, rows in the order the blocks stream them where interleaved
+    bool il = argc > 2 && !strcmp(argv[2], "il");
+    std::vector<W> wqkv(L), wo(L), wgu(L), wd(L);
+    W wh;
+    auto tu_of = [](int rpu, int k) { int t = 32; while (t > 1 && (long)t * rpu * k > QB) t /= 2; return t; };
     std::vector<Phase> ph;
     // ss slots: 0 the input's; 2l+1 after o of layer l; 2l+2 after down of layer l
     for (int l = 0; l < L; l++) {
         int sd_in = 2 * l;
-        ph.push_back({wqkv[l].q, wqkv[l].s, sh.nqkv, H, 1, QKV, tu_of(1, H), qd, sd, sd_in, qkv, qa, sa, H, -1});
-        ph.push_back({wo[l].q, wo[l].s, H, H, 1, OUT, tu_of(1, H), qa, sa, -1, x, qo, so, H, 2 * l + 1});
-        ph.push_back({wgu[l].q, wgu[l].s, F, H, 2, GATED, tu_of(2, H), qo, so, 2 * l + 1, hh, qh, sh_, F, -1});
-        ph.push_back({wd[l].q, wd[l].s, H, F, 1, DOWN, tu_of(1, F), qh, sh_, -1, x, qd, sd, H, 2 * l + 2});
+        ph.push_back({0, 0, sh.nqkv, H, 1, QKV, tu_of(1, H), qd, sd, sd_in, qkv, qa, sa, H, -1, il});
+        ph.push_back({0, 0, H, H, 1, OUT, tu_of(1, H), qa, sa, -1, x, qo, so, H, 2 * l + 1, il, A32});
+        ph.push_back({0, 0, F, H, 2, GATED, tu_of(2, H), qo, so, 2 * l + 1, hh, qh, sh_, F, -1, il});
+        ph.push_back({0, 0, H, F, 1, DOWN, tu_of(1, F), qh, sh_, -1, x, qd, sd, H, 2 * l + 2, il, A32});
     }
-    ph.push_back({wh.q, wh.s, sh.vocab, H, 1, HEAD, tu_of(1, H), qd, sd, 2 * L, logits, nullptr, nullptr, 0, -1});
+    ph.push_back({0, 0, sh.vocab, H, 1, HEAD, tu_of(1, H), qd, sd, 2 * L, logits, nullptr, nullptr, 0, -1, il});
+    for (size_t i = 0; i < ph.size(); i++) {
+        Phase &q = ph[i];
+        long tpb = ((long)q.units + sms - 1) / sms;              // units a block at most
+        tpb = (tpb + q.tu - 1) / q.tu;                           // tiles a block at most
+        W w = make_w(il ? tpb * sms * q.tu * q.rpu : (long)q.units * q.rpu, q.k, 100 + (unsigned)i);
+        q.q = w.q, q.s = w.s;
+        W *to = i == ph.size() - 1 ? &wh : i % 4 == 0 ? &wqkv[i / 4] : i % 4 == 1 ? &wo[i / 4] : i % 4 == 2 ? &wgu[i / 4] : &wd[i / 4];
+        *to = w;
+    }
+    // the row of unit u (times rpu) where the weights lie
+    auto phys = [&](const Phase &q, long u) -> long {
+        if (!q.il)
+            return u;
+        for (int b = 0; b < sms; b++) {
+            int u0, u1;
+            range_of(q.units, q.a32, b, sms, u0, u1);
+            if (u >= u0 && u < u1)
+                return ((u - u0) / q.tu * sms + b) * q.tu + (u - u0) % q.tu;
+        }
+        return -1;
+    };
     Phase *dph; CK(cudaMalloc(&dph, ph.size() * sizeof(Phase)));
     CK(cudaMemcpy(dph, ph.data(), ph.size() * sizeof(Phase), cudaMemcpyHostToDevice));
-    Step st{dph, np, ss, cnt, cstride, bar, H};
+    unsigned long long *prof = nullptr;
+    if (PROF)
+        CK(cudaMalloc(&prof, (long)np * sms * 6 * 8));
+    Step st{dph, np, ss, cnt, cstride, bar, H, prof};
     long wbytes = 0;
     for (auto &p : ph) wbytes += (long)p.units * p.rpu * p.k * 17 / 16;
 
     size_t smem = STAGES * STAGE + KMAX + KMAX / 32 * 4 + OBMAX * 6 + 16 + 2 * STAGES * 8;
+    for (auto &p : ph) {
+        int wpu = p.tu < CW ? CW / p.tu : 1;
+        if ((p.k / 16 / wpu + 31) / 32 > CPL) { fprintf(stderr, "persist: CPL too small for K %d\n", p.k); return 1; }
+    }
     for (auto &p : ph)
         if (p.kind != HEAD && ((long)p.units + sms - 1) / sms * p.rpu > OBMAX) { fprintf(stderr, "persist: OBMAX too small\n"); return 1; }
     CK(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -455,34 +626,34 @@ int main(int argc, char **argv)
             float r = 1.f / sqrtf((float)sumsq / H + 1e-5f);
             quant_host(X.data(), H, xq.data(), xs.data());
             host_w(wqkv[l], q, s);
-            for (int o = 0; o < sh.nqkv; o++) Q[o] = r * dot_host(q, s, o, H, xq.data(), xs.data());
+            for (int o = 0; o < sh.nqkv; o++) Q[o] = r * dot_host(q, s, phys(ph[4 * l], o), H, xq.data(), xs.data());
             quant_host(Q.data(), H, xq.data(), xs.data());
             host_w(wo[l], q, s);
             sumsq = 0;
-            for (int o = 0; o < H; o++) { X[o] += dot_host(q, s, o, H, xq.data(), xs.data()); sumsq += (double)X[o] * X[o]; }
+            for (int o = 0; o < H; o++) { X[o] += dot_host(q, s, phys(ph[4 * l + 1], o), H, xq.data(), xs.data()); sumsq += (double)X[o] * X[o]; }
             r = 1.f / sqrtf((float)sumsq / H + 1e-5f);
             quant_host(X.data(), H, xq.data(), xs.data());
             host_w(wgu[l], q, s);
             for (int i = 0; i < F; i++) {
-                float g = r * dot_host(q, s, 2L * i, H, xq.data(), xs.data());
-                float u = r * dot_host(q, s, 2L * i + 1, H, xq.data(), xs.data());
+                float g = r * dot_host(q, s, 2 * phys(ph[4 * l + 2], i), H, xq.data(), xs.data());
+                float u = r * dot_host(q, s, 2 * phys(ph[4 * l + 2], i) + 1, H, xq.data(), xs.data());
                 Hh[i] = g / (1.f + expf(-g)) * u;
             }
             quant_host(Hh.data(), F, xq.data(), xs.data());
             host_w(wd[l], q, s);
             sumsq = 0;
-            for (int o = 0; o < H; o++) { X[o] += dot_host(q, s, o, F, xq.data(), xs.data()); sumsq += (double)X[o] * X[o]; }
+            for (int o = 0; o < H; o++) { X[o] += dot_host(q, s, phys(ph[4 * l + 3], o), F, xq.data(), xs.data()); sumsq += (double)X[o] * X[o]; }
         }
         float r = 1.f / sqrtf((float)sumsq / H + 1e-5f);
         quant_host(X.data(), H, xq.data(), xs.data());
         host_w(wh, q, s);
         double num = 0, den = 0;
         for (int v = 0; v < sh.vocab; v++) {
-            float want = r * dot_host(q, s, v, H, xq.data(), xs.data());
+            float want = r * dot_host(q, s, phys(ph[4 * L], v), H, xq.data(), xs.data());
             num += (double)(got[v] - want) * (got[v] - want), den += (double)want * want;
         }
         double rel = sqrt(num / den);
-        printf("check: %d layers, %d blocks, logits' relative error %.3e (%s)\n", L, sms, rel, rel < 1e-2 ? "ok" : "WRONG");
+        printf("check%s: %d layers, %d blocks, logits' relative error %.3e (%s)\n", il ? " il" : "", L, sms, rel, rel < 1e-2 ? "ok" : "WRONG");
         return rel < 1e-2 ? 0 : 1;
     }
 
@@ -506,10 +677,37 @@ int main(int argc, char **argv)
     }
     std::sort(t.begin(), t.end());
     double med = t[t.size() / 2];
+    if (PROF) {   // the last run's times, by kind: means over blocks and layers, in us
+        std::vector<unsigned long long> pr((long)np * sms * 6);
+        CK(cudaMemcpy(pr.data(), prof, pr.size() * 8, cudaMemcpyDeviceToHost));
+        const char *kn[] = {"qkv", "o", "gated", "down", "head"};
+        double acc[5][6] = {}, span[5] = {};
+        int cntk[5] = {};
+        unsigned long long prev_end = 0;
+        for (int p = 0; p < np; p++) {
+            int k = ph[p].kind;
+            unsigned long long end = 0, start = ~0ull;
+            for (int b = 0; b < sms; b++) {
+                const unsigned long long *q = &pr[((long)p * sms + b) * 6];
+                acc[k][0] += (q[1] - q[0]) / 1e3, acc[k][1] += (q[2] - q[1]) / 1e3;
+                acc[k][2] += (q[3] - q[2]) / 1e3, acc[k][3] += (q[4] - q[3]) / 1e3, acc[k][4] += q[5] / 1e3;
+                end = std::max(end, q[4]), start = std::min(start, q[0]);
+            }
+            span[k] += (end - (p ? prev_end : start)) / 1e3;
+            prev_end = end, cntk[k]++;
+        }
+        printf("%-6s %8s %8s %8s %8s %8s %10s   (us a phase: means over blocks; span: the last block's end to the next's)\n",
+               "kind", "barrier", "staging", "tiles", "end", "starved", "span");
+        for (int k = 0; k < 5; k++) {
+            double d = (double)cntk[k] * sms;
+            printf("%-6s %8.2f %8.2f %8.2f %8.2f %8.2f %10.2f\n", kn[k], acc[k][0] / d, acc[k][1] / d, acc[k][2] / d,
+                   acc[k][3] / d, acc[k][4] / d, span[k] / cntk[k]);
+        }
+    }
     double layer_bytes = (double)(wbytes - (long)sh.vocab * H * 17 / 16);
-    printf("%s: STAGES %d, %d blocks, %d phases, %.3f GB of weights (layers %.3f, head %.3f)\n", sh.name, STAGES, sms, np,
+    printf("%s%s: STAGES %d, %d blocks, %d phases, %.3f GB of weights (layers %.3f, head %.3f)\n", sh.name, il ? " il" : "", STAGES, sms, np,
            wbytes / 1e9, layer_bytes / 1e9, (wbytes - layer_bytes) / 1e9);
-    printf("%s: ceiling %.1f GB/s; step median %.4f ms (min %.4f, max %.4f), %.1f GB/s, %.1f%% of the ceiling\n",
-           sh.name, ceil_gbs, med, t.front(), t.back(), wbytes / (med * 1e6), 100. * wbytes / (med * 1e6) / ceil_gbs);
+    printf("%s%s: ceiling %.1f GB/s; step median %.4f ms (min %.4f, max %.4f), %.1f GB/s, %.1f%% of the ceiling\n",
+           sh.name, il ? " il" : "", ceil_gbs, med, t.front(), t.back(), wbytes / (med * 1e6), 100. * wbytes / (med * 1e6) / ceil_gbs);
     return 0;
 }
