@@ -100,12 +100,54 @@ struct Phase {
     int ss_out;                         // where the residual's sum of squares goes (-1)
     int il;                             // interleaved: tile t of block b at slot t G + b
     int a32;                            // shares of whole 32-unit blocks (units a multiple of 32)
+    const unsigned long long *lin;      // LL: the activation in flagged words (below)
+    unsigned long long *lout;           // LL: the output's
 };
 struct Step { Phase *ph; int np; float *ss; int *cnt; int cstride; unsigned *bar; int hidden;
-              unsigned long long *prof; };   // PROF: [np][blocks][6] times, below
+              unsigned long long *prof; unsigned epoch; };   // PROF: [np][blocks][6] times, below
 #ifndef PROF
 #define PROF 0
 #endif
+// LL: no grid barrier; an activation crosses phases as flagged words (as
+// NCCL's LL protocol sends): a block of 32 quants as LLW 8-byte words, each
+// 4 bytes of data and 4 of flag (the launch's epoch): words 0-7 the quants,
+// 8 the scale, 9 the block's sum of squares (the norm's share). A reader
+// polls its words until every flag is the epoch: the data is its own
+// barrier, one trip through L2 where the barrier took three.
+#ifndef LL
+#define LL 0
+#endif
+constexpr int LLW = 10;
+typedef unsigned long long u64;
+__device__ __forceinline__ u64 ld_ll(const u64 *p)
+{
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void st_ll(u64 *p, unsigned data, unsigned flag)
+{
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"((u64)flag << 32 | data) : "memory");
+}
+// Chunk c (16 quants) of an LL activation and its block's scale; false
+// while any of its words is not yet this epoch's.
+__device__ __forceinline__ bool ll_chunk(const u64 *lin, int c, unsigned ep, int4 &x, float &s)
+{
+    const u64 *g = lin + (long)(c >> 1) * LLW + 4 * (c & 1);
+    u64 a = ld_ll(g), b = ld_ll(g + 1), d = ld_ll(g + 2), e = ld_ll(g + 3);
+    u64 f = ld_ll(lin + (long)(c >> 1) * LLW + 8);
+    x = make_int4((int)(unsigned)a, (int)(unsigned)b, (int)(unsigned)d, (int)(unsigned)e);
+    s = __uint_as_float((unsigned)f);
+    return (unsigned)(a >> 32) == ep && (unsigned)(b >> 32) == ep && (unsigned)(d >> 32) == ep &&
+           (unsigned)(e >> 32) == ep && (unsigned)(f >> 32) == ep;
+}
+__device__ __forceinline__ void stuck(int spins, int p, const char *what)
+{
+    if (spins > (1 << 21)) {
+        printf("persist: block %d stuck in phase %d on %s\n", blockIdx.x, p, what);
+        __trap();
+    }
+}
 __device__ __forceinline__ unsigned long long now()
 {
     unsigned long long t;
@@ -177,6 +219,26 @@ __device__ void quant32(const Phase &ph, int g, float v)
     ph.oq[32 * g + lane] = (int8_t)__float2int_rn(v * inv);
     if (lane == 0)
         ph.os[g] = m / 127.f;
+}
+
+// LL: quantize 32 values (a warp, a value a lane) into block g of lout,
+// with their sum of squares.
+__device__ void quant32_ll(const Phase &ph, int g, float v, unsigned ep)
+{
+    const int lane = threadIdx.x % 32;
+    float m = fabsf(v), sq = v * v;
+#pragma unroll
+    for (int o = 16; o; o >>= 1)
+        m = fmaxf(m, __shfl_xor_sync(~0u, m, o)), sq += __shfl_xor_sync(~0u, sq, o);
+    float inv = m > 0.f ? 127.f / m : 0.f;
+    unsigned b = (unsigned)(uint8_t)(int8_t)__float2int_rn(v * inv);
+    b |= __shfl_down_sync(~0u, b, 1) << 8;
+    b |= __shfl_down_sync(~0u, b, 2) << 16;
+    u64 *w = ph.lout + (long)g * LLW;
+    if (lane % 4 == 0)
+        st_ll(w + lane / 4, b, ep);
+    if (lane == 0)
+        st_ll(w + 8, __float_as_uint(m / 127.f), ep), st_ll(w + 9, __float_as_uint(sq), ep);
 }
 
 // XREG's sums of a unit's RPU rows over a lane's C chunks (those past the
@@ -276,7 +338,7 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
         const int nu = u1 - u0;
         MARK(0);
         unsigned long long starved = 0;
-        if (p > 0 && !NOBAR) {                     // the grid barrier before phase p
+        if (p > 0 && !NOBAR && !LL) {              // the grid barrier before phase p
             if (threadIdx.x == 0)
                 while (ld_acquire(st.bar) < (unsigned)(p * gridDim.x))
                     ;
@@ -293,7 +355,40 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
         int4 xr[CPL];
         float xsr[CPL];
         // Stage the activation and the residual rows (written by other blocks: through L2).
-        if (XREG) {
+        if (LL) {
+            bool ok;
+            int spins = 0;
+            do {
+                ok = true;
+#pragma unroll
+                for (int j = 0; j < CPL; j++) {
+                    int c = c0 + lane + 32 * j;
+                    xr[j] = make_int4(0, 0, 0, 0), xsr[j] = 0.f;
+                    if (c < c1)
+                        ok &= ll_chunk(ph.lin, c, st.epoch, xr[j], xsr[j]);
+                }
+                ok = __all_sync(~0u, ok);
+                stuck(++spins, p, "its activation");
+            } while (!ok);
+            if (warp == 0 && ph.ss_in >= 0) {      // the norm: every block's sum of squares
+                float sq;
+                spins = 0;
+                do {
+                    ok = true, sq = 0.f;
+                    for (int g = lane; g < ph.k / 32; g += 32) {
+                        u64 w = ld_ll(ph.lin + (long)g * LLW + 9);
+                        ok &= (unsigned)(w >> 32) == st.epoch;
+                        sq += __uint_as_float((unsigned)w);
+                    }
+                    ok = __all_sync(~0u, ok);
+                    stuck(++spins, p, "the norm");
+                } while (!ok);
+                for (int o = 16; o; o >>= 1)
+                    sq += __shfl_xor_sync(~0u, sq, o);
+                if (lane == 0)
+                    misc[2] = rsqrtf(sq / st.hidden + 1e-5f);
+            }
+        } else if (XREG) {
 #pragma unroll
             for (int j = 0; j < CPL; j++) {
                 int c = c0 + lane + 32 * j;
@@ -313,12 +408,12 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
             for (int i = threadIdx.x; i < nu; i += 32 * CW)
                 res[i] = __ldcg(ph.out + u0 + i);
         if (threadIdx.x == 0) {
-            misc[0] = ph.ss_in >= 0 ? rsqrtf(__ldcg(st.ss + ph.ss_in) / st.hidden + 1e-5f) : 1.f;
+            misc[0] = ph.ss_in < 0 ? 1.f : LL ? 0.f : rsqrtf(__ldcg(st.ss + ph.ss_in) / st.hidden + 1e-5f);
             misc[1] = 0.f;
         }
         cbar();
         MARK(2);
-        const float r = misc[0];
+        const float r = LL && ph.ss_in >= 0 ? misc[2] : misc[0];
         const int b0 = nb * sl / wpu, b1 = nb * (sl + 1) / wpu;
         const int cpl = (c1 - c0 + 31) / 32;          // chunks a lane (the most)
         const bool exact = (c1 - c0) % 32 == 0 && EXACTS;
@@ -424,14 +519,19 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                 for (int g = g0 + warp; g <= g1; g += CW) {
                     int lo = max(32 * g, u0), hi = min(32 * g + 32, q1);
                     if (lo == 32 * g && hi == 32 * g + 32) {
-                        quant32(ph, g, res[32 * g + lane - u0]);
+                        if (LL)
+                            quant32_ll(ph, g, res[32 * g + lane - u0], st.epoch);
+                        else
+                            quant32(ph, g, res[32 * g + lane - u0]);
                         continue;
                     }
                     int last = 0;
                     if (lane == 0)
                         last = atom_acq_rel((unsigned *)&st.cnt[p * st.cstride + g], hi - lo) + hi - lo == 32;
                     last = __shfl_sync(~0u, last, 0);
-                    if (last)
+                    if (last && LL)
+                        quant32_ll(ph, g, __ldcg(ph.out + 32 * g + lane), st.epoch);
+                    else if (last)
                         quant32(ph, g, __ldcg(ph.out + 32 * g + lane));
                 }
             }
@@ -440,7 +540,7 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
         MARK(4);
         if (PROF && threadIdx.x == 0)
             st.prof[((long)p * gridDim.x + blockIdx.x) * 6 + 5] = starved;
-        if (threadIdx.x == 0) {                       // this block's part of phase p done
+        if (threadIdx.x == 0 && !LL) {                // this block's part of phase p done
             if (ph.ss_out >= 0)
                 atomicAdd(st.ss + ph.ss_out, misc[1]);
             red_release(st.bar, 1u);
@@ -519,9 +619,13 @@ int main(int argc, char **argv)
     const int H = sh.h, F = sh.f, L = sh.layers;
 
     // activations
-    float *x, *x0, *qkv, *hh, *logits, *ss; int8_t *qd, *qo, *qa, *qh; float *sd, *so, *sa, *sh_;
-    CK(cudaMalloc(&x, H * 4)); CK(cudaMalloc(&x0, H * 4)); CK(cudaMalloc(&qkv, sh.nqkv * 4));
-    CK(cudaMalloc(&hh, F * 4)); CK(cudaMalloc(&logits, (long)sh.vocab * 4));
+    float *x, *x0, *logits, *ss; int8_t *qd, *qo, *qa, *qh; float *sd, *so, *sa, *sh_;
+    CK(cudaMalloc(&x, H * 4)); CK(cudaMalloc(&x0, H * 4)); CK(cudaMalloc(&logits, (long)sh.vocab * 4));
+    std::vector<float *> qkv(sh.layers), hh(sh.layers);
+    for (int l = 0; l < sh.layers; l++) {
+        CK(cudaMalloc(&qkv[l], sh.nqkv * 4));
+        CK(cudaMalloc(&hh[l], sh.f * 4));
+    }
     CK(cudaMalloc(&qd, H)); CK(cudaMalloc(&qo, H)); CK(cudaMalloc(&qa, H)); CK(cudaMalloc(&qh, F));
     CK(cudaMalloc(&sd, H / 8)); CK(cudaMalloc(&so, H / 8)); CK(cudaMalloc(&sa, H / 8)); CK(cudaMalloc(&sh_, F / 8));
     int np = 4 * L + 1;
@@ -549,9 +653,9 @@ int main(int argc, char **argv)
     // ss slots: 0 the input's; 2l+1 after o of layer l; 2l+2 after down of layer l
     for (int l = 0; l < L; l++) {
         int sd_in = 2 * l;
-        ph.push_back({0, 0, sh.nqkv, H, 1, QKV, tu_of(1, H), qd, sd, sd_in, qkv, qa, sa, H, -1, il});
+        ph.push_back({0, 0, sh.nqkv, H, 1, QKV, tu_of(1, H), qd, sd, sd_in, qkv[l], qa, sa, H, -1, il});
         ph.push_back({0, 0, H, H, 1, OUT, tu_of(1, H), qa, sa, -1, x, qo, so, H, 2 * l + 1, il, A32});
-        ph.push_back({0, 0, F, H, 2, GATED, tu_of(2, H), qo, so, 2 * l + 1, hh, qh, sh_, F, -1, il});
+        ph.push_back({0, 0, F, H, 2, GATED, tu_of(2, H), qo, so, 2 * l + 1, hh[l], qh, sh_, F, -1, il});
         ph.push_back({0, 0, H, F, 1, DOWN, tu_of(1, F), qh, sh_, -1, x, qd, sd, H, 2 * l + 2, il, A32});
     }
     ph.push_back({0, 0, sh.vocab, H, 1, HEAD, tu_of(1, H), qd, sd, 2 * L, logits, nullptr, nullptr, 0, -1, il});
@@ -576,12 +680,23 @@ int main(int argc, char **argv)
         }
         return -1;
     };
+    // LL: each phase's output in flagged words, each phase reading the one before's
+    u64 *llin;
+    CK(cudaMalloc(&llin, (long)(H / 32) * LLW * 8));
+    CK(cudaMemset(llin, 0, (long)(H / 32) * LLW * 8));
+    for (size_t i = 0; i < ph.size(); i++) {
+        if (ph[i].nq) {
+            CK(cudaMalloc(&ph[i].lout, (long)(ph[i].nq / 32) * LLW * 8));
+            CK(cudaMemset(ph[i].lout, 0, (long)(ph[i].nq / 32) * LLW * 8));
+        }
+        ph[i].lin = i == 0 ? llin : ph[i - 1].lout;
+    }
     Phase *dph; CK(cudaMalloc(&dph, ph.size() * sizeof(Phase)));
     CK(cudaMemcpy(dph, ph.data(), ph.size() * sizeof(Phase), cudaMemcpyHostToDevice));
     unsigned long long *prof = nullptr;
     if (PROF)
         CK(cudaMalloc(&prof, (long)np * sms * 6 * 8));
-    Step st{dph, np, ss, cnt, cstride, bar, H, prof};
+    Step st{dph, np, ss, cnt, cstride, bar, H, prof, 0};
     long wbytes = 0;
     for (auto &p : ph) wbytes += (long)p.units * p.rpu * p.k * 17 / 16;
 
@@ -602,6 +717,23 @@ int main(int argc, char **argv)
         CK(cudaMemcpyAsync(ss, &ss0, 4, cudaMemcpyHostToDevice));
         CK(cudaMemsetAsync(cnt, 0, (long)np * cstride * 4));
         CK(cudaMemsetAsync(bar, 0, 4));
+        st.epoch++;                       // LL: this launch's flag, and the input's words with it
+        static std::vector<u64> w;
+        w.assign((size_t)(H / 32) * LLW, 0);
+        for (int g = 0; g < H / 32; g++) {
+            float sq = 0.f;
+            for (int i = 0; i < 32; i++) sq += hx[32 * g + i] * hx[32 * g + i];
+            for (int i = 0; i < 8; i++) {
+                unsigned d = 0;
+                for (int j = 0; j < 4; j++) d |= (unsigned)(uint8_t)hq[32 * g + 4 * i + j] << (8 * j);
+                w[(size_t)g * LLW + i] = (u64)st.epoch << 32 | d;
+            }
+            unsigned sb, qb;
+            memcpy(&sb, &hs[g], 4), memcpy(&qb, &sq, 4);
+            w[(size_t)g * LLW + 8] = (u64)st.epoch << 32 | sb;
+            w[(size_t)g * LLW + 9] = (u64)st.epoch << 32 | qb;
+        }
+        CK(cudaMemcpy(llin, w.data(), w.size() * 8, cudaMemcpyHostToDevice));
     };
     auto launch = [&]() {
         void *args[] = {&st};
@@ -653,7 +785,7 @@ int main(int argc, char **argv)
             num += (double)(got[v] - want) * (got[v] - want), den += (double)want * want;
         }
         double rel = sqrt(num / den);
-        printf("check%s: %d layers, %d blocks, logits' relative error %.3e (%s)\n", il ? " il" : "", L, sms, rel, rel < 1e-2 ? "ok" : "WRONG");
+        printf("check%s%s: %d layers, %d blocks, logits' relative error %.3e (%s)\n", LL ? " LL" : "", il ? " il" : "", L, sms, rel, rel < 1e-2 ? "ok" : "WRONG");
         return rel < 1e-2 ? 0 : 1;
     }
 
@@ -705,9 +837,9 @@ int main(int argc, char **argv)
         }
     }
     double layer_bytes = (double)(wbytes - (long)sh.vocab * H * 17 / 16);
-    printf("%s%s: STAGES %d, %d blocks, %d phases, %.3f GB of weights (layers %.3f, head %.3f)\n", sh.name, il ? " il" : "", STAGES, sms, np,
+    printf("%s%s%s: STAGES %d, %d blocks, %d phases, %.3f GB of weights (layers %.3f, head %.3f)\n", sh.name, LL ? " LL" : "", il ? " il" : "", STAGES, sms, np,
            wbytes / 1e9, layer_bytes / 1e9, (wbytes - layer_bytes) / 1e9);
-    printf("%s%s: ceiling %.1f GB/s; step median %.4f ms (min %.4f, max %.4f), %.1f GB/s, %.1f%% of the ceiling\n",
-           sh.name, il ? " il" : "", ceil_gbs, med, t.front(), t.back(), wbytes / (med * 1e6), 100. * wbytes / (med * 1e6) / ceil_gbs);
+    printf("%s%s%s: ceiling %.1f GB/s; step median %.4f ms (min %.4f, max %.4f), %.1f GB/s, %.1f%% of the ceiling\n",
+           sh.name, LL ? " LL" : "", il ? " il" : "", ceil_gbs, med, t.front(), t.back(), wbytes / (med * 1e6), 100. * wbytes / (med * 1e6) / ceil_gbs);
     return 0;
 }
