@@ -117,6 +117,9 @@ struct Step { Phase *ph; int np; float *ss; int *cnt; int cstride; unsigned *bar
 #ifndef LL
 #define LL 0
 #endif
+#ifndef BACKOFF
+#define BACKOFF 0    // LL: ns a warp sleeps between polls that found its words not yet written
+#endif
 constexpr int LLW = 10;
 typedef unsigned long long u64;
 __device__ __forceinline__ u64 ld_ll(const u64 *p)
@@ -369,6 +372,8 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                 }
                 ok = __all_sync(~0u, ok);
                 stuck(++spins, p, "its activation");
+                if (!ok && BACKOFF)        // run146: every warp's polls flood the L2
+                    __nanosleep(BACKOFF);
             } while (!ok);
             if (warp == 0 && ph.ss_in >= 0) {      // the norm: every block's sum of squares
                 float sq;
@@ -382,6 +387,8 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                     }
                     ok = __all_sync(~0u, ok);
                     stuck(++spins, p, "the norm");
+                    if (!ok && BACKOFF)
+                        __nanosleep(BACKOFF);
                 } while (!ok);
                 for (int o = 16; o; o >>= 1)
                     sq += __shfl_xor_sync(~0u, sq, o);
