@@ -676,9 +676,15 @@ int main(int argc, char **argv)
         ph.push_back({0, 0, H, F, 1, DOWN, tu_of(1, F), qh, sh_, -1, x, qd, sd, H, 2 * l + 2, il, A32});
     }
     ph.push_back({0, 0, sh.vocab, H, 1, HEAD, tu_of(1, H), qd, sd, 2 * L, logits, nullptr, nullptr, 0, -1, il});
+    // A32 only where the blocks of 32 outnumber the multiprocessors (run145:
+    // the 1B's 64 blocks of 32 left half of them idle)
+    for (auto &q : ph)
+        if (q.a32 && q.units / 32 < sms)
+            q.a32 = 0;
     for (size_t i = 0; i < ph.size(); i++) {
         Phase &q = ph[i];
-        long tpb = ((long)q.units + sms - 1) / sms;              // units a block at most
+        long tpb = q.a32 ? ((long)q.units / 32 + sms - 1) / sms * 32    // units a block at most
+                         : ((long)q.units + sms - 1) / sms;
         tpb = (tpb + q.tu - 1) / q.tu;                           // tiles a block at most
         W w = make_w(il ? tpb * sms * q.tu * q.rpu : (long)q.units * q.rpu, q.k, 100 + (unsigned)i);
         q.q = w.q, q.s = w.s;
