@@ -28,9 +28,11 @@
 // registers for the phase; tiles of up to 32 KB, a warp a unit (or 2-4
 // warps a unit adding into shared memory); the stage released by an
 // mbarrier the consumer warps count down; no block barrier a tile.
-// Variants (-D): NOCOMP, NOBAR, STREAM, NOLOAD (below: timing only),
-// PROF (each phase's times a block), XREG=0, EXACTS=0, A32=0, CWARPS,
-// STAGES and QBK (a stage's KB).
+// LL: no grid barrier; each activation crosses phases as flagged words
+// that its readers poll (below). Variants (-D): LL, BACKOFF, NOCOMP, NOBAR,
+// STREAM, NOLOAD (below: timing only), PROF (each phase's times a block),
+// XREG=0, EXACTS=0, A32=0, CWARPS, STAGES and QBK (a stage's KB).
+// bench/probe/persist.sh builds and runs them in one call.
 //
 //   nvcc -O3 -gencode arch=compute_90a,code=sm_90a -o /tmp/persist bench/persist.cu
 //   /tmp/persist check [il]        # a small shape against the host's sums
