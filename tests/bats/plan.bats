@@ -249,12 +249,13 @@ same() {
         skip "a GPU answers here: tests/gpu/run runs for real"
     fi
     [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
-    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes startup bench forms tp crossover
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes startup bench forms tp crossover persist
     [ "$status" -eq 0 ]
     local summary
     summary=$(sed -n '/^== summary$/,$p' <<<"$output")
-    [ "$(grep -c 'skipped' <<<"$summary")" -eq 9 ]
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 10 ]
     grep -q '^crossover skipped: no GPU$' <<<"$summary"
+    grep -q '^persist  skipped: no GPU$' <<<"$summary"
     grep -q '^sweep    skipped: no GPU$' <<<"$summary"
     grep -q '^forms    0 runs timed: skipped: no GPU$' <<<"$summary"
     grep -q '^tp       skipped: logos-run: --device cuda: ' <<<"$summary"
