@@ -29,7 +29,8 @@
 // warps a unit adding into shared memory); the stage released by an
 // mbarrier the consumer warps count down; no block barrier a tile.
 // LL: no grid barrier; each activation crosses phases as flagged words
-// that its readers poll (below). Variants (-D): LL, BACKOFF, NOCOMP, NOBAR,
+// that its readers poll (below). PF: the producer also asks the L2 for the
+// tiles PF past the ring's newest. Variants (-D): LL, PF, BACKOFF, NOCOMP, NOBAR,
 // STREAM, NOLOAD (below: timing only), PROF (each phase's times a block),
 // XREG=0, EXACTS=0, A32=0, CWARPS, STAGES and QBK (a stage's KB).
 // bench/probe/persist.sh builds and runs them in one call.
@@ -121,6 +122,9 @@ struct Step { Phase *ph; int np; float *ss; int *cnt; int cstride; unsigned *bar
 #endif
 #ifndef BACKOFF
 #define BACKOFF 0    // LL: ns a warp sleeps between polls that found its words not yet written
+#endif
+#ifndef PF
+#define PF 0         // tiles past the ring's newest asked of the L2 (0: none)
 #endif
 #ifndef LLFENCE
 #define LLFENCE 1
@@ -215,6 +219,44 @@ __device__ __forceinline__ void range(const Phase &ph, int &u0, int &u1)
     range_of(ph.units, ph.a32, blockIdx.x, gridDim.x, u0, u1);
 }
 
+// PF: a cursor over this block's tiles of every phase, each tile it passes
+// asked of the L2 (cp.async.bulk.prefetch.L2): while the consumers stand at
+// a phase's boundary and the ring is full, the stream goes on into L2.
+struct Ahead {
+    int p = 0, u = -1, u1 = 0;
+    __device__ void next(const Step &st)
+    {
+        for (;;) {
+            if (p >= st.np)
+                return;
+            const Phase &ph = st.ph[p];
+            int u0;
+            if (u < 0)
+                range(ph, u0, u1), u = u0;
+            else
+                u += ph.tu;
+            if (u < u1) {
+                int n = min(ph.tu, u1 - u);
+                long r0 = (long)u * ph.rpu;
+                if (ph.il)
+                    r0 = ((long)(u - u0_of(ph)) / ph.tu * gridDim.x + blockIdx.x) * ph.tu * ph.rpu;
+                uint32_t qb = (uint32_t)n * ph.rpu * ph.k;
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ph.q + r0 * ph.k), "r"(qb) : "memory");
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ph.s + r0 * (ph.k / 32)), "r"(qb / 16)
+                             : "memory");
+                return;
+            }
+            p++, u = -1;
+        }
+    }
+    __device__ static int u0_of(const Phase &ph)
+    {
+        int u0, u1;
+        range(ph, u0, u1);
+        return u0;
+    }
+};
+
 // Quantize 32 values (a warp, a value a lane) into block g of oq/os.
 __device__ void quant32(const Phase &ph, int g, float v)
 {
@@ -299,6 +341,10 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
         if (lane)
             return;
         int it = 0;
+        Ahead ahead;                   // PF: the tile PF past the ring's newest, into L2
+        if (PF)
+            for (int i = 0; i < PF; i++)
+                ahead.next(st);
         for (int p = 0; p < st.np; p++) {
             const Phase ph = st.ph[p];
             int u0, u1;
@@ -318,6 +364,8 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                     r0 = ((long)(u - u0) / ph.tu * gridDim.x + blockIdx.x) * ph.tu * ph.rpu;
                 bulk(ring + s * STAGE, ph.q + r0 * ph.k, qb, saddr(full + s));
                 bulk(ring + s * STAGE + QB, ph.s + r0 * (ph.k / 32), sb, saddr(full + s));
+                if (PF)
+                    ahead.next(st);
             }
         }
         return;

@@ -16,6 +16,8 @@ arch="-gencode arch=compute_90a,code=sm_90a"
 # name: flags
 variants="barrier:
 ll:-DLL=1
+pf:-DPF=6
+llpf:-DLL=1 -DPF=6
 stream:-DSTREAM=1
 noload:-DNOLOAD=1"
 want=${*:-$(echo "$variants" | cut -d: -f1)}
