@@ -529,9 +529,19 @@ __global__ void __launch_bounds__(NT, 1) step_kernel(Step st)
                         if (j == 0) a0 += v; else a1 += v;
                     }
                 }
+                if (ph.rpu == 2) {                        // the pair's two sums in 7 shuffles, not 10:
+                    float t = lane & 16 ? a0 : a1;        // the half-warps swap one of them
+                    float k = lane & 16 ? a1 : a0;
+                    k += __shfl_xor_sync(~0u, t, 16);     // lanes < 16 hold a0's, the rest a1's
 #pragma unroll
-                for (int o = 16; o; o >>= 1)
-                    a0 += __shfl_xor_sync(~0u, a0, o), a1 += __shfl_xor_sync(~0u, a1, o);
+                    for (int o = 8; o; o >>= 1)
+                        k += __shfl_xor_sync(~0u, k, o);
+                    a0 = __shfl_sync(~0u, k, 0), a1 = __shfl_sync(~0u, k, 16);
+                } else {
+#pragma unroll
+                    for (int o = 16; o; o >>= 1)
+                        a0 += __shfl_xor_sync(~0u, a0, o);
+                }
                 int i = u - u0 + uu;
                 if (lane == 0) {
                     if (head)
