@@ -36,7 +36,7 @@ static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
                                            "conv_gates", "moe_kept", "rope_attend",
                                            "latent_absorbed", "concat_rows", "delta_steps", "batch_attend",
-                                           "moe_shared", "gate_prologue"};
+                                           "moe_shared", "gate_prologue", "latent_expanded"};
 
 void took(Fz *f, int rule)
 {
@@ -961,6 +961,45 @@ static void moe_shared(Fz *f)
 
 /* ---- latent attention and concatenations ---- */
 
+/* The most bytes a wide chunk's expanded keys and values may take. */
+#define LATENT_WIDE_BYTES (1L << 30)
+
+/* Whether latent attention k is a wide chunk's, run expanded (the lane's
+ * own rule, taken before the shared rules): stacked rows of at least
+ * --latent-rows (the chunk's bound), over the cache's rows up to each row's
+ * position or over a value's rows, its expanded keys and values within
+ * LATENT_WIDE_BYTES and its values of an even width (attend.cu reads them a
+ * pair at a time). -v says why not where the rows are wide. */
+static int latent_wide(Fz *f, int k)
+{
+    const GNode *m = N(f, k), *q = N(f, m->args[0]), *c = N(f, m->args[2]);
+    const GNode *wk = N(f, m->args[3]), *wv = N(f, m->args[4]);
+    if (!f->o->lane_rules || q->ty.rank != 3)
+        return 0;
+    long rows = q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n, nh = q->ty.d[1].n;
+    if (rows < latent_crossover(f->o)) {
+        fuse_note(f, k, "latent absorbed: a chunk of %ld rows is not wide (--latent-rows %d)", rows,
+                  latent_crossover(f->o));
+        return 0;
+    }
+    const GNode *cache = c->op == OP_UPTO ? N(f, c->args[0]) : c;
+    if (c->op == OP_UPTO && N(f, c->args[1])->ty.rank != 1)
+        return 0;
+    long ctx = cache->ty.d[0].n, hd = wk->ty.d[0].n / nh + last_dim(&N(f, m->args[1])->ty), vd = wv->ty.d[0].n / nh;
+    double bytes = 4.0 * (double)ctx * (double)nh * (double)(hd + vd);
+    const char *why = vd % 2 ? "its value width is odd (attention reads values a pair at a time)"
+                      : bytes > (double)LATENT_WIDE_BYTES ? "its expanded keys and values would pass 1 GiB"
+                      : NULL;
+    if (why) {
+        fuse_note(f, k, "latent absorbed, not expanded, for a wide chunk of %ld rows: %s", rows, why);
+        return 0;
+    }
+    fuse_note(f, k, "rule latent_expanded: a wide chunk (%ld rows, --latent-rows %d): the cache's %ld rows expanded "
+              "into %ld heads' keys of %ld and values of %ld (%.3g MB), then attention over them", rows,
+              latent_crossover(f->o), ctx, nh, hd, vd, bytes / 1e6);
+    return 1;
+}
+
 /* latent(qr, qp, C, wk, wv): the halves of the expansion weights of one
  * format each, f32 or Q8_0; C the cache's rows up to the positions or a
  * value: one launch, absorbed. */
@@ -975,6 +1014,11 @@ static int latent_group(Fz *f, int k)
     const Type *q = &N(f, m->args[0])->ty, *p = &N(f, m->args[1])->ty;
     long nope = last_dim(q) - last_dim(p);
     single(f, GK_LATENT, k);
+    if (latent_wide(f, k)) {
+        f->gs[f->group[k]].wide = 1;
+        took(f, RU_LATENT_EXPANDED);
+        return 0;
+    }
     fuse_note(f, k, "rule latent_absorbed: the key half of the expansion folds into the query per head, attention "
               "reads the latent cache, the value half applies after: one launch, a block a head");
     if (f->o->numerics != NUM_PRECISE)

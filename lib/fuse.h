@@ -60,6 +60,7 @@ typedef struct Group {
      * sequences, row t of the launch group seq[t] (seq[0] this one; the
      * others cover nothing of their own, their nodes moved here) */
     int *seq, nseq;
+    int wide;                /* GK_LATENT: a wide chunk's, run expanded (latent_expanded) */
 } Group;
 
 typedef struct Fz {
@@ -79,7 +80,8 @@ typedef struct Fz {
 enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,
             RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT,
             RU_CONV_GATES, RU_MOE_KEPT, RU_ROPE_ATTEND,
-            RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_DELTA_STEPS, RU_BATCH_ATTEND, RU_MOE_SHARED, RU_GATE_PROLOGUE, RU_COUNT };
+            RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_DELTA_STEPS, RU_BATCH_ATTEND, RU_MOE_SHARED, RU_GATE_PROLOGUE,
+            RU_LATENT_EXPANDED, RU_COUNT };
 
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */

@@ -754,6 +754,28 @@ static int need_latent(Need *n)
     return 0;
 }
 
+static int need_latent_expand(Need *n)
+{
+    long nh = C(n, "NH"), nope = C(n, "NOPE"), qw = C(n, "QW"), rope = C(n, "ROPE"), lora = C(n, "LORA"),
+         vd = C(n, "VD"), R = C(n, "ROWS"), ctx = C(n, "NCTX");
+    if (nope > qw)
+        return bad(n, "a query head's unrotated part is wider than the head");
+    if ((C(n, "KQ") || C(n, "VQ")) && lora % 32)
+        return bad(n, "quantized halves of the expansion need whole 32-value blocks");
+    need(n, "qr", R * nh * qw);
+    need(n, "qp", R * nh * rope);
+    need(n, "kc", ctx * (lora + rope));
+    need(n, "wk", nh * nope * lora);
+    need(n, "wv", nh * vd * lora);
+    if (C(n, "MODE") == 1)
+        need(n, "pos", R);
+    need(n, "k", ctx * nh * (nope + rope));
+    need(n, "v", ctx * nh * vd);
+    need(n, "q", R * nh * (nope + rope));
+    grid(n, cdiv(ctx, 64) + cdiv(R, 16), cdiv(nh * (nope + vd), 128), 1);
+    return 0;
+}
+
 int gemv_blocks_per_sm(long slots, long tr, int norm)
 {
     return slots > 4 || tr > 1 || norm ? 2 : 3;   /* gemv.cu's MINB */
@@ -767,7 +789,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
         [KN_RANGE] = need_range, [KN_CONV] = need_conv,
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
         [KN_MMA] = need_mma, [KN_MMV] = need_mmv,
-        [KN_LATENT] = need_latent,
+        [KN_LATENT] = need_latent, [KN_LATENT_EXPAND] = need_latent_expand,
         [KN_DELTA] = need_delta,
     };
     memset(out, 0, sizeof *out);

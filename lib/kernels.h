@@ -125,6 +125,11 @@ K(LATENT, "latent", "latent.cu",
   "qr:tios:f32 qp:tios:f32 kc:tios:f32 wk:w:f32,q8 wv:w:f32,q8 pos:tiz?:i32 n:z?:i32 y:tio:f32 "
   "part:x?:f32 cnt:x?:i32", 256)
 
+K(LATENT_EXPAND, "latent_expand", "latent_expand.cu",
+  "NH:i:1:1024 NOPE:i:1:1024 QW:i:1:2048 ROPE:i:1:1024 LORA:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 "
+  "NCTX:i:1:16777216 MODE:i:1:2 KQ:i:0:1 VQ:i:0:1",
+  "qr:tios:f32 qp:tios:f32 kc:tios:f32 wk:w:f32,q8 wv:w:f32,q8 pos:tiz?:i32 n:z?:i32 k:t:f32 v:t:f32 q:t:f32", 256)
+
 K(DELTA, "delta", "delta.cu",
   "NK:i:1:4096 NV:i:1:4096 DK:i:4:256 DV:i:1:1024 ROWS:i:1:65536 QX:i:1:1048576 QA:i:0:1048576 "
   "KX:i:1:1048576 KA:i:0:1048576 VX:i:1:1048576 VA:i:0:1048576 QN:i:0:1 KN:i:0:1 EPS:f:0:1 "

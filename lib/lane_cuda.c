@@ -1298,8 +1298,116 @@ static void emit_moe(Fz *f, const Group *gr)
 
 /* latent(qr, qp, C, wk, wv): MODE 0 the cache's rows up to one position,
  * 1 up to each row's, 2 a value's rows. */
+/* A temporary of n f32 values that no node names: NODE.SUFFIX. */
+static int temp_of(Fz *f, int node, const char *suffix, long n)
+{
+    return add_buf(f, (PBuf){.name = arena_printf(f->a, "%s.%s", node_name(f, node), suffix), .kind = B_TEMP,
+                             .etype = ET_F32, .count = n, .node = -1, .base = -1});
+}
+
+/* latent_expanded: the cache's rows expanded into each head's keys and
+ * values and the queries' parts side by side (latent_expand.cu, covering
+ * nothing), then attention over them as NH heads of NOPE + ROPE (the
+ * group's one covering launch): a chunk's causal rows under q8 on the
+ * tensor cores (flash.cu, f16 operands, as take_flash says), else attend.cu
+ * in f32. */
+static void emit_latent_wide(Fz *f, const Group *gr)
+{
+    const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *qp = N(f, a->args[1]), *c = N(f, a->args[2]);
+    const GNode *wk = N(f, a->args[3]), *wv = N(f, a->args[4]);
+    int n = size_buf(f, &q->ty.d[0]), mode = 2, kb = buf_of(f, a->args[2]), pos = -1;
+    long rows = q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n, ctx = c->ty.d[0].n;
+    long nh = q->ty.d[1].n, rope = last(&qp->ty), nope = wk->ty.d[0].n / nh, vd = wv->ty.d[0].n / nh, hd = nope + rope;
+    if (c->op == OP_UPTO) {
+        mode = 1;
+        kb = buf_of(f, c->args[0]);
+        ctx = N(f, c->args[0])->ty.d[0].n;
+        pos = buf_of(f, c->args[1]);
+    }
+    int K = temp_of(f, gr->node, "k", ctx * nh * hd), V = temp_of(f, gr->node, "v", ctx * nh * vd),
+        Q = temp_of(f, gr->node, "q", rows * nh * hd);
+    L L = launch(f, KN_LATENT_EXPAND, gr);
+    L.l->ncovers = 0;
+    C(L, "NH", (double)nh);
+    C(L, "NOPE", (double)nope);
+    C(L, "QW", (double)last(&q->ty));
+    C(L, "ROPE", (double)rope);
+    C(L, "LORA", (double)wk->ty.d[1].n);
+    C(L, "VD", (double)vd);
+    C(L, "ROWS", (double)rows);
+    C(L, "NCTX", (double)ctx);
+    C(L, "MODE", mode);
+    C(L, "KQ", wk->ty.base == T_Q8);
+    C(L, "VQ", wv->ty.base == T_Q8);
+    A(L, "qr", buf_of(f, a->args[0]));
+    A(L, "qp", buf_of(f, a->args[1]));
+    A(L, "kc", kb);
+    A(L, "wk", buf_of(f, a->args[3]));
+    A(L, "wv", buf_of(f, a->args[4]));
+    A(L, "pos", pos);
+    A(L, "n", n);
+    A(L, "k", K);
+    A(L, "v", V);
+    A(L, "q", Q);
+    finish(L);
+    if (mode == 1 && take_flash(f, gr, rows, hd, vd)) {   /* q8: flash.cu over the heads' own keys */
+        L = launch(f, KN_FLASH, gr);
+        C(L, "NH", (double)nh);
+        C(L, "NKV", (double)nh);
+        C(L, "HD", (double)hd);
+        C(L, "VD", (double)vd);
+        C(L, "ROWS", (double)rows);
+        C(L, "NCTX", (double)ctx);
+        C(L, "KV", 1);
+        C(L, "SCALE", attr_num(a->e, "scale", 1));
+        C(L, "QS", (double)(nh * hd));
+        A(L, "q", Q);
+        A(L, "k", K);
+        A(L, "v", V);
+        A(L, "pos", pos);
+        A(L, "n", n);
+        A(L, "y", buf_of(f, gr->node));
+        finish(L);
+        return;
+    }
+    L = launch(f, KN_ATTEND, gr);
+    long chunk, busy, split = chunks(f, nh * rows, ctx, mode, 4, &chunk, &busy);
+    if (split > 1) {
+        took(f, RU_CHUNKS_APART);
+        fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
+                  "least %ld rows", nh * rows, busy, chunk);
+    }
+    C(L, "NH", (double)nh);
+    C(L, "NKV", (double)nh);
+    C(L, "HG", 1);
+    C(L, "HD", (double)hd);
+    C(L, "VD", (double)vd);
+    C(L, "ROWS", (double)rows);
+    C(L, "NCTX", (double)ctx);
+    C(L, "KV", 1);
+    C(L, "SCALE", attr_num(a->e, "scale", 1));
+    C(L, "SPLIT", (double)split);
+    C(L, "CHUNK", (double)chunk);
+    C(L, "BUSY", (double)busy);
+    C(L, "MODE", mode);
+    C(L, "QS", (double)(nh * hd));
+    A(L, "q", Q);
+    A(L, "k", K);
+    A(L, "v", V);
+    A(L, "pos", pos);
+    A(L, "n", n);
+    A(L, "y", buf_of(f, gr->node));
+    if (split > 1)
+        merge_scratch(L, f, gr->node, rows * nh * split * (vd + 2), rows * nh);
+    finish(L);
+}
+
 static void emit_latent(Fz *f, const Group *gr)
 {
+    if (gr->wide) {
+        emit_latent_wide(f, gr);
+        return;
+    }
     L L = launch(f, KN_LATENT, gr);
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *qp = N(f, a->args[1]), *c = N(f, a->args[2]);
     const GNode *wk = N(f, a->args[3]), *wv = N(f, a->args[4]);

@@ -785,6 +785,7 @@ typedef struct FuseOpts {
     int quiet;           /* no message for an op the lane has no kernel for */
     int mma_rows;        /* stacked rows from which products run on the tensor cores in tiles (mma); 0: MMA_ROWS */
     int mmv_rows;        /* stacked rows from which they run there in passes of 32 (mmv); 0: MMV_ROWS */
+    int latent_rows;     /* stacked rows from which a latent attention runs expanded; 0: LATENT_ROWS */
 } FuseOpts;
 /* The default crossover of --mma-rows: the first row count at which the
  * bench timed mma ahead of mmv (run96: 64 rows 9.63 against 9.32 ms, 128
@@ -804,6 +805,17 @@ static inline int mma_crossover(const FuseOpts *o)
 static inline int mmv_crossover(const FuseOpts *o)
 {
     return o->mmv_rows > 0 ? o->mmv_rows : MMV_ROWS;
+}
+/* The default of --latent-rows: the chunk rows from which a latent
+ * attention runs expanded (rule latent_expanded) rather than absorbed: the
+ * first chunk length at which DeepSeek-V2-Lite's prefill chunk took less
+ * time expanded at positions 1 and 1024 (bench/NOTES.md run151: 64 rows
+ * 0.960 and 0.882 the absorbed plan's time over the expanded one's, 128
+ * rows 1.003 and 1.011, 512 rows 1.056 and 1.178). */
+#define LATENT_ROWS 128
+static inline int latent_crossover(const FuseOpts *o)
+{
+    return o->latent_rows > 0 ? o->latent_rows : LATENT_ROWS;
 }
 /* The fewest stacked rows either tensor-core kernel takes. */
 static inline int tc_crossover(const FuseOpts *o)

@@ -67,7 +67,7 @@ RefNum plan_ref_numerics(Arena *a, const Plan *pl)
     for (int i = 0; i < pl->nls; i++)
         for (int k = 0; pl->ls[i].kernel == KN_FLASH && k < pl->ls[i].ncovers; k++) {
             const GNode *g = &pl->g->n[pl->ls[i].covers[k]];
-            if (g->op == OP_ATTEND)
+            if (g->op == OP_ATTEND || g->op == OP_LATENT)   /* latent_expanded's attention */
                 num.flash[num.nflash++] = g->e;
         }
     return num;

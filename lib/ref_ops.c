@@ -433,6 +433,47 @@ static void latent_one(Run *r, const Expr *e, const float *qr, const float *qp, 
     }
 }
 
+/* A wide chunk's latent attention as a plan's flash launch computes it
+ * (rule latent_expanded under q8: latent_expand.cu, then flash.cu): the
+ * cache's rows up to the last row's end expanded into each head's keys
+ * (its unrotated part through Wk, then the shared rotated key) and values
+ * (through Wv) in f32, the queries' two parts side by side, then
+ * flash_attend over nh heads of its own keys. */
+static void latent_flash(Run *r, const Expr *e, const Val *qr, const Val *qp, const Val *C, const long *shape,
+                         float *y)
+{
+    long nh = shape[0], wq = shape[1], rope = shape[2], vd = shape[3], lora = (long)attr_num(e, "lora", 0);
+    long nope = wq - rope, hd = nope + rope, row = lora + rope, T = qr->d[0], n = 0;
+    for (long t = 0; t < T; t++)
+        n = C->ends[t] > n ? C->ends[t] : n;
+    n = n < C->d[0] ? n : C->d[0];
+    WRows wk = wrows(r, e->args[3]), wv = wrows(r, e->args[4]);
+    float *tmp = arena_alloc(r->a, sizeof *tmp * (size_t)lora);
+    float *K = arena_alloc(r->a, sizeof *K * (size_t)((n ? n : 1) * nh * hd));
+    float *V = arena_alloc(r->a, sizeof *V * (size_t)((n ? n : 1) * nh * vd));
+    float *Q = arena_alloc(r->a, sizeof *Q * (size_t)(T * nh * hd));
+    for (long h = 0; h < nh; h++) {
+        for (long i = 0; i < nope + vd; i++) {
+            const float *w = i < nope ? wrow(&wk, h * nope + i, tmp) : wrow(&wv, h * vd + i - nope, tmp);
+            for (long j = 0; j < n; j++) {
+                float v = (float)dot(w, C->f + j * row, lora);
+                if (i < nope)
+                    K[(j * nh + h) * hd + i] = v;
+                else
+                    V[(j * nh + h) * vd + i - nope] = v;
+            }
+        }
+        for (long j = 0; j < n; j++)
+            memcpy(K + (j * nh + h) * hd + nope, C->f + j * row + lora, sizeof *K * (size_t)rope);
+        for (long t = 0; t < T; t++) {
+            memcpy(Q + (t * nh + h) * hd, qr->f + (t * nh + h) * wq, sizeof *Q * (size_t)nope);
+            memcpy(Q + (t * nh + h) * hd + nope, qp->f + (t * nh + h) * rope, sizeof *Q * (size_t)rope);
+        }
+    }
+    FlashAttn f = {nh, nh, hd, vd, (float)attr_num(e, "scale", 1), 0, 0, NULL};
+    flash_attend(&f, Q, C->ends, T, K, V, n, y);
+}
+
 Val eval_latent(Run *r, const Expr *e)
 {
     Val qr = eval(r, e->args[0]), qp = eval(r, e->args[1]), C = eval(r, e->args[2]);
@@ -444,6 +485,10 @@ Val eval_latent(Run *r, const Expr *e)
     Val y = qr;
     y.d[st + 1] = shape[3];
     y = val_new(r, T_F32, y.rank, y.d);
+    if (st && by_flash(r, e)) {
+        latent_flash(r, e, &qr, &qp, &C, shape, y.f);
+        return y;
+    }
     for (long t = 0; t < T; t++)
         latent_one(r, e, qr.f + t * nh * shape[1], qp.f + t * nh * shape[2], C.f, st ? C.ends[t] : C.d[0], shape,
                    y.f + t * nh * shape[3]);

@@ -10,7 +10,7 @@ typedef struct Opts {
     const char *out, *crossover;
     FuseOpts f;
     int numerics, no_lane_rules, no_fuse_quant;
-    long rows, sms, mma_rows, mmv_rows;
+    long rows, sms, mma_rows, mmv_rows, latent_rows;
     int quiet;
 } Opts;
 
@@ -47,6 +47,9 @@ static const Opt opts[] = {
     {.l = "mmv-rows", .kind = OPT_LONG, .at = offsetof(Opts, mmv_rows), .arg = "N", .lo = 2, .hi = 65536,
      .what = "a number of rows",
      .help = "stacked rows from which, below --mma-rows, they run there in passes of 32 (default 3)"},
+    {.l = "latent-rows", .kind = OPT_LONG, .at = offsetof(Opts, latent_rows), .arg = "N", .lo = 1, .hi = 65536,
+     .what = "a number of rows",
+     .help = "chunk rows from which a latent attention runs expanded (default 128)"},
     {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
      .help = "the two crossovers from FILE, a table of the bench's times\n"
              "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},
@@ -57,7 +60,7 @@ static const Opt opts[] = {
 };
 static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]\n"
                         "                  [--rows N] [--sms N] [--mma-rows N] [--mmv-rows N]\n"
-                        "                  [--crossover FILE] [-o FILE] [-v] [FILE]\n",
+                        "                  [--latent-rows N] [--crossover FILE] [-o FILE] [-v] [FILE]\n",
                         opts};
 
 /* The row bound of a program's sizes: the knob, or its context (the rows of
@@ -125,6 +128,7 @@ int main(int argc, char **argv)
     o.f.sms = o.sms ? (int)o.sms : 132;
     o.f.mma_rows = (int)o.mma_rows;
     o.f.mmv_rows = (int)o.mmv_rows;
+    o.f.latent_rows = (int)o.latent_rows;
     o.f.verbose &= !o.quiet;
     if (!s && o.crossover)
         s = crossovers(a, &o);

@@ -109,6 +109,7 @@ same() {
         done
     done
     grep -q '^launch attend .* TC=1 ' all.plans
+    grep -q '^launch latent_expand ' all.plans && grep -q '^launch flash NH=16 NKV=16 HD=192 ' all.plans
     run --separate-stderr logos-run --compile --arch 90 all.plans
     [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
     [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]] ||
@@ -515,6 +516,38 @@ END
     run --separate-stderr logos-fuse -v big.logos
     [[ "$stderr" == *"read each head's 128 unrotated query values in place as f32 (the reference multiplies them unrounded)"* ]]
     [ "$(grep -c '^launch latent NH=16 NOPE=128 QW=192 ROPE=64 LORA=512 VD=128 ' <<<"$output")" -eq 27 ]
+}
+
+@test "latent attention of a wide chunk: expanded (latent_expand, then attend, or flash under q8), from --latent-rows; -v says which and why" {
+    logos-author prefill "$TINY/deepseek2.yaml" >p.logos
+    # the tiny chunk's 64 rows are not wide by default (128)
+    run --separate-stderr logos-fuse -v p.logos
+    [ "$status" -eq 0 ] && grep -q '^rule latent_absorbed$' <<<"$output" && ! grep -q '^launch latent_expand ' <<<"$output"
+    [[ "$stderr" == *"latent absorbed: a chunk of 64 rows is not wide (--latent-rows 128)"* ]]
+    run --separate-stderr logos-fuse -v --latent-rows 64 p.logos
+    [ "$status" -eq 0 ] && grep -q '^rule latent_expanded$' <<<"$output" && ! grep -q '^rule latent_absorbed$' <<<"$output"
+    [[ "$stderr" == *"rule latent_expanded: a wide chunk (64 rows, --latent-rows 64): the cache's 64 rows expanded into 4 heads' keys of 32 and values of 16 (0.0492 MB), then attention over them"* ]]
+    [ "$(grep -c '^launch latent_expand NH=4 NOPE=16 QW=32 ROPE=16 LORA=32 VD=16 ROWS=64 NCTX=64 MODE=1 KQ=1 VQ=1 grid 5 1 1 .* k=bct[0-9].k v=bct[0-9].v q=bct[0-9].q covers$' <<<"$output")" -eq 3 ]
+    [ "$(grep -c '^launch attend NH=4 NKV=4 HG=1 HD=32 VD=16 .* MODE=1 .* q=bct[0-9].q k=bct[0-9].k v=bct[0-9].v .* covers [0-9]* ' <<<"$output")" -eq 3 ]
+    logos-check - <<<"$output"
+    # under q8 the heads' attention runs on the tensor cores
+    run --separate-stderr logos-fuse -v --numerics q8 --latent-rows 64 p.logos
+    [ "$(grep -c '^launch flash NH=4 NKV=4 HD=32 VD=16 .* q=bct[0-9].q k=bct[0-9].k v=bct[0-9].v ' <<<"$output")" -eq 3 ]
+    [[ "$stderr" == *"attention of 64 causal rows on the tensor cores (flash)"* ]]
+    # the CPU reference runs the expanded plan to its program's tokens, and under LOGOS_REF_NUMERICS as flash computes
+    logos-author generate "$TINY/deepseek2.yaml" >g.logos
+    logos-fuse --numerics q8 --latent-rows 2 g.logos >g.plan
+    grep -q '^launch latent_expand ' g.plan
+    logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 g.logos >a.tok
+    logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 g.plan >b.tok
+    cmp a.tok b.tok
+    LOGOS_REF_NUMERICS=1 logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 g.plan >c.tok
+    [ "$(wc -l <c.tok)" -eq 4 ]
+    # a decode step's single row never expands; DeepSeek-V2-Lite's chunk of 512 rows does by default
+    logos-author decode_step "$TINY/deepseek2.yaml" | logos-fuse --latent-rows 1 | grep -q '^rule latent_absorbed$'
+    [ "$(logos-author prefill "$EX/deepseek-v2-lite.yaml" | logos-fuse | grep -c '^launch latent_expand NH=16 NOPE=128 ')" -eq 27 ]
+    run --separate-stderr logos-fuse --latent-rows 0 p.logos
+    [ "$status" -eq 2 ]
 }
 
 @test "logos-fuse: an attention's query heads over several blocks where a key head's are many and wide (HG), -v says so" {

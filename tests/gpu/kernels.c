@@ -18,7 +18,8 @@
  * folded in (moe_shared: segments, a sigmoid gate); the tensor cores' products of stacked rows with
  * their parts, norm, bias, residual, gated pair, soft-cap and quantizing
  * epilogue; latent attention absorbed over its cache, q8 and f32 halves, a
- * decode step and a chunk's causal rows, with the rope launch that reads
+ * decode step and a chunk's causal rows, and a wide chunk's expanded
+ * (latent_expand.cu, then attend over its heads), with the rope launch that reads
  * its query's and latent row's slices in place and writes the row's parts
  * (the normed latent, the turned key) into their places in its cache; the gated delta rule over a step and a chunk's rows with
  * grouped heads, its q and k normed in its prologue or not, read in place
@@ -462,6 +463,27 @@ static const MmaCase mma_cases[] = {
      GATED_DOWN("11", "2048", "1056"), 3, 8}, 0},
 };
 
+/* Latent attention over a chunk's rows expanded (rule latent_expanded):
+ * their plans fused with --latent-rows 2 (the cases above with 65536, so
+ * that theirs stay absorbed whatever the default). */
+typedef struct LatentCase {
+    Case c;
+    int rows;            /* --latent-rows for its plan */
+} LatentCase;
+
+static const LatentCase latent_cases[] = {
+    {{"latent expanded (a wide chunk): f32 halves, lora 40, causal rows; concat of rows",
+     "size T\nin qr : f32[T,3,32]\nin qp : f32[T,3,8]\nin a : f32[T,40]\nin b : f32[T,8]\nin pos0 : i32\n"
+     "weight wk : f32[72,40]\nweight wv : f32[60,40]\nstate Kc : f32[32,48]\nout o : f32[T,3,20]\n"
+     "out ab : f32[T,48]\n"
+     "p = range(pos0, n=T)\nab = concat(a, b)\nKc[p] = ab\no = latent(qr, qp, Kc[..p], wk, wv, scale=0.2, lora=40)\n", 3, 0}, 2},
+    {{"latent expanded (a wide chunk), DeepSeek-V2-Lite's heads: 16 of 128+64 over 512, q8 halves, a cache of 200 "
+     "rows (its last tile part full), chunks of 5 rows over 40 steps",
+     "size T\nin qr : f32[T,16,192]\nin qp : f32[T,16,64]\nin c : f32[T,576]\nin pos0 : i32\n"
+     "weight wk : q8[2048,512]\nweight wv : q8[2048,512]\nstate Kc : f32[200,576]\nout o : f32[T,16,128]\n"
+     "p = range(pos0, n=T)\nKc[p] = c\no = latent(qr, qp, Kc[..p], wk, wv, scale=0.1147214, lora=512)\n", 40, 0}, 2},
+};
+
 static double rel_err(const float *a, const float *b, long n, int *finite)
 {
     double d = 0, r = 0;
@@ -580,7 +602,7 @@ static int flash_alone(const Plan *pl)
 }
 
 /* One case under one numerics: 0 passed, 1 failed, 3 no GPU. */
-static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
+static int run_case(const Case *c, int numerics, const char *path, int mma_rows, int latent_rows)
 {
     Arena *a = arena_new();
     Stream st = {0};
@@ -590,6 +612,7 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows)
     fo.numerics = numerics;
     fo.fuse_quant = numerics != NUM_PRECISE;
     fo.mma_rows = mma_rows;
+    fo.latent_rows = latent_rows;
     if (c->sms)
         fo.sms = c->sms;
     if (!s && !(st.plans[0] = fuse(a, st.progs[0], st.graphs[0], &fo)))
@@ -673,15 +696,19 @@ int main(void)
     close(fd);
     int pass = 0, fail = 0;
     const char *match = getenv("KERNELS_MATCH");
-    size_t ncases = sizeof cases / sizeof cases[0], nmma = sizeof mma_cases / sizeof mma_cases[0];
-    for (size_t i = 0; i < ncases + nmma; i++) {
-        const Case *c = i < ncases ? &cases[i] : &mma_cases[i - ncases].c;
+    size_t ncases = sizeof cases / sizeof cases[0], nmma = sizeof mma_cases / sizeof mma_cases[0],
+           nlat = sizeof latent_cases / sizeof latent_cases[0];
+    for (size_t i = 0; i < ncases + nmma + nlat; i++) {
+        size_t m = i - ncases, l = i - ncases - nmma;
+        const Case *c = i < ncases ? &cases[i] : m < nmma ? &mma_cases[m].c : &latent_cases[l].c;
+        int mma_rows = i >= ncases && m < nmma ? mma_cases[m].rows : 0;
+        int latent_rows = i >= ncases + nmma ? latent_cases[l].rows : 65536;
         if (match && !matches(c->what, match))
             continue;
         if (write_case(c, path))
             return 3;
         for (int n = NUM_PRECISE; n <= NUM_Q8X2; n++) {
-            int r = run_case(c, n, path, i < ncases ? 0 : mma_cases[i - ncases].rows);
+            int r = run_case(c, n, path, mma_rows, latent_rows);
             if (r == 3) {
                 unlink(path);
                 return 3;
