@@ -26,12 +26,14 @@
 // bg, bu (E, FF), bd (E, D) f32; x (rows, D) f32; rt (rows, E) f32; gs
 // (rows) f32; h (ROWS, K + SH, FF) scratch, f32 or (WQ and HQ) format HQ;
 // y (rows, D) f32; rows = n or ROWS.
-// Launch: PHASE 0 grid (ceil(FF / 32), K + SH, ROWS), block 256, smem 4 D
+// Launch: PHASE 0 grid (ceil(FF / 32), K + SH, ROWS), or (ROWS, K + SH,
+// ceil(FF / 32)) for stacked rows (RT), block 256, smem 4 D
 // (XQ D + align16: XQ D bytes, D / 32 scales): block (u, j, t) computes
 // units 32u .. 32u + 31 of row t's j-th expert (j >= K: of the shared
 // expert's segment j - K), 4 a warp, x staged once in shared memory; a warp
 // reads its 8 rows (4 gate, 4 up) together, 16 bytes a lane a row, so that
-// many loads are in flight. PHASE 1 grid (ceil(D / 8), ROWS, 1), block 256,
+// many loads are in flight. PHASE 1 grid (ceil(D / 8), ROWS, 1) or (ROWS,
+// ceil(D / 8), 1) (RT), block 256,
 // smem 4 (K + SH) FF (none under WQ and HQ: h's quants are read where they
 // lie, the block's warps sharing them in L1): an output a warp, its kept
 // experts' rows and the shared expert's row read together.
@@ -48,6 +50,26 @@
 // Wsd, gs and writes y).
 
 constexpr int KS = K + SH;   // h's rows a row of the launch: the kept experts', then the shared expert's segments
+
+// Stacked rows (RT): the row is blockIdx.x, the fastest of the grid's
+// indices, so that the blocks of one unit block (PHASE 0) or one block of
+// outputs (PHASE 1) run together for every row: their experts' weights come
+// from DRAM once a chunk and from L2 for the rows after, not once a row (a
+// chunk's rows gathered per expert by the order the blocks run in; each
+// row still multiplies its kept experts' rows itself: bench/NOTES.md
+// run152, and run153 for a block an expert over its gathered rows, slower).
+constexpr bool RT = ROWS > 1;
+
+// PHASE 0's block of 32 units and PHASE 1's block of 8 outputs.
+DEV long unit_block()
+{
+    return RT ? blockIdx.z : blockIdx.x;
+}
+
+DEV long out_block()
+{
+    return RT ? blockIdx.y : blockIdx.x;
+}
 constexpr long FS = (long)SH * FF;   // the shared expert's hidden width
 
 // Q8_0 experts by activations held quantized: x staged (A8), h (H8).
@@ -219,13 +241,13 @@ DEV void up_q8(const void *wg, const void *wu, long rows, long r0, long i0, cons
     }
 }
 
-// Units 32 blockIdx.x + 4 w .. + 3 of rows r0 .. of wg, wu (rows rows:
+// Units 32 unit_block() + 4 w .. + 3 of rows r0 .. of wg, wu (rows rows:
 // an expert's, or the shared expert's), gated into hs (lane 0 of warp w).
 DEV void units(const void *wg, const void *wu, long rows, long r0, bool bias, const float *bg, const float *bu,
                const float *xs, float *hs)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    long i0 = (long)blockIdx.x * 32 + w * 4;
+    long i0 = unit_block() * 32 + w * 4;
     if (WQ) {   // FF whole 32-value blocks: the warp's four units all exist
         float g[4], u[4];
         if (A8)
@@ -261,7 +283,7 @@ DEV void up(const Params &p)
     __shared__ float hs[32];
     __shared__ int ids[K];
     __shared__ float wts[K];
-    long t = blockIdx.z;
+    long t = RT ? blockIdx.x : blockIdx.z;
     int j = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     if (!XEARLY)
         pdl_begin();
@@ -292,7 +314,7 @@ DEV void up(const Params &p)
     }
     __syncthreads();
     if (w == 0) {
-        long i = (long)blockIdx.x * 32 + lane;
+        long i = unit_block() * 32 + lane;
         float v = i < FF ? hs[lane] : 0.0f;
         if (H8)   // FF whole 32-value blocks
             warp_quant(v, p.a[9], (long)ROWS * KS * FF, ((t * KS + j) * FF + i) / 32, HQ);
@@ -340,7 +362,7 @@ DEV void down_load(const Params &p, const int *r, long o, long c, Round &x)
     }
 }
 
-// Output o = 8 blockIdx.x + warp of row t, h in format HQ where it lies
+// Output o = 8 out_block() + warp of row t, h in format HQ where it lies
 // (the block's warps read the same h: L1 holds it after the first). The
 // shared expert's row of Wsd is FS values, its SH segments read beside
 // the kept experts' rows, chunk c of each. The kept experts come from the
@@ -350,7 +372,7 @@ DEV void down_load(const Params &p, const int *r, long o, long c, Round &x)
 DEV void down_a8(const Params &p, long t, const int *ids, const float *wts, bool live)
 {
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    long o = (long)blockIdx.x * 8 + w;
+    long o = out_block() * 8 + w;
     live = live && o < D;
     const long n = (long)ROWS * KS * FF;
     const i8 *hq = (const i8 *)p.a[9];
@@ -401,7 +423,7 @@ DEV void down(const Params &p)
     extern __shared__ float hsm[];   // row t's KS FF hidden values
     __shared__ int ids[K];
     __shared__ float wts[K];
-    long t = blockIdx.y;
+    long t = RT ? blockIdx.x : blockIdx.y;
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const bool live = t < rows_of(p.a[8], ROWS);
     if (live)   // the route's weights: finished before the launch before passed its wait
@@ -425,7 +447,7 @@ DEV void down(const Params &p)
             hsm[i] = h[i];
     }
     __syncthreads();
-    long o = (long)blockIdx.x * 8 + w;
+    long o = out_block() * 8 + w;
     if (o >= D)
         return;
     float acc = 0.0f, sh = 0.0f;

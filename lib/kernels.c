@@ -621,7 +621,10 @@ static int need_moe(Need *n)
             need(n, "Wsg", sh * ff * d);
             need(n, "Wsu", sh * ff * d);
         }
-        grid(n, cdiv(ff, 32), k + sh, R);   /* x staged: f32, or quantized (Q8_0 experts) */
+        if (R > 1)   /* stacked rows the fastest index (moe.cu's RT) */
+            grid(n, R, k + sh, cdiv(ff, 32));
+        else
+            grid(n, cdiv(ff, 32), k + sh, R);   /* x staged: f32, or quantized (Q8_0 experts) */
         long xq = C(n, "WQ") ? C(n, "XQ") : 0;
         n->out->smem = etype_bytes(xq == 2 ? ET_A8X2 : xq ? ET_A8 : ET_F32, d);
         return 0;
@@ -636,7 +639,10 @@ static int need_moe(Need *n)
         need(n, "Wsd", d * sh * ff);
     if (C(n, "GSH"))
         need(n, "gs", R);
-    grid(n, cdiv(d, 8), R, 1);   /* h staged when f32; read where it lies when quantized */
+    if (R > 1)
+        grid(n, R, cdiv(d, 8), 1);
+    else
+        grid(n, cdiv(d, 8), R, 1);   /* h staged when f32; read where it lies when quantized */
     n->out->smem = C(n, "WQ") && C(n, "HQ") ? 0 : 4 * (k + sh) * ff;
     if (n->out->smem > 227 * 1024)
         return bad(n, "the kept experts' hidden values pass the shared memory of a block");
