@@ -1,8 +1,8 @@
 /* bench.c — what a plan's launches must read and compute, from the plan
  * alone: each launch's bytes (the weights it reads whole, the cache rows an
- * attention reads at a position, its activations), FLOPs and the ops of its
- * Q8_0 products, a step's bytes (every weight once, the cache rows read at
- * that position, the states) and ops, a launch's short description; the
+ * attention or a latent attention reads at a position, its activations),
+ * FLOPs and the ops of its Q8_0 products, a step's bytes (every weight once,
+ * the cache rows read at that position, the recurrent states) and ops, a launch's short description; the
  * figures logos-bench prints. A prefill chunk's launches that take the
  * runtime size compute its rows, not the plan's bound; an attention over a
  * chunk reads the cache up to the chunk's last row. */
@@ -90,6 +90,25 @@ static double attend_bytes(const PLaunch *l, BenchAt at)
     return rows * C(l, "NKV") * (C(l, "HD") + C(l, "VD")) * esize;
 }
 
+/* Whether a launch reads a latent attention's cache rows (latent, or a
+ * wide chunk's latent_expand), and the bytes of those it reads: a step's
+ * (MODE 0) up to its position, a chunk's (MODE 1) up to its last row's,
+ * each once; every row of a value (MODE 2). Rows of LORA + ROPE f32. */
+static int latent_read(const PLaunch *l)
+{
+    return l->kernel == KN_LATENT || l->kernel == KN_LATENT_EXPAND;
+}
+
+static double latent_bytes(const PLaunch *l, BenchAt at)
+{
+    double ctx = C(l, "NCTX"), mode = C(l, "MODE"), rows = ctx;
+    if (mode == 0)
+        rows = (double)at.pos < ctx ? (double)at.pos : ctx;
+    else if (mode == 1)
+        rows = (double)at.pos + rows_of(l, at) - 1 < ctx ? (double)at.pos + rows_of(l, at) - 1 : ctx;
+    return rows * (C(l, "LORA") + C(l, "ROPE")) * 4;
+}
+
 /* The FLOPs of an attention: a chunk's rows each over its own keys. */
 static double attend_flops(const PLaunch *l, BenchAt at)
 {
@@ -144,6 +163,8 @@ double launch_bytes(const Plan *pl, int i, BenchAt at)
         int kind = pl->bufs[plan_base(pl, b)].kind;
         if (attention(l) && (!strcmp(k->p[p].name, "k") || !strcmp(k->p[p].name, "v")))
             continue;
+        if (latent_read(l) && !strcmp(k->p[p].name, "kc"))
+            continue;
         if (kind == B_WEIGHT)
             bytes += weight_read(pl, l, p, b, need.count[p], at);
         else if (need.count[p] > 0)   /* activations: the rows computed; states and tables whole */
@@ -152,6 +173,8 @@ double launch_bytes(const Plan *pl, int i, BenchAt at)
     }
     if (attention(l))
         bytes += attend_bytes(l, at);
+    if (latent_read(l))
+        bytes += latent_bytes(l, at);
     return bytes;
 }
 
@@ -192,11 +215,33 @@ double launch_ops(const Plan *pl, int i, BenchAt at)
     }
 }
 
+/* The bytes a launch reads of the states it does not read as an
+ * attention's or a latent attention's cache (a delta rule's state, a
+ * convolution's ring: whole; a copy's rows of a state), each state once a
+ * step (seen). */
+static double state_read(const Plan *pl, const PLaunch *l, const KNeed *need, StrMap *seen)
+{
+    const Kernel *k = kernel_info(l->kernel);
+    double bytes = 0;
+    if (attention(l) || latent_read(l))
+        return 0;
+    for (int p = 0; p < k->np; p++) {
+        int b = l->arg[p] < 0 ? -1 : plan_base(pl, l->arg[p]);
+        if (b < 0 || pl->bufs[b].kind != B_STATE || written(&k->p[p]) || need->count[p] <= 0 ||
+            strmap_get(seen, pl->bufs[b].name) >= 0)
+            continue;
+        bytes += (double)etype_bytes(pl->bufs[b].etype, need->count[p]);
+        strmap_put(seen, pl->bufs[b].name, 0);
+    }
+    return bytes;
+}
+
 /* A step's bytes: each weight once, at the most any launch reads of it (an
  * embedding's gathered rows, or the whole of a weight a product reads too,
- * as a tied head does), the cache rows attention reads at pos. seen carries
- * the weights counted across the plans of a stream: 0 read whole, n > 0 the
- * n bytes of gathered rows counted so far. */
+ * as a tied head does), the cache rows attention and latent attention read
+ * at pos, the recurrent states. seen carries the weights and states counted
+ * across the plans of a stream: 0 read whole, n > 0 the n bytes of a
+ * weight's gathered rows counted so far. */
 double plan_step_bytes(const Plan *pl, BenchAt at, StrMap *seen)
 {
     double bytes = 0;
@@ -220,6 +265,9 @@ double plan_step_bytes(const Plan *pl, BenchAt at, StrMap *seen)
         }
         if (attention(l))
             bytes += attend_bytes(l, at);
+        if (latent_read(l))
+            bytes += latent_bytes(l, at);
+        bytes += state_read(pl, l, &need, seen);
     }
     return bytes;
 }

@@ -65,6 +65,31 @@ cpu_table() {
     [[ "${lines[1]}" == step,step.plan,tiny-llama,decode_step,17,,,1,*,$(hand 17),*,,1 ]]
 }
 
+# The bytes a step's csv line says at each given position.
+step_bytes() { logos-bench --device cpu --synthetic 1 -n 1 --csv "$@" | awk -F, '$1 == "step" { print $12 }'; }
+
+@test "logos-bench: a step counts a latent attention's cache rows at its position and the recurrent states whole, against hand counts" {
+    # the tiny LFM2 (tied head, no mixture: every weight read whole): its
+    # weights from the plan's buffers (Q8_0 at 1 + 2/32 bytes, f32 at 4),
+    # one attention layer's cache rows (2 key heads of 16, keys and values,
+    # f32) a position, and its three convolutions' rings (kernel 3: 2 rows of
+    # 64 f32) read whole
+    logos-author decode_step "$TINY/lfm2.yaml" | logos-fuse >l.plan
+    local w
+    w=$(awk '$1 == "buffer" && $3 == "weight" { b += $4 == "q8" ? $5 + $5 / 16 : 4 * $5 } END { print b }' l.plan)
+    [ "$(step_bytes --pos 8 l.plan)" -eq $((w + 8 * 2 * 2 * 16 * 4 + 3 * 2 * 64 * 4)) ]
+    [ "$(step_bytes --pos 40 l.plan)" -eq $((w + 40 * 2 * 2 * 16 * 4 + 3 * 2 * 64 * 4)) ]
+    # the tiny DeepSeek-V2: each of its 3 latent layers reads one more cache
+    # row a position, of 32 latent values and 16 of the turned key, f32
+    logos-author decode_step "$TINY/deepseek2.yaml" | logos-fuse >d.plan
+    [ $(($(step_bytes --pos 20 d.plan) - $(step_bytes --pos 8 d.plan))) -eq $((12 * 3 * (32 + 16) * 4)) ]
+    # the tiny Qwen3-Next: its one attention layer's rows a position (its
+    # delta layers' states and rings, constant, counted as LFM2's rings are)
+    logos-author decode_step "$TINY/qwen3next.yaml" | logos-fuse >q.plan
+    [ $(($(step_bytes --pos 20 q.plan) - $(step_bytes --pos 8 q.plan))) -eq $((12 * 2 * 2 * 16 * 4)) ]
+    grep -q '^buffer Sd0 state f32 1024$' q.plan && grep -q '^buffer Rc0 state f32 384$' q.plan
+}
+
 @test "logos-bench --csv: a header and a row a position; --ceiling fills the fraction" {
     run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 3 --csv --ceiling 0.001 --pos 5 --pos 6 step.logos
     [ "$status" -eq 0 ]
