@@ -967,7 +967,7 @@ static void moe_shared(Fz *f)
 /* Whether latent attention k is a wide chunk's, run expanded (the lane's
  * own rule, taken before the shared rules): stacked rows of at least
  * --latent-rows (the chunk's bound), over the cache's rows up to each row's
- * position or over a value's rows, its expanded keys and values within
+ * position, its expanded keys and values within
  * LATENT_WIDE_BYTES and its values of an even width (attend.cu reads them a
  * pair at a time). -v says why not where the rows are wide. */
 static int latent_wide(Fz *f, int k)
@@ -982,10 +982,9 @@ static int latent_wide(Fz *f, int k)
                   latent_crossover(f->o));
         return 0;
     }
-    const GNode *cache = c->op == OP_UPTO ? N(f, c->args[0]) : c;
-    if (c->op == OP_UPTO && N(f, c->args[1])->ty.rank != 1)
+    if (c->op != OP_UPTO || N(f, c->args[1])->ty.rank != 1)   /* a chunk's rows over the cache up to each */
         return 0;
-    long ctx = cache->ty.d[0].n, hd = wk->ty.d[0].n / nh + last_dim(&N(f, m->args[1])->ty), vd = wv->ty.d[0].n / nh;
+    long ctx = N(f, c->args[0])->ty.d[0].n, hd = wk->ty.d[0].n / nh + last_dim(&N(f, m->args[1])->ty), vd = wv->ty.d[0].n / nh;
     double bytes = 4.0 * (double)ctx * (double)nh * (double)(hd + vd);
     const char *why = vd % 2 ? "its value width is odd (attention reads values a pair at a time)"
                       : bytes > (double)LATENT_WIDE_BYTES ? "its expanded keys and values would pass 1 GiB"

@@ -734,10 +734,12 @@ static int need_mmv(Need *n)
     return 0;
 }
 
-static int need_latent(Need *n)
+/* What latent and latent_expand both read: the query's two parts, the
+ * cache and the expansion's halves; -1 where the shapes do not fit. */
+static int need_latent_reads(Need *n)
 {
     long nh = C(n, "NH"), nope = C(n, "NOPE"), qw = C(n, "QW"), rope = C(n, "ROPE"), lora = C(n, "LORA"),
-         vd = C(n, "VD"), R = C(n, "ROWS"), mode = C(n, "MODE");
+         vd = C(n, "VD"), R = C(n, "ROWS");
     if (nope > qw)
         return bad(n, "a query head's unrotated part is wider than the head");
     if ((C(n, "KQ") || C(n, "VQ")) && lora % 32)
@@ -747,6 +749,15 @@ static int need_latent(Need *n)
     need(n, "kc", C(n, "NCTX") * (lora + rope));
     need(n, "wk", nh * nope * lora);
     need(n, "wv", nh * vd * lora);
+    return 0;
+}
+
+static int need_latent(Need *n)
+{
+    long nh = C(n, "NH"), nope = C(n, "NOPE"), lora = C(n, "LORA"), vd = C(n, "VD"), R = C(n, "ROWS"),
+         mode = C(n, "MODE");
+    if (need_latent_reads(n))
+        return -1;
     if (mode != 2)
         need(n, "pos", mode == 1 ? R : 1);
     need(n, "y", R * nh * vd);
@@ -762,17 +773,10 @@ static int need_latent(Need *n)
 
 static int need_latent_expand(Need *n)
 {
-    long nh = C(n, "NH"), nope = C(n, "NOPE"), qw = C(n, "QW"), rope = C(n, "ROPE"), lora = C(n, "LORA"),
-         vd = C(n, "VD"), R = C(n, "ROWS"), ctx = C(n, "NCTX");
-    if (nope > qw)
-        return bad(n, "a query head's unrotated part is wider than the head");
-    if ((C(n, "KQ") || C(n, "VQ")) && lora % 32)
-        return bad(n, "quantized halves of the expansion need whole 32-value blocks");
-    need(n, "qr", R * nh * qw);
-    need(n, "qp", R * nh * rope);
-    need(n, "kc", ctx * (lora + rope));
-    need(n, "wk", nh * nope * lora);
-    need(n, "wv", nh * vd * lora);
+    long nh = C(n, "NH"), nope = C(n, "NOPE"), rope = C(n, "ROPE"), vd = C(n, "VD"), R = C(n, "ROWS"),
+         ctx = C(n, "NCTX");
+    if (need_latent_reads(n))
+        return -1;
     if (C(n, "MODE") == 1)
         need(n, "pos", R);
     need(n, "k", ctx * nh * (nope + rope));

@@ -1305,6 +1305,33 @@ static int temp_of(Fz *f, int node, const char *suffix, long n)
                              .etype = ET_F32, .count = n, .node = -1, .base = -1});
 }
 
+/* A wide chunk's expanded attention: its heads, widths, rows and cache
+ * rows, and the buffers latent_expand fills (q, k, v) and reads (pos, n). */
+typedef struct Wide {
+    long nh, hd, vd, rows, ctx;
+    int mode, q, k, v, pos, n;
+} Wide;
+
+/* The constants and parameters attend.cu and flash.cu take alike for it. */
+static void wide_attention(L L, Fz *f, const Group *gr, const Wide *w)
+{
+    C(L, "NH", (double)w->nh);
+    C(L, "NKV", (double)w->nh);
+    C(L, "HD", (double)w->hd);
+    C(L, "VD", (double)w->vd);
+    C(L, "ROWS", (double)w->rows);
+    C(L, "NCTX", (double)w->ctx);
+    C(L, "KV", 1);
+    C(L, "SCALE", attr_num(N(f, gr->node)->e, "scale", 1));
+    C(L, "QS", (double)(w->nh * w->hd));
+    A(L, "q", w->q);
+    A(L, "k", w->k);
+    A(L, "v", w->v);
+    A(L, "pos", w->pos);
+    A(L, "n", w->n);
+    A(L, "y", buf_of(f, gr->node));
+}
+
 /* latent_expanded: the cache's rows expanded into each head's keys and
  * values and the queries' parts side by side (latent_expand.cu, covering
  * nothing), then attention over them as NH heads of NOPE + ROPE (the
@@ -1315,90 +1342,57 @@ static void emit_latent_wide(Fz *f, const Group *gr)
 {
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *qp = N(f, a->args[1]), *c = N(f, a->args[2]);
     const GNode *wk = N(f, a->args[3]), *wv = N(f, a->args[4]);
-    int n = size_buf(f, &q->ty.d[0]), mode = 2, kb = buf_of(f, a->args[2]), pos = -1;
-    long rows = q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n, ctx = c->ty.d[0].n;
-    long nh = q->ty.d[1].n, rope = last(&qp->ty), nope = wk->ty.d[0].n / nh, vd = wv->ty.d[0].n / nh, hd = nope + rope;
-    if (c->op == OP_UPTO) {
-        mode = 1;
-        kb = buf_of(f, c->args[0]);
-        ctx = N(f, c->args[0])->ty.d[0].n;
-        pos = buf_of(f, c->args[1]);
-    }
-    int K = temp_of(f, gr->node, "k", ctx * nh * hd), V = temp_of(f, gr->node, "v", ctx * nh * vd),
-        Q = temp_of(f, gr->node, "q", rows * nh * hd);
+    long nh = q->ty.d[1].n, nope = wk->ty.d[0].n / nh;
+    Wide w = {nh, nope + last(&qp->ty), wv->ty.d[0].n / nh, q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n,
+              N(f, c->args[0])->ty.d[0].n, 1, -1, -1, -1, buf_of(f, c->args[1]), size_buf(f, &q->ty.d[0])};
+    w.k = temp_of(f, gr->node, "k", w.ctx * nh * w.hd);
+    w.v = temp_of(f, gr->node, "v", w.ctx * nh * w.vd);
+    w.q = temp_of(f, gr->node, "q", w.rows * nh * w.hd);
     L L = launch(f, KN_LATENT_EXPAND, gr);
     L.l->ncovers = 0;
     C(L, "NH", (double)nh);
     C(L, "NOPE", (double)nope);
     C(L, "QW", (double)last(&q->ty));
-    C(L, "ROPE", (double)rope);
+    C(L, "ROPE", (double)last(&qp->ty));
     C(L, "LORA", (double)wk->ty.d[1].n);
-    C(L, "VD", (double)vd);
-    C(L, "ROWS", (double)rows);
-    C(L, "NCTX", (double)ctx);
-    C(L, "MODE", mode);
+    C(L, "VD", (double)w.vd);
+    C(L, "ROWS", (double)w.rows);
+    C(L, "NCTX", (double)w.ctx);
+    C(L, "MODE", w.mode);
     C(L, "KQ", wk->ty.base == T_Q8);
     C(L, "VQ", wv->ty.base == T_Q8);
     A(L, "qr", buf_of(f, a->args[0]));
     A(L, "qp", buf_of(f, a->args[1]));
-    A(L, "kc", kb);
+    A(L, "kc", buf_of(f, c->args[0]));
     A(L, "wk", buf_of(f, a->args[3]));
     A(L, "wv", buf_of(f, a->args[4]));
-    A(L, "pos", pos);
-    A(L, "n", n);
-    A(L, "k", K);
-    A(L, "v", V);
-    A(L, "q", Q);
+    A(L, "pos", w.pos);
+    A(L, "n", w.n);
+    A(L, "k", w.k);
+    A(L, "v", w.v);
+    A(L, "q", w.q);
     finish(L);
-    if (mode == 1 && take_flash(f, gr, rows, hd, vd)) {   /* q8: flash.cu over the heads' own keys */
+    if (take_flash(f, gr, w.rows, w.hd, w.vd)) {   /* q8: flash.cu over the heads' own keys */
         L = launch(f, KN_FLASH, gr);
-        C(L, "NH", (double)nh);
-        C(L, "NKV", (double)nh);
-        C(L, "HD", (double)hd);
-        C(L, "VD", (double)vd);
-        C(L, "ROWS", (double)rows);
-        C(L, "NCTX", (double)ctx);
-        C(L, "KV", 1);
-        C(L, "SCALE", attr_num(a->e, "scale", 1));
-        C(L, "QS", (double)(nh * hd));
-        A(L, "q", Q);
-        A(L, "k", K);
-        A(L, "v", V);
-        A(L, "pos", pos);
-        A(L, "n", n);
-        A(L, "y", buf_of(f, gr->node));
+        wide_attention(L, f, gr, &w);
         finish(L);
         return;
     }
     L = launch(f, KN_ATTEND, gr);
-    long chunk, busy, split = chunks(f, nh * rows, ctx, mode, 4, &chunk, &busy);
+    long chunk, busy, split = chunks(f, nh * w.rows, w.ctx, w.mode, 4, &chunk, &busy);
     if (split > 1) {
         took(f, RU_CHUNKS_APART);
         fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
-                  "least %ld rows", nh * rows, busy, chunk);
+                  "least %ld rows", nh * w.rows, busy, chunk);
     }
-    C(L, "NH", (double)nh);
-    C(L, "NKV", (double)nh);
+    wide_attention(L, f, gr, &w);
     C(L, "HG", 1);
-    C(L, "HD", (double)hd);
-    C(L, "VD", (double)vd);
-    C(L, "ROWS", (double)rows);
-    C(L, "NCTX", (double)ctx);
-    C(L, "KV", 1);
-    C(L, "SCALE", attr_num(a->e, "scale", 1));
     C(L, "SPLIT", (double)split);
     C(L, "CHUNK", (double)chunk);
     C(L, "BUSY", (double)busy);
-    C(L, "MODE", mode);
-    C(L, "QS", (double)(nh * hd));
-    A(L, "q", Q);
-    A(L, "k", K);
-    A(L, "v", V);
-    A(L, "pos", pos);
-    A(L, "n", n);
-    A(L, "y", buf_of(f, gr->node));
+    C(L, "MODE", w.mode);
     if (split > 1)
-        merge_scratch(L, f, gr->node, rows * nh * split * (vd + 2), rows * nh);
+        merge_scratch(L, f, gr->node, w.rows * nh * split * (w.vd + 2), w.rows * nh);
     finish(L);
 }
 

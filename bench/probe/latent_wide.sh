@@ -30,7 +30,7 @@ for t in ${*:-4 8 16 32 64 128 512}; do
         "$tmp/exp.plan" --compare "$tmp/abs.plan" >"$tmp/out" 2>&1; then
         echo "== T=$t (exp.plan: expanded, abs.plan: absorbed)"
         grep -E '^ +[0-9]+ +[0-9]|times the time|^[a-z]+\.plan:' "$tmp/out"
-        grep -E 'latent|attend' "$tmp/out" | head -12
+        grep -E 'latent|attend|flash' "$tmp/out" | head -12
     else
         echo "== T=$t failed"
         tail -5 "$tmp/out"
