@@ -74,26 +74,28 @@ static double attend_rows(const PLaunch *l, long pos)
     return attend_span(l, (double)pos);
 }
 
-/* The cache rows an attention reads, each once: a chunk's (MODE 1, its rows
- * at positions pos, pos + 1 ...) from the first row's oldest to the last
- * row's newest; else the rows of a query at pos, for each of its rows. */
-static double attend_bytes(const PLaunch *l, BenchAt at)
+/* The cache rows an attention (or a latent attention) reads, each once: a
+ * chunk's (MODE 1, its rows at positions pos, pos + 1 ...) from the first
+ * row's oldest to the last row's newest; else the rows of a query at pos,
+ * for each of its rows. */
+static double cache_rows(const PLaunch *l, BenchAt at)
 {
-    double esize = C(l, "KV") == 2 ? 2 : 4, rows;
     if (mode_of(l) == 1) {
         double first = attend_span(l, (double)at.pos), ctx = C(l, "NCTX");
         double hi0 = (double)at.pos < ctx ? (double)at.pos : ctx, last = (double)at.pos + rows_of(l, at) - 1;
-        rows = (last < ctx ? last : ctx) - (hi0 - first);
-    } else {
-        rows = attend_rows(l, at.pos) * C(l, "ROWS");
+        return (last < ctx ? last : ctx) - (hi0 - first);
     }
-    return rows * C(l, "NKV") * (C(l, "HD") + C(l, "VD")) * esize;
+    return attend_rows(l, at.pos) * C(l, "ROWS");
+}
+
+static double attend_bytes(const PLaunch *l, BenchAt at)
+{
+    return cache_rows(l, at) * C(l, "NKV") * (C(l, "HD") + C(l, "VD")) * (C(l, "KV") == 2 ? 2 : 4);
 }
 
 /* Whether a launch reads a latent attention's cache rows (latent, or a
- * wide chunk's latent_expand), and the bytes of those it reads: a step's
- * (MODE 0) up to its position, a chunk's (MODE 1) up to its last row's,
- * each once; every row of a value (MODE 2). Rows of LORA + ROPE f32. */
+ * wide chunk's latent_expand), and the bytes of those it reads (as an
+ * attention's, no window), rows of LORA + ROPE f32. */
 static int latent_read(const PLaunch *l)
 {
     return l->kernel == KN_LATENT || l->kernel == KN_LATENT_EXPAND;
@@ -101,12 +103,7 @@ static int latent_read(const PLaunch *l)
 
 static double latent_bytes(const PLaunch *l, BenchAt at)
 {
-    double ctx = C(l, "NCTX"), mode = C(l, "MODE"), rows = ctx;
-    if (mode == 0)
-        rows = (double)at.pos < ctx ? (double)at.pos : ctx;
-    else if (mode == 1)
-        rows = (double)at.pos + rows_of(l, at) - 1 < ctx ? (double)at.pos + rows_of(l, at) - 1 : ctx;
-    return rows * (C(l, "LORA") + C(l, "ROPE")) * 4;
+    return cache_rows(l, at) * (C(l, "LORA") + C(l, "ROPE")) * 4;
 }
 
 /* The FLOPs of an attention: a chunk's rows each over its own keys. */

@@ -153,9 +153,15 @@ static void concat_places(Fz *f)
     }
 }
 
+/* A buffer of kind (B_SCRATCH, or a B_TEMP no node names) of n values. */
+static int unnamed_buf(Fz *f, const char *name, int kind, int et, long n)
+{
+    return add_buf(f, (PBuf){.name = name, .kind = kind, .etype = et, .count = n, .node = -1, .base = -1});
+}
+
 static int scratch(Fz *f, const char *name, int et, long n)
 {
-    return add_buf(f, (PBuf){.name = name, .kind = B_SCRATCH, .etype = et, .count = n, .node = -1, .base = -1});
+    return unnamed_buf(f, name, B_SCRATCH, et, n);
 }
 
 /* The size buffer of a symbolic dimension, or -1. */
@@ -1296,13 +1302,10 @@ static void emit_moe(Fz *f, const Group *gr)
 
 /* ---- latent attention and concatenations ---- */
 
-/* latent(qr, qp, C, wk, wv): MODE 0 the cache's rows up to one position,
- * 1 up to each row's, 2 a value's rows. */
 /* A temporary of n f32 values that no node names: NODE.SUFFIX. */
 static int temp_of(Fz *f, int node, const char *suffix, long n)
 {
-    return add_buf(f, (PBuf){.name = arena_printf(f->a, "%s.%s", node_name(f, node), suffix), .kind = B_TEMP,
-                             .etype = ET_F32, .count = n, .node = -1, .base = -1});
+    return unnamed_buf(f, arena_printf(f->a, "%s.%s", node_name(f, node), suffix), B_TEMP, ET_F32, n);
 }
 
 /* A wide chunk's expanded attention: its heads, widths, rows and cache
@@ -1396,6 +1399,8 @@ static void emit_latent_wide(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* latent(qr, qp, C, wk, wv): MODE 0 the cache's rows up to one position,
+ * 1 up to each row's, 2 a value's rows; a wide chunk's expanded. */
 static void emit_latent(Fz *f, const Group *gr)
 {
     if (gr->wide) {
