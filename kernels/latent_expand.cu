@@ -5,13 +5,13 @@
 // of NOPE + ROPE (CPU twin: lib/ref_ops.c eval_latent, the same sums in
 // another order):
 //
-//   hi = max over t < rows of min(pos[t], NCTX)   (MODE 1), NCTX (MODE 2)
+//   hi = min(max over t < rows of pos[t], NCTX)
 //   K[j, h, i]        = Wk[h NOPE + i, :LORA] . C[j, :LORA]     i < NOPE, j < hi
 //   K[j, h, NOPE + r] = C[j, LORA + r]                         r < ROPE
 //   V[j, h, v]        = Wv[h VD + v, :LORA] . C[j, :LORA]       v < VD
 //   Q[t, h, :]        = qr[t, h, :NOPE] then qp[t, h, :]        t < rows
 //
-// and then attend (MODE 1 or 2, NKV = NH) gives what latent does:
+// and then attend (MODE 1, NKV = NH) gives what latent does:
 // SCALE Q[t, h] . K[j, h] = SCALE ((qr Wk[h]) . C[j, :LORA] + qp . C[j, LORA:])
 // and sum_j p_j V[j, h] = Wv[h] (sum_j p_j C[j, :LORA]).
 // The expansion costs hi LORA NH (NOPE + VD) products once a chunk, where
@@ -21,9 +21,10 @@
 // Shapes: C (NCTX, LORA + ROPE) f32, the latent LORA values then the
 // shared rotated key; Wk (NH NOPE, LORA) and Wv (NH VD, LORA) Q8_0 (KQ, VQ
 // 1: LORA whole 32-value blocks) or f32; qr (rows, NH, QW) f32 with QW >=
-// NOPE; qp (rows, NH, ROPE) f32; pos (rows) i32 (MODE 1); n the runtime
-// rows (or ROWS); K (NCTX, NH, NOPE + ROPE), V (NCTX, NH, VD) and Q (ROWS,
-// NH, NOPE + ROPE) f32.
+// NOPE; qp (rows, NH, ROPE) f32; pos (rows) i32 (MODE 1, the only mode: a
+// chunk's causal rows, each reading the cache up to its position); n the
+// runtime rows (or ROWS); K (NCTX, NH, NOPE + ROPE), V (NCTX, NH, VD) and Q
+// (ROWS, NH, NOPE + ROPE) f32.
 // Launch: grid (JB + QB, OB), block 256: JB = ceil(NCTX / 64) tiles of
 // cache rows, OB = ceil(NH (NOPE + VD) / 128) tiles of outputs (Wk's rows
 // then Wv's, one stacked matrix), QB = ceil(ROWS / 16). Block (x < JB, y)
@@ -60,16 +61,23 @@ DEV float wstack(const Params &p, long r, long l)
     return (float)((const i8 *)W)[i * LORA + l] * h2f(s[(i * LORA + l) >> 5]);
 }
 
-// The cache rows any query row reads: the largest position (MODE 1).
+// The cache rows any query row reads: the largest position, found by the
+// block's threads together (a strided max, then one through shared memory).
 DEV long rows_read(const Params &p)
 {
-    if (MODE == 2)
-        return NCTX;
+    __shared__ int most[8];
     const int *pos = (const int *)p.a[5];
-    int rows = rows_of(p.a[6], ROWS);
-    long hi = 0;
-    for (int t = 0; t < rows; t++)
-        hi = pos[t] > hi ? pos[t] : hi;
+    int rows = rows_of(p.a[6], ROWS), hi = 0;
+    for (int t = threadIdx.x; t < rows; t += blockDim.x)
+        hi = max(hi, pos[t]);
+    for (int o = 16; o; o >>= 1)
+        hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+    if ((threadIdx.x & 31) == 0)
+        most[threadIdx.x >> 5] = hi;
+    __syncthreads();
+    hi = 0;
+    for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+        hi = max(hi, most[w]);
     return hi < NCTX ? hi : NCTX;
 }
 

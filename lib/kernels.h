@@ -127,7 +127,7 @@ K(LATENT, "latent", "latent.cu",
 
 K(LATENT_EXPAND, "latent_expand", "latent_expand.cu",
   "NH:i:1:1024 NOPE:i:1:1024 QW:i:1:2048 ROPE:i:1:1024 LORA:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 "
-  "NCTX:i:1:16777216 MODE:i:1:2 KQ:i:0:1 VQ:i:0:1",
+  "NCTX:i:1:16777216 MODE:i:1:1 KQ:i:0:1 VQ:i:0:1",
   "qr:tios:f32 qp:tios:f32 kc:tios:f32 wk:w:f32,q8 wv:w:f32,q8 pos:tiz?:i32 n:z?:i32 k:t:f32 v:t:f32 q:t:f32", 256)
 
 K(DELTA, "delta", "delta.cu",
