@@ -397,7 +397,8 @@ static void emit_mma(Fz *f, const Group *gr)
     C(L, "XQ", act_words(f));
     /* two blocks of 64 rows a multiprocessor: 3-7% ahead of 128 on the 8B's
      * chunks (run44), 2-11% (run93); f16 tiles under q8 were 37% slower
-     * (run46), int8 kept */
+     * (run46), and Q8_0 dequantized to f16 for wgmma 0.80x (run156,
+     * bench/wgh.cu): int8 kept */
     C(L, "BM", 64);
     /* under q8x2 a split's bounds cost the registers its lo words need
      * (it spills): unsplit */
