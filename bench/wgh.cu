@@ -1,7 +1,7 @@
 // wgh.cu — probe: Q8_0 products of stacked rows on wgmma in f16 (sm_90a),
 // the weights dequantized to f16 tiles in shared memory a stage at a time,
 // the activations f16; checked against the host's sums at 4000 places;
-// prints TFLOP/s (bench/NOTES.md, run156). Not part of the build. Issue 11
+// prints TFLOP/s (bench/NOTES.md, run156, run158). Not part of the build. Issue 11
 // asks for both roads to the tensor cores measured: int8 with the per-32
 // scales applied per slab (mma.cu, bench/wgmma.cu) and this one.
 //
@@ -21,7 +21,9 @@
 //
 // Each warpgroup's wgmma m64nBNk16 (f32 accumulate over all of K: no scale
 // a slab) reads x's tile and the f16 weight tile from shared memory.
-// Variants (-D): BN 128 or 256; STAGES; NOCONV (no dequantization: the
+// Variants (-D): BN 128 or 256; STAGES; TMA (the kernel wgt below: the
+// stages by TMA, one wgmma stage left running while the next is
+// dequantized; run158); NOCONV (no dequantization: the
 // weight tile stale, sums wrong: the copies and the tensor cores alone);
 // FMA (the dequantization's subtract and multiply as one hfma2 with
 // -1152 d rounded to f16: one instruction a pair fewer, sums off by f16
@@ -242,6 +244,165 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wgh(const P p)
         }
 }
 
+#ifdef TMA
+// ---- TMA: thread 0 copies each stage by cp.async.bulk.tensor (x f16 with
+// the 128-byte swizzle, one atom wide; q's int8 rows and a box of 8 scales
+// a row, plain) into a ring of STAGES guarded by one mbarrier a stage
+// (expect_tx); a stage is free again once both warpgroups' wgmmas two
+// stages back are done (wait_group 1, then the block's barrier), when
+// thread 0 refills it. Each stage: wait for its copies, the barrier,
+// dequantize (each thread its 16-value chunks) into one of two f16 tiles
+// laid out as the 128-byte swizzle lays rows (chunk c of row r at c ^ (r
+// % 8)), the barrier, the warpgroup's wgmmas issued and left running while
+// the next stage is dequantized.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+constexpr int T_A = 0, T_Q = BM * KT * 2, T_D = T_Q + BN * KT;
+constexpr int T_SLOT = (T_D + BN * 16 + 1023) / 1024 * 1024;
+constexpr int T_B16 = STAGES * T_SLOT, T_BAR = T_B16 + 2 * B16;
+constexpr int T_SMEM = T_BAR + STAGES * 8 + 1024;   // + room to align the base to 1024
+constexpr uint32_t T_BYTES = BM * KT * 2 + BN * KT + BN * 16;
+static_assert(T_SMEM <= 227 * 1024, "shared memory");
+static_assert(KT * 2 == 128, "x's rows one 128-byte swizzle atom wide");
+
+struct TP {
+    CUtensorMap x, q, d;
+    float *y;
+    int M, N, K;
+};
+
+__device__ __forceinline__ uint64_t desc_sw(uint32_t addr)
+{
+    uint64_t d = (uint64_t)((addr & 0x3FFFF) >> 4);
+    d |= (uint64_t)1 << 16;               // LBO: unused for swizzled K-major
+    d |= (uint64_t)(1024 >> 4) << 32;     // SBO: 8 rows of 128 bytes
+    d |= (uint64_t)1 << 62;               // 128-byte swizzle
+    return d;
+}
+__device__ __forceinline__ void mb_init(uint32_t b, int n) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b), "r"(n) : "memory"); }
+__device__ __forceinline__ void mb_expect(uint32_t b, uint32_t n)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(n) : "memory");
+}
+__device__ __forceinline__ void mb_wait(uint32_t b, int par)
+{
+    uint32_t ok;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(ok) : "r"(b), "r"(par) : "memory");
+    } while (!ok);
+}
+__device__ __forceinline__ void tma2d(uint32_t dst, const CUtensorMap *m, int c0, int c1, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(dst), "l"((uint64_t)m), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+
+__device__ void t_issue(const TP &p, uint32_t base, uint32_t full, int kt, int m0, int n0)
+{
+    int s = kt % STAGES;
+    uint32_t st = base + s * T_SLOT, fb = full + 8 * s;
+    mb_expect(fb, T_BYTES);
+    tma2d(st + T_A, &p.x, kt * KT, m0, fb);
+    tma2d(st + T_Q, &p.q, kt * KT, n0, fb);
+    tma2d(st + T_D, &p.d, kt / 4 * 8, n0, fb);   // 8 slabs from a multiple of 8: 4 stages' scales
+}
+
+// Slot st's int8 rows (and scales) into the swizzled f16 tile at t.
+__device__ void t_dequant(const char *st, char *t, int kt)
+{
+#pragma unroll
+    for (int i = 0; i < BN * 4 / THREADS; i++) {
+        int e = threadIdx.x + i * THREADS, r = e / 4, c = e % 4;
+        uint4 w = *(const uint4 *)(st + T_Q + r * KT + c * 16);
+        __half dh = ((const __half *)(st + T_D))[r * 8 + (kt & 3) * 2 + c / 2];
+        __half2 d2 = __halves2half2(dh, dh);
+        __half m = __float2half(-1152.0f * __half2float(dh));
+        __half2 md2 = __halves2half2(m, m);
+        uint4 o0, o1;
+        deq4(w.x, d2, md2, o0.x, o0.y);
+        deq4(w.y, d2, md2, o0.z, o0.w);
+        deq4(w.z, d2, md2, o1.x, o1.y);
+        deq4(w.w, d2, md2, o1.z, o1.w);
+        *(uint4 *)(t + r * 128 + (((2 * c) ^ (r & 7)) << 4)) = o0;
+        *(uint4 *)(t + r * 128 + (((2 * c + 1) ^ (r & 7)) << 4)) = o1;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) wgt(const __grid_constant__ TP p)
+{
+    extern __shared__ __align__(1024) char smraw[];
+    uint32_t base = (saddr(smraw) + 1023) & ~1023u;
+    char *sm = smraw + (base - saddr(smraw));
+    int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN, wg = threadIdx.x >> 7;
+    const int KTILES = p.K / KT;
+    uint32_t full = base + T_BAR;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++)
+            mb_init(full + 8 * s, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < STAGES && s < KTILES; s++)
+            t_issue(p, base, full, s, m0, n0);
+    }
+    __syncthreads();
+    float d[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++)
+        d[i] = 0.0f;
+    for (int kt = 0; kt < KTILES; kt++) {
+        int s = kt % STAGES;
+        mb_wait(full + 8 * s, (kt / STAGES) & 1);
+        wg_wait<1>();      // this warpgroup's wgmmas of stage kt - 2 done
+        __syncthreads();   // and the other's: slot kt - 2 and tile kt % 2 free
+        if (threadIdx.x == 0 && kt >= 2 && kt - 2 + STAGES < KTILES)
+            t_issue(p, base, full, kt - 2 + STAGES, m0, n0);
+        char *t = sm + T_B16 + (kt & 1) * B16;
+#ifndef NOCONV
+        t_dequant(sm + s * T_SLOT, t, kt);
+#endif
+        proxy_fence();
+        __syncthreads();
+        uint32_t a = base + s * T_SLOT + T_A + wg * 64 * 128, b = saddr(t);
+        wg_fence();
+#pragma unroll
+        for (int j = 0; j < KT / 16; j++)
+            wgmma(d, desc_sw(a + 32 * j), desc_sw(b + 32 * j));
+        wg_commit();
+    }
+    wg_wait<0>();
+    int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int n = 0; n < BN / 8; n++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int r = m0 + wg * 64 + w * 16 + g + (i >> 1) * 8, c = n0 + n * 8 + 2 * tq + (i & 1);
+            p.y[(long)r * p.N + c] = d[n * 4 + i];
+        }
+}
+
+static void tmap(CUtensorMap *m, CUtensorMapDataType ty, void *ptr, uint64_t inner, uint64_t rows, uint64_t pitch,
+                 uint32_t bi, uint32_t br, CUtensorMapSwizzle sw)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 enc;
+    if (!enc) {
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&enc, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess || !enc) {
+            fprintf(stderr, "wgh: no cuTensorMapEncodeTiled\n");
+            exit(1);
+        }
+    }
+    cuuint64_t dim[2] = {inner, rows}, str[1] = {pitch};
+    cuuint32_t box[2] = {bi, br}, es[2] = {1, 1};
+    CUresult r = enc(m, ty, 2, ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "wgh: cuTensorMapEncodeTiled: %d\n", (int)r);
+        exit(1);
+    }
+}
+#endif
+
 static uint64_t rs = 88172645463325252ull;
 static uint32_t rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (uint32_t)rs; }
 
@@ -264,7 +425,21 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(dq, q.data(), q.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dd, d.data(), d.size() * 2, cudaMemcpyHostToDevice));
     CK(cudaMemset(dy, 0xff, (size_t)M * N * 4));
+#ifdef TMA
+    TP p;
+    tmap(&p.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, dx, K, M, (uint64_t)K * 2, KT, BM, CU_TENSOR_MAP_SWIZZLE_128B);
+    tmap(&p.q, CU_TENSOR_MAP_DATA_TYPE_UINT8, dq, K, N, K, KT, BN, CU_TENSOR_MAP_SWIZZLE_NONE);
+    tmap(&p.d, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, dd, K / 32, N, (uint64_t)K / 32 * 2, 8, BN, CU_TENSOR_MAP_SWIZZLE_NONE);
+    p.y = dy, p.M = M, p.N = N, p.K = K;
+#define wgh wgt
+#define SMEM T_SMEM
+    if (K % 256) {
+        fprintf(stderr, "wgh: TMA takes K a multiple of 256 (the scales' boxes)\n");
+        return 2;
+    }
+#else
     P p{dx, dq, dd, dy, M, N, K};
+#endif
     CK(cudaFuncSetAttribute(wgh, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
     dim3 grid(M / BM, N / BN);
     wgh<<<grid, THREADS, SMEM>>>(p);
@@ -301,6 +476,9 @@ int main(int argc, char **argv)
     CK(cudaGetLastError());
 #ifdef NOCONV
     worst = 0;
+#endif
+#ifdef TMA
+    printf("TMA ");
 #endif
     printf("wgh BN %d STAGES %d  M %d N %d K %d: %.4f ms  %.1f TFLOP/s  worst rel err %.2e (4000 samples, of sum |x w|)\n",
            BN, STAGES, M, N, K, best, 2.0 * M * N * K / best / 1e9, worst);

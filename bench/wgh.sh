@@ -2,7 +2,8 @@
 # bench/wgh.sh — bench/wgh.cu's variants (Q8_0 weights dequantized to f16
 # tiles, wgmma f16) compiled and timed in one call on the GPU machine, one
 # line each: the variant, M x N x K, ms, TFLOP/s and the worst relative
-# error of 4000 sums against the host's (bench/NOTES.md, run156).
+# error of 4000 sums against the host's (bench/NOTES.md, run156, run158;
+# t*: fed by TMA, the wgt kernel).
 #
 #   sh bench/wgh.sh [VARIANT...]      VARIANT: a name below (default all)
 #
@@ -21,7 +22,11 @@ variants="h256:-DBN=256
 h128:-DBN=128
 h256s3:-DBN=256 -DSTAGES=3
 h256fma:-DBN=256 -DFMA
-h256nc:-DBN=256 -DNOCONV"
+h256nc:-DBN=256 -DNOCONV
+t256:-DTMA -DBN=256 -DSTAGES=4
+t128:-DTMA -DBN=128 -DSTAGES=6
+t256nc:-DTMA -DBN=256 -DSTAGES=4 -DNOCONV
+t128nc:-DTMA -DBN=128 -DSTAGES=6 -DNOCONV"
 want=${*:-$(echo "$variants" | cut -d: -f1)}
 status=0
 mkdir -p "$out"
