@@ -23,7 +23,8 @@
 // a slab) reads x's tile and the f16 weight tile from shared memory.
 // Variants (-D): BN 128 or 256; STAGES; TMA (the kernel wgt below: the
 // stages by TMA, one wgmma stage left running while the next is
-// dequantized; run158); NOCONV (no dequantization: the
+// dequantized; run158); CPW (wgc: wgt's order fed by every thread's
+// cp.async, no tensor maps; run159); NOCONV (no dequantization: the
 // weight tile stale, sums wrong: the copies and the tensor cores alone);
 // FMA (the dequantization's subtract and multiply as one hfma2 with
 // -1152 d rounded to f16: one instruction a pair fewer, sums off by f16
@@ -244,7 +245,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wgh(const P p)
         }
 }
 
-#ifdef TMA
+#if defined(TMA) || defined(CPW)
 // ---- TMA: thread 0 copies each stage by cp.async.bulk.tensor (x f16 with
 // the 128-byte swizzle, one atom wide; q's int8 rows and a box of 8 scales
 // a row, plain) into a ring of STAGES guarded by one mbarrier a stage
@@ -255,21 +256,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wgh(const P p)
 // laid out as the 128-byte swizzle lays rows (chunk c of row r at c ^ (r
 // % 8)), the barrier, the warpgroup's wgmmas issued and left running while
 // the next stage is dequantized.
+#ifdef TMA
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#endif
 constexpr int T_A = 0, T_Q = BM * KT * 2, T_D = T_Q + BN * KT;
 constexpr int T_SLOT = (T_D + BN * 16 + 1023) / 1024 * 1024;
 constexpr int T_B16 = STAGES * T_SLOT, T_BAR = T_B16 + 2 * B16;
 constexpr int T_SMEM = T_BAR + STAGES * 8 + 1024;   // + room to align the base to 1024
-constexpr uint32_t T_BYTES = BM * KT * 2 + BN * KT + BN * 16;
 static_assert(T_SMEM <= 227 * 1024, "shared memory");
 static_assert(KT * 2 == 128, "x's rows one 128-byte swizzle atom wide");
 
+#ifdef TMA
+constexpr uint32_t T_BYTES = BM * KT * 2 + BN * KT + BN * 16;
 struct TP {
     CUtensorMap x, q, d;
     float *y;
     int M, N, K;
 };
+#endif
 
 __device__ __forceinline__ uint64_t desc_sw(uint32_t addr)
 {
@@ -279,6 +284,7 @@ __device__ __forceinline__ uint64_t desc_sw(uint32_t addr)
     d |= (uint64_t)1 << 62;               // 128-byte swizzle
     return d;
 }
+#ifdef TMA
 __device__ __forceinline__ void mb_init(uint32_t b, int n) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b), "r"(n) : "memory"); }
 __device__ __forceinline__ void mb_expect(uint32_t b, uint32_t n)
 {
@@ -307,6 +313,7 @@ __device__ void t_issue(const TP &p, uint32_t base, uint32_t full, int kt, int m
     tma2d(st + T_Q, &p.q, kt * KT, n0, fb);
     tma2d(st + T_D, &p.d, kt / 4 * 8, n0, fb);   // 8 slabs from a multiple of 8: 4 stages' scales
 }
+#endif
 
 // Slot st's int8 rows (and scales) into the swizzled f16 tile at t.
 __device__ void t_dequant(const char *st, char *t, int kt)
@@ -329,6 +336,7 @@ __device__ void t_dequant(const char *st, char *t, int kt)
     }
 }
 
+#ifdef TMA
 extern "C" __global__ void __launch_bounds__(THREADS, 1) wgt(const __grid_constant__ TP p)
 {
     extern __shared__ __align__(1024) char smraw[];
@@ -380,6 +388,93 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wgt(const __grid_consta
         }
 }
 
+#endif
+
+#ifdef CPW
+// ---- CPW: wgt's order (a stage's wgmmas left running, STAGES - 2 stages
+// of copies ahead) with every thread's cp.async instead of TMA: x's rows
+// into the 128-byte swizzle by address, q's rows and the scales plain; the
+// stages' groups counted so that group j is stage j (none committed in
+// the first two iterations, empty ones past K).
+__device__ void c_issue(const P &p, char *st, int kt, int m0, int n0)
+{
+    uint32_t s = saddr(st);
+    long k = (long)kt * KT;
+#pragma unroll
+    for (int i = 0; i < BM * 8 / THREADS; i++) {
+        int e = threadIdx.x + i * THREADS, r = e / 8, c = e % 8;
+        cp16(s + T_A + r * 128 + ((c ^ (r & 7)) << 4), p.x + (long)(m0 + r) * p.K + k + c * 8);
+    }
+#pragma unroll
+    for (int i = 0; i < BN * 4 / THREADS; i++) {
+        int e = threadIdx.x + i * THREADS, r = e / 4, c = e % 4;
+        cp16(s + T_Q + r * KT + c * 16, p.q + (long)(n0 + r) * p.K + k + c * 16);
+    }
+    for (int r = threadIdx.x; r < BN; r += THREADS)
+        cp16(s + T_D + r * 16, p.d + (long)(n0 + r) * (p.K / 32) + kt / 4 * 8);
+    commit();
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) wgc(const P p)
+{
+    extern __shared__ __align__(1024) char smraw[];
+    uint32_t base = (saddr(smraw) + 1023) & ~1023u;
+    char *sm = smraw + (base - saddr(smraw));
+    int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN, wg = threadIdx.x >> 7;
+    const int KTILES = p.K / KT;
+    for (int s = 0; s < STAGES; s++) {
+        if (s < KTILES)
+            c_issue(p, sm + s * T_SLOT, s, m0, n0);
+        else
+            commit();
+    }
+    float d[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++)
+        d[i] = 0.0f;
+    for (int kt = 0; kt < KTILES; kt++) {
+        int s = kt % STAGES;
+        if (kt == 0)
+            cpwait<STAGES - 1>();
+        else if (kt == 1)
+            cpwait<STAGES - 2>();
+        else
+            cpwait<STAGES - 3>();
+        proxy_fence();
+        wg_wait<1>();
+        __syncthreads();
+        if (kt >= 2) {
+            if (kt - 2 + STAGES < KTILES)
+                c_issue(p, sm + ((kt - 2) % STAGES) * T_SLOT, kt - 2 + STAGES, m0, n0);
+            else
+                commit();
+        }
+        char *t = sm + T_B16 + (kt & 1) * B16;
+#ifndef NOCONV
+        t_dequant(sm + s * T_SLOT, t, kt);
+#endif
+        proxy_fence();
+        __syncthreads();
+        uint32_t a = base + s * T_SLOT + T_A + wg * 64 * 128, b = saddr(t);
+        wg_fence();
+#pragma unroll
+        for (int j = 0; j < KT / 16; j++)
+            wgmma(d, desc_sw(a + 32 * j), desc_sw(b + 32 * j));
+        wg_commit();
+    }
+    wg_wait<0>();
+    int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int n = 0; n < BN / 8; n++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int r = m0 + wg * 64 + w * 16 + g + (i >> 1) * 8, c = n0 + n * 8 + 2 * tq + (i & 1);
+            p.y[(long)r * p.N + c] = d[n * 4 + i];
+        }
+}
+#endif
+
+#ifdef TMA
 static void tmap(CUtensorMap *m, CUtensorMapDataType ty, void *ptr, uint64_t inner, uint64_t rows, uint64_t pitch,
                  uint32_t bi, uint32_t br, CUtensorMapSwizzle sw)
 {
@@ -402,6 +497,7 @@ static void tmap(CUtensorMap *m, CUtensorMapDataType ty, void *ptr, uint64_t inn
     }
 }
 #endif
+#endif   // TMA || CPW
 
 static uint64_t rs = 88172645463325252ull;
 static uint32_t rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (uint32_t)rs; }
@@ -439,6 +535,14 @@ int main(int argc, char **argv)
     }
 #else
     P p{dx, dq, dd, dy, M, N, K};
+#endif
+#ifdef CPW
+#define wgh wgc
+#define SMEM T_SMEM
+    if (K % 256) {
+        fprintf(stderr, "wgh: CPW takes K a multiple of 256 (the scales' boxes)\n");
+        return 2;
+    }
 #endif
     CK(cudaFuncSetAttribute(wgh, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
     dim3 grid(M / BM, N / BN);
@@ -479,6 +583,9 @@ int main(int argc, char **argv)
 #endif
 #ifdef TMA
     printf("TMA ");
+#endif
+#ifdef CPW
+    printf("CPW ");
 #endif
     printf("wgh BN %d STAGES %d  M %d N %d K %d: %.4f ms  %.1f TFLOP/s  worst rel err %.2e (4000 samples, of sum |x w|)\n",
            BN, STAGES, M, N, K, best, 2.0 * M * N * K / best / 1e9, worst);

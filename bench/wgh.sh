@@ -3,7 +3,7 @@
 # tiles, wgmma f16) compiled and timed in one call on the GPU machine, one
 # line each: the variant, M x N x K, ms, TFLOP/s and the worst relative
 # error of 4000 sums against the host's (bench/NOTES.md, run156, run158;
-# t*: fed by TMA, the wgt kernel).
+# t*: fed by TMA, the wgt kernel; c*: wgt's order fed by cp.async, wgc).
 #
 #   sh bench/wgh.sh [VARIANT...]      VARIANT: a name below (default all)
 #
@@ -26,7 +26,9 @@ h256nc:-DBN=256 -DNOCONV
 t256:-DTMA -DBN=256 -DSTAGES=4
 t128:-DTMA -DBN=128 -DSTAGES=6
 t256nc:-DTMA -DBN=256 -DSTAGES=4 -DNOCONV
-t128nc:-DTMA -DBN=128 -DSTAGES=6 -DNOCONV"
+t128nc:-DTMA -DBN=128 -DSTAGES=6 -DNOCONV
+c256:-DCPW -DBN=256 -DSTAGES=4
+c128:-DCPW -DBN=128 -DSTAGES=6"
 want=${*:-$(echo "$variants" | cut -d: -f1)}
 status=0
 mkdir -p "$out"
