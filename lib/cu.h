@@ -81,6 +81,11 @@ typedef struct Cu {
     CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*GetErrorString)(CUresult, const char **);
+    /* cuTensorMapEncodeTiled (CUDA 12+): map, data type, rank, address,
+     * sizes, strides (rank - 1, bytes), box, element strides, interleave,
+     * swizzle, L2 promotion, out-of-bounds fill; the map is 128 bytes */
+    CUresult (*TensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *,
+                                     const unsigned *, const unsigned *, int, int, int, int);
 } Cu;
 extern Cu cu;
 

@@ -39,6 +39,7 @@ static int load_syms(void)
     SYM(EventCreate, "cuEventCreate"); SYM(EventDestroy, "cuEventDestroy_v2"); SYM(EventRecord, "cuEventRecord");
     SYM(EventSynchronize, "cuEventSynchronize"); SYM(EventElapsedTime, "cuEventElapsedTime_v2");
     SYM(GetErrorName, "cuGetErrorName"); SYM(GetErrorString, "cuGetErrorString");
+    SYM(TensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     return cu.why[0] ? -1 : 0;
 }
 

@@ -700,6 +700,49 @@ static int need_mma(Need *n)
     return 0;
 }
 
+/* mmh.cu: tiles of 128 rows by BN weight rows (BN / 2 gate rows and their
+ * up rows under GATE), each part's tiles end to end; its opening comment
+ * has the layout: the ring of 4 stages (6 at BN 128), the f16 tiles, the
+ * stages' mbarriers and 1 KB to align. Its tensor maps are the lane's,
+ * not the plan's. */
+long mmh_tiles(long bn, long gate, const long *np, int parts)
+{
+    long bp = gate ? bn / 2 : bn, t = 0;
+    for (int p = 0; p < parts; p++)
+        t += gate && p == 1 ? 0 : cdiv(np[p], bp);
+    return t;
+}
+
+long mmh_smem(long bn)
+{
+    long stages = bn == 256 ? 4 : 6, slot = cdiv(128 * 64 + 128 * 16 + bn * 64 + bn * 16, 1024) * 1024;
+    return stages * slot + 2 * 128 * 128 + 2 * bn * 128 + 8 * stages + 1024;
+}
+
+static int need_mmh(Need *n)
+{
+    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), bn = C(n, "BN"), units;
+    long np[4] = {C(n, "N0"), C(n, "N1"), C(n, "N2"), C(n, "N3")};
+    if (need_parts(n, &units))
+        return -1;
+    if (K % 256)
+        return bad(n, "the f16 tiles take K in whole 256-value blocks");
+    if (bn != 128 && bn != 256)
+        return bad(n, "a tile is 128 or 256 weight rows (BN)");
+    if (gate && P != 2)
+        return bad(n, "a gated pair in f16 tiles has no other parts");
+    if (C(n, "OQ") && (C(n, "N0") % 32 || P > 1 + (gate != 0)))
+        return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
+    need(n, "x", rows * K);
+    need_etype(n, "x", ET_A8);
+    long tiles = mmh_tiles(bn, gate, np, (int)P);
+    if (tiles > 65535)
+        return bad(n, "more than 65535 tiles of weight rows");
+    grid(n, cdiv(rows, 128), tiles, 1);
+    n->out->smem = mmh_smem(bn);
+    return 0;
+}
+
 long mmv_smem(long K, long nt, long xq, int xs, int depth)
 {
     /* mmv.cu's XP (a staged row's pitch: 8 words past a multiple of 32)
@@ -798,7 +841,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
         [KN_ATTEND] = need_attend, [KN_FLASH] = need_flash, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
         [KN_RANGE] = need_range, [KN_CONV] = need_conv,
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
-        [KN_MMA] = need_mma, [KN_MMV] = need_mmv,
+        [KN_MMA] = need_mma, [KN_MMV] = need_mmv, [KN_MMH] = need_mmh,
         [KN_LATENT] = need_latent, [KN_LATENT_EXPAND] = need_latent_expand,
         [KN_DELTA] = need_delta,
     };

@@ -279,6 +279,26 @@ static int act_words(const Fz *f)
 
 static long mmv_tiles(long rows, int xq);
 
+/* Each part's output rows. */
+static const long *part_rows(Fz *f, const Group *gr)
+{
+    long *np = arena_alloc(f->a, sizeof *np * 4);
+    for (int p = 0; p < 4; p++)
+        np[p] = p < gr->parts ? last(&N(f, gr->prod[p])->ty) : 0;
+    return np;
+}
+
+/* mmh's tile: 256 weight rows where the units are at least 6144, else 128
+ * (twice the blocks where the outputs are narrow: bench/NOTES.md run158,
+ * 0.67-0.69x at 4096 outputs with 256). */
+static long mmh_bn(Fz *f, const Group *gr)
+{
+    long units = 0;
+    for (int p = 0; p < gr->parts; p++)
+        units += gr->gate && p == 1 ? 0 : last(&N(f, gr->prod[p])->ty);
+    return units >= 6144 ? 256 : 128;
+}
+
 static int product_kernel(Fz *f, const Group *gr)
 {
     int n, cross = mma_crossover(f->o), vcross = mmv_crossover(f->o);   /* fuse.c's mma_bound: the same facts */
@@ -304,8 +324,19 @@ static int product_kernel(Fz *f, const Group *gr)
         return KN_GEMV;
     }
     if (mma) {
-        fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in tiles: at least --mma-rows %d",
-                  rows, cross);
+        long blocks = (rows + 127) / 128 * mmh_tiles(mmh_bn(f, gr), gr->gate, part_rows(f, gr), gr->parts);
+        const char *no = rows < mmh_crossover(f->o) ? "fewer rows than --mmh-rows" : xq != 1 || xin != 1
+                         ? "activations not a8 (q8 numerics, quantized before it)"
+                         : K % 256 ? "K not whole 256-value blocks" : gr->gate && gr->parts != 2
+                         ? "a gated pair beside other parts"
+                         : blocks < f->o->sms / 2 ? "its tiles fill less than half the chip (mma splits K)" : NULL;
+        if (!no) {
+            fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in f16 tiles (mmh): at least "
+                      "--mma-rows %d and --mmh-rows %d", rows, cross, mmh_crossover(f->o));
+            return KN_MMH;
+        }
+        fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 tiles (mma): at least "
+                  "--mma-rows %d; not f16 tiles: %s", rows, cross, no);
         return KN_MMA;
     }
     long per = 8 * mmv_tiles(rows, xq), passes = (rows + per - 1) / per;
@@ -407,6 +438,18 @@ static void emit_mma(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* mmh: the products in f16 tiles of mmh_bn's weight rows. */
+static void emit_mmh(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_MMH, gr);
+    int n;
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
+    product_consts(L, f, gr, rows, n);
+    C(L, "XIN", 1);
+    C(L, "BN", (double)mmh_bn(f, gr));
+    finish(L);
+}
+
 /* Activation rows a pass of mmv: tiles of 8, at most 4 (passes of 32),
  * under q8x2 at most 2 (its lo words' fragments spill at 4 where K is
  * short). */
@@ -492,6 +535,10 @@ static void emit_gemv(Fz *f, const Group *gr)
     ASSERT(kn == KN_GEMV || !gr->nout);   /* prologue takes no norm for rows bound for the tensor cores */
     if (kn == KN_MMA) {
         emit_mma(f, gr);
+        return;
+    }
+    if (kn == KN_MMH) {
+        emit_mmh(f, gr);
         return;
     }
     if (kn == KN_MMV) {

@@ -497,6 +497,9 @@ void q8_dequantize(const int8_t *q, const uint16_t *s, long n, float *x);
  * x as words int8 words at scale d = amax/127 (words 2: a second word of
  * the residue in 254ths), read back as f32 into out. n a multiple of 32. */
 void act_quantize(const float *x, long n, int words, float *out);
+/* act_quantize's a8 values as mmh.cu reads them: each quant times its
+ * block's scale rounded to f16, the product rounded to f16. */
+void act_quantize_h16(const float *x, long n, float *out);
 /* Row r of a weight as f32 (dequantized for q8); out holds cols values. */
 void buf_row(const Buf *w, long r, float *out);
 
@@ -569,6 +572,8 @@ typedef struct RefNum {
     int quant;
     const Expr **flash;
     int nflash;
+    const Expr **h16;    /* products a plan's mmh launch covers: operands rounded to f16 (act_quantize_h16) */
+    int nh16;
 } RefNum;
 /* ref_run as num says, for comparing the lane's kernels with what their
  * quantization and operands give on the CPU. */
@@ -670,6 +675,8 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen);
 void kernel_const_text(const KConst *kc, double v, char *buf, size_t n);
 /* mmv.cu's shared memory: its sums, its staged rows (xs), its rings */
 long mmv_smem(long K, long nt, long xq, int xs, int depth);
+long mmh_tiles(long bn, long gate, const long *np, int parts);
+long mmh_smem(long bn);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
 const char *kernel_common(void);                   /* common.cuh */
 /* The blocks of gemv a multiprocessor holds for a warp's weight rows
@@ -786,6 +793,7 @@ typedef struct FuseOpts {
     int mma_rows;        /* stacked rows from which products run on the tensor cores in tiles (mma); 0: MMA_ROWS */
     int mmv_rows;        /* stacked rows from which they run there in passes of 32 (mmv); 0: MMV_ROWS */
     int latent_rows;     /* stacked rows from which a latent attention runs expanded; 0: LATENT_ROWS */
+    int mmh_rows;        /* stacked rows from which mma's products run in f16 tiles (mmh); 0: MMH_ROWS */
 } FuseOpts;
 /* The default crossover of --mma-rows: the first row count at which the
  * bench timed mma ahead of mmv (run96: 64 rows 9.63 against 9.32 ms, 128
@@ -816,6 +824,16 @@ static inline int mmv_crossover(const FuseOpts *o)
 static inline int latent_crossover(const FuseOpts *o)
 {
     return o->latent_rows > 0 ? o->latent_rows : LATENT_ROWS;
+}
+/* The default of --mmh-rows: the stacked rows from which products bound
+ * for the tensor cores in tiles run on mmh.cu (Q8_0 dequantized to f16
+ * tiles, wgmma) rather than mma.cu (int8 with the scales a slab): one
+ * block's 128 rows (bench/NOTES.md run158: 1.6-1.9x mma's rate at the
+ * 8B's shapes at 512 and 2048 rows). */
+#define MMH_ROWS 128
+static inline int mmh_crossover(const FuseOpts *o)
+{
+    return o->mmh_rows > 0 ? o->mmh_rows : MMH_ROWS;
 }
 /* The fewest stacked rows either tensor-core kernel takes. */
 static inline int tc_crossover(const FuseOpts *o)

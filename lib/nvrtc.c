@@ -65,7 +65,7 @@ const char *nvrtc_open(void)
 
 const char *nvrtc_options(void)
 {
-    return "--gpu-architecture=sm_ARCH -std=c++17 --ptxas-options=-v -default-device -w";
+    return "--gpu-architecture=sm_ARCH(a from 90) -std=c++17 --ptxas-options=-v -default-device -w";
 }
 
 int nvrtc_version(void)
@@ -134,7 +134,10 @@ int nvrtc_compile(const char *src, const char *name, const char *header, const c
         return EXIT_SYSTEM;
     }
     char archopt[64];
-    snprintf(archopt, sizeof archopt, "--gpu-architecture=sm_%d", arch);
+    /* from sm_90 on, the architecture's own features too (sm_90a: wgmma,
+     * mmh.cu): the cubin runs on that architecture alone, as the lane's
+     * kernels are compiled for the device they run on */
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=sm_%d%s", arch, arch >= 90 ? "a" : "");
     const char *opts[] = {archopt, "-std=c++17", "--ptxas-options=-v", "-default-device", "-w"};
     r = nv.compile(prog, (int)(sizeof opts / sizeof opts[0]), opts);   /* nvrtc_options() spells them */
     out->log = take_log(prog);

@@ -59,7 +59,7 @@ long plan_buf_bytes(const Plan *pl, int b)
 
 RefNum plan_ref_numerics(Arena *a, const Plan *pl)
 {
-    RefNum num = {pl->numerics == NUM_Q8 ? 1 : pl->numerics == NUM_Q8X2 ? 2 : 0, NULL, 0};
+    RefNum num = {pl->numerics == NUM_Q8 ? 1 : pl->numerics == NUM_Q8X2 ? 2 : 0, NULL, 0, NULL, 0};
     int n = 0;
     for (int i = 0; i < pl->nls; i++)
         n += pl->ls[i].kernel == KN_FLASH ? pl->ls[i].ncovers : 0;
@@ -69,6 +69,16 @@ RefNum plan_ref_numerics(Arena *a, const Plan *pl)
             const GNode *g = &pl->g->n[pl->ls[i].covers[k]];
             if (g->op == OP_ATTEND || g->op == OP_LATENT)   /* latent_expanded's attention */
                 num.flash[num.nflash++] = g->e;
+        }
+    n = 0;
+    for (int i = 0; i < pl->nls; i++)
+        n += pl->ls[i].kernel == KN_MMH ? pl->ls[i].ncovers : 0;
+    num.h16 = arena_alloc(a, sizeof *num.h16 * (size_t)(n + 1));
+    for (int i = 0; i < pl->nls; i++)
+        for (int k = 0; pl->ls[i].kernel == KN_MMH && k < pl->ls[i].ncovers; k++) {
+            const GNode *g = &pl->g->n[pl->ls[i].covers[k]];
+            if (g->op == OP_MATMUL)
+                num.h16[num.nh16++] = g->e;
         }
     return num;
 }

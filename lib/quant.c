@@ -99,6 +99,21 @@ void act_quantize(const float *x, long n, int words, float *out)
     }
 }
 
+void act_quantize_h16(const float *x, long n, float *out)
+{
+    act_quantize(x, n, 1, out);
+    for (long b = 0; b < n; b += Q8_BLOCK) {
+        float amax = 0;
+        for (int i = 0; i < Q8_BLOCK; i++)
+            amax = fmaxf(amax, fabsf(x[b + i]));
+        float d = amax / 127.0f, dh = f16_to_f32(f32_to_f16(d));
+        for (int i = 0; i < Q8_BLOCK; i++) {
+            float q = d != 0.0f ? rintf(out[b + i] / d) : 0.0f;   /* the quant act_quantize took (exact) */
+            out[b + i] = f16_to_f32(f32_to_f16(q * dh));
+        }
+    }
+}
+
 void buf_row(const Buf *w, long r, float *out)
 {
     ASSERT(w->rank >= 1 && r >= 0 && r < w->d[0]);

@@ -112,7 +112,7 @@ WRows wrows(Run *r, const Expr *e)
     const Buf *b = named_buf(r, e, D_WEIGHT);
     const Decl *d = &r->p->decls[e->decl];
     /* a vector's rows are its values */
-    WRows w = {b, 0, b->rank == 1 ? 1 : b->d[b->rank - 1], d->unpair_hd, d->unpair_rot, d->unpair_at};
+    WRows w = {b, 0, b->rank == 1 ? 1 : b->d[b->rank - 1], d->unpair_hd, d->unpair_rot, d->unpair_at, 0};
     w.rows = b->n / w.cols;
     return w;
 }
@@ -155,6 +155,9 @@ static void *product_rows(void *arg)
     }
     for (long o = s->o0; o < s->o1; o++) {
         const float *row = wrow(s->w, s->r0 + o, tmp);
+        if (s->w->h16 && row == tmp)   /* mmh's weights: f16(q d), one rounding */
+            for (long c = 0; c < s->w->cols; c++)
+                tmp[c] = f16_to_f32(f32_to_f16(tmp[c]));
         for (long t = 0; t < s->T; t++)
             s->y[t * s->nout + o] = (float)dot(row, s->x + t * s->w->cols, s->w->cols);
     }
@@ -169,7 +172,10 @@ void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T,
 {
     if (r->num.quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0) {   /* as the lane's products read them */
         float *q = arena_alloc(r->a, sizeof *q * (size_t)(T * w->cols));
-        act_quantize(x, T * w->cols, r->num.quant, q);
+        if (w->h16 && r->num.quant == 1)
+            act_quantize_h16(x, T * w->cols, q);
+        else
+            act_quantize(x, T * w->cols, r->num.quant, q);
         x = q;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN), work = nout * w->cols * T;

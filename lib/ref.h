@@ -38,6 +38,7 @@ typedef struct WRows {
     const Buf *b;
     long rows, cols;
     int hd, rot, at;   /* unpair(hd, rot, at) of its declaration */
+    int h16;           /* a product mmh computes (RefNum): operands rounded to f16 */
 } WRows;
 
 Val val_new(Run *r, int base, int rank, const long *d);

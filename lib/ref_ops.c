@@ -146,6 +146,8 @@ Val eval_matmul(Run *r, const Expr *e)
     WRows w = wrows(r, e->args[0]);
     Val x = eval(r, e->args[1]);
     ASSERT(val_last(&x) == w.cols);
+    for (int i = 0; i < r->num.nh16; i++)
+        w.h16 |= r->num.h16[i] == e;
     long d[LOGOS_MAXRANK];
     memcpy(d, x.d, sizeof d);
     d[x.rank - 1] = w.rows;

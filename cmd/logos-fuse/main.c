@@ -10,7 +10,7 @@ typedef struct Opts {
     const char *out, *crossover;
     FuseOpts f;
     int numerics, no_lane_rules, no_fuse_quant;
-    long rows, sms, mma_rows, mmv_rows, latent_rows;
+    long rows, sms, mma_rows, mmv_rows, latent_rows, mmh_rows;
     int quiet;
 } Opts;
 
@@ -50,6 +50,9 @@ static const Opt opts[] = {
     {.l = "latent-rows", .kind = OPT_LONG, .at = offsetof(Opts, latent_rows), .arg = "N", .lo = 1, .hi = 65536,
      .what = "a number of rows",
      .help = "chunk rows from which a latent attention runs expanded (default 128)"},
+    {.l = "mmh-rows", .kind = OPT_LONG, .at = offsetof(Opts, mmh_rows), .arg = "N", .lo = 1, .hi = 65536,
+     .what = "a number of rows",
+     .help = "stacked rows from which products in tiles run in f16 (mmh; default 128)"},
     {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
      .help = "the two crossovers from FILE, a table of the bench's times\n"
              "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},
@@ -129,6 +132,7 @@ int main(int argc, char **argv)
     o.f.mma_rows = (int)o.mma_rows;
     o.f.mmv_rows = (int)o.mmv_rows;
     o.f.latent_rows = (int)o.latent_rows;
+    o.f.mmh_rows = (int)o.mmh_rows;
     o.f.verbose &= !o.quiet;
     if (!s && o.crossover)
         s = crossovers(a, &o);

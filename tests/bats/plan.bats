@@ -110,6 +110,9 @@ same() {
     done
     grep -q '^launch attend .* TC=1 ' all.plans
     grep -q '^launch latent_expand ' all.plans && grep -q '^launch flash NH=16 NKV=16 HD=192 ' all.plans
+    # the f16 tiles (sm_90a's wgmma): of 256 and of 128 weight rows, a gated pair's
+    grep -q '^launch mmh .* BN=256 ' all.plans && grep -q '^launch mmh .* BN=128 ' all.plans &&
+        grep -q '^launch mmh .* GATE=1 ' all.plans
     run --separate-stderr logos-run --compile --arch 90 all.plans
     [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
     [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]] ||
@@ -371,7 +374,7 @@ got.tofile("got.f32")'
     run --separate-stderr logos-fuse -v --mma-rows 64 p.logos
     [ "$(grep -c "^launch mma " <<<"$output")" -eq 8 ]
     ! grep -q '^launch mmv ' <<<"$output"
-    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in tiles: at least --mma-rows 64"* ]]
+    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in int8 tiles (mma): at least --mma-rows 64; not f16 tiles: fewer rows than --mmh-rows"* ]]
     run --separate-stderr logos-fuse -v --mma-rows 64 --numerics precise p.logos
     ! grep -q '^launch mm[av] ' <<<"$output"
     [[ "$stderr" == *"products of 64 stacked rows as GEMVs: f32 activations (3, 64)"* ]]
@@ -383,6 +386,50 @@ got.tofile("got.f32")'
     logos-author decode_step "$TINY/llama.yaml" | logos-fuse --mma-rows 2 >s.plan
     ! grep -q '^launch mma ' s.plan
     run --separate-stderr logos-fuse --mma-rows 1 p.logos
+    [ "$status" -eq 2 ]
+}
+
+@test "logos-fuse --mmh-rows: products in f16 tiles (mmh) under q8 from that many rows, -v says which and why; the CPU reference models them" {
+    logos-author prefill "$EX/llama-3-8b.yaml" >p.logos
+    run --separate-stderr logos-fuse -v --numerics q8 p.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=1 ROWS=512 BN=256 .* grid 4 24 1 block 256 smem 222240 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=256 .* GATE=1 CAP=0 OQ=1 .* grid 4 112 1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* BN=128 .* RES=1 .* grid 4 32 1 block 256 smem 189488 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=14336 PARTS=1 ' <<<"$output")" -eq 32 ]
+    ! grep -q '^launch mma ' <<<"$output"
+    [[ "$stderr" == *"products of 512 stacked rows on the tensor cores in f16 tiles (mmh): at least --mma-rows 128 and --mmh-rows 128"* ]]
+    logos-check - <<<"$output"
+    # q8x2 (a8x2), or fewer rows than --mmh-rows: int8 tiles
+    run --separate-stderr logos-fuse -v p.logos
+    ! grep -q '^launch mmh ' <<<"$output"
+    [[ "$stderr" == *"in int8 tiles (mma): at least --mma-rows 128; not f16 tiles: activations not a8 (q8 numerics, quantized before it)"* ]]
+    run --separate-stderr logos-fuse -v --numerics q8 --mmh-rows 1024 p.logos
+    ! grep -q '^launch mmh ' <<<"$output"
+    [[ "$stderr" == *"not f16 tiles: fewer rows than --mmh-rows"* ]]
+    # the 1B's o and down: 64 tiles on 132 multiprocessors stay int8 (mma splits K); its q/k/v and gated pair f16
+    run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
+    [ "$(grep -c '^launch mma ' <<<"$output")" -eq 32 ] && [ "$(grep -c '^launch mmh ' <<<"$output")" -eq 32 ]
+    [[ "$stderr" == *"not f16 tiles: its tiles fill less than half the chip (mma splits K)"* ]]
+    # Qwen2.5's 896 values are not whole 256-value blocks
+    run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/qwen2.5-0.5b.yaml")
+    ! grep -q '^launch mmh ' <<<"$output"
+    [[ "$stderr" == *"not f16 tiles: K not whole 256-value blocks"* ]]
+    # a tiny Llama of width 256: the CPU reference runs the mmh plan to its program's tokens, and as mmh
+    # computes (its operands in f16) under LOGOS_REF_NUMERICS, where the int8 plan's logits differ
+    sed 's/^dim: 64/dim: 256/; s/head_dim: 16/head_dim: 64/; s/hidden: 128/hidden: 512/' "$TINY/llama.yaml" >w.yaml
+    logos-author generate w.yaml >g.logos
+    logos-fuse --numerics q8 --mma-rows 2 --mmh-rows 2 --sms 2 g.logos >h.plan
+    [ "$(grep -c '^launch mmh ' h.plan)" -eq 8 ]
+    logos-fuse --numerics q8 --mma-rows 2 --mmh-rows 65536 --sms 2 g.logos >m.plan
+    ! grep -q '^launch mmh ' m.plan
+    logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 g.logos >a.tok
+    logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 h.plan >b.tok
+    cmp a.tok b.tok
+    LOGOS_REF_NUMERICS=1 logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 --logits h.f32 h.plan >c.tok
+    LOGOS_REF_NUMERICS=1 logos-run --device cpu -q --synthetic 3 -p "1 2 3 4 5 6 7" -n 4 --logits m.f32 m.plan >d.tok
+    [ "$(wc -l <c.tok)" -eq 4 ] && ! cmp -s h.f32 m.f32
+    run --separate-stderr logos-fuse --mmh-rows 0 p.logos
     [ "$status" -eq 2 ]
 }
 

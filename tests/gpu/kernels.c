@@ -435,6 +435,26 @@ static const MmaCase mma_cases[] = {
      "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2, 0}, 2},
     {{"mma q8 512x4096, soft-cap, 129 rows",
      "in x : f32[129,4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\ny = softcap(w @ x, cap=30)\n", 2, 0}, 0},
+    /* mmh.cu (--mmh-rows 128, the default): activations quantized before
+     * (a norm's epilogue, a gated pair's), K whole 256-value blocks; q8
+     * alone (precise runs GEMVs, q8x2 mma.cu); rows, units and parts not
+     * whole tiles, tiles of 128 and of 256 weight rows */
+    {{"mmh after a norm 640x4096, 200 rows",
+     "in x : f32[200,4096]\nweight nw : f32[4096]\nweight w : q8[640,4096]\nout y : f32[200,640]\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = w @ a\n", 2, 0}, 0},
+    {{"mmh parts after a norm, bias, residual, 300 rows (tiles of 256)",
+     "in x : f32[300,256]\nin r : f32[300,1000]\nweight nw : f32[256]\nweight w0 : q8[5120,256]\n"
+     "weight w1 : q8[1024,256]\nweight w2 : q8[1000,256]\nweight b0 : f32[5120]\nout y0 : f32[300,5120]\n"
+     "out y1 : f32[300,1024]\nout y2 : f32[300,1000]\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0},
+    {{"mmh gated silu, quantizing epilogue, down, 257 rows",
+     GATED_DOWN("257", "512", "1536"), 2, 0}, 0},
+    {{"mmh gated gelu_tanh 6400x256 after a norm, 130 rows (tiles of 256)",
+     "in x : f32[130,256]\nweight nw : f32[256]\nweight wg : q8[6400,256]\nweight wu : q8[6400,256]\n"
+     "out h : f32[130,6400]\na = rmsnorm(x, nw, eps=1e-05)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0},
+    {{"mmh soft-cap after a norm 512x4096, 129 rows",
+     "in x : f32[129,4096]\nweight nw : f32[4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 0}, 0},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"

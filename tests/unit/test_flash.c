@@ -246,7 +246,7 @@ static void test_reference(void)
     flash(&a);
     long n = 70 * 8 * 32;
     const Expr *at[] = {p->stmts[0].value};
-    float *f32 = run_chunk(p, &a, &(RefNum){0}), *fl = run_chunk(p, &a, &(RefNum){0, at, 1});
+    float *f32 = run_chunk(p, &a, &(RefNum){0}), *fl = run_chunk(p, &a, &(RefNum){0, at, 1, NULL, 0});
     Env *env = env_new();
     bind(env, &a);
     ok(ref_run(p, env) == 0 && same_bits(f32, env_get(env, "bo")->f, n), "a zeroed RefNum runs as ref_run");
@@ -267,7 +267,7 @@ static void test_reference(void)
     for (int k = NUM_PRECISE; k <= NUM_Q8X2; k++) {
         fo.numerics = k;
         Plan *pl = fuse(A, p, g, &fo);
-        num[k] = pl ? plan_ref_numerics(A, pl) : (RefNum){-1, NULL, 0};
+        num[k] = pl ? plan_ref_numerics(A, pl) : (RefNum){-1, NULL, 0, NULL, 0};
     }
     ok(num[NUM_Q8].quant == 1 && num[NUM_Q8].nflash == 1 && num[NUM_Q8].flash[0] == at[0] &&
            num[NUM_PRECISE].quant == 0 && num[NUM_PRECISE].nflash == 0 && num[NUM_Q8X2].quant == 2 &&

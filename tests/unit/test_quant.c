@@ -148,6 +148,25 @@ static void test_q8_zero(void)
     ok(good && q[40] == 127 && fabsf(y[40] - 3) <= 3 * 0x1p-11f, "q8: a block of zeros gives zero quants, scale and values");
 }
 
+/* act_quantize_h16: the a8 values as mmh.cu reads them, f16(q f16(d)):
+ * a block of amax 12.7 has d 0.1, f16(0.1) = 0x2e66 (0.0999755859375);
+ * 127 quants of it round to f16's 12.6953125 (0x4a59), not 12.7 or the
+ * product 12.696899...; a block of zeros stays 0; act_quantize's own value
+ * is q d unrounded. */
+static void test_act_h16(void)
+{
+    float x[64] = {0}, y[64], z[64];
+    x[0] = 12.7f, x[1] = -0.1f, x[2] = 5.0f;
+    act_quantize_h16(x, 64, y);
+    act_quantize(x, 64, 1, z);
+    float dh = f16_to_f32(0x2e66);
+    int good = f32_to_f16(0.1f) == 0x2e66 && y[0] == f16_to_f32(f32_to_f16(127 * dh)) && y[0] == 12.6953125f &&
+               y[1] == -dh && y[2] == f16_to_f32(f32_to_f16(50 * dh)) && z[0] == 127 * (12.7f / 127.0f);
+    for (int i = 32; i < 64; i++)
+        good &= y[i] == 0;
+    ok(good, "act_quantize_h16: each a8 value f16(q f16(d)), as mmh.cu reads it");
+}
+
 static void test_buf_row(void)
 {
     float f[4 * 64], row[64], want[64];
@@ -353,6 +372,7 @@ int main(void)
     test_f16_rounding();
     test_q8_random();
     test_q8_zero();
+    test_act_h16();
     test_buf_row();
     test_synth();
 

@@ -1,0 +1,348 @@
+// mmh.cu — products of one activation by Q8_0 checkpoint rows for stacked
+// rows on the tensor cores in f16 (wgmma, sm_90a), in up to four parts,
+// with their epilogues: mma.cu's products by the other road issue 11 names,
+// the weights dequantized to f16 tiles in shared memory (bench/wgh.cu's
+// wgt, bench/NOTES.md run158: 1.6-1.9x mma.cu at the 8B's shapes).
+//
+//   a_p[t, o] = sum over k of f16(qx[t, k] f16(sx[t, k / 32]))
+//                             * f16(Wq_p[o, k] sW_p[o, k / 32])    (f32 sums)
+//   epilogue, in order:  + b_p[o]                      (bit p of BIAS)
+//                        y_0 = act(a_0) * a_1          (GATE: 1 silu, 2 gelu_tanh)
+//                        c * tanh(v / c)               (CAP = c > 0, part 0)
+//                        sigmoid(gs[t]) * v            (GS, part 0)
+//                        r_p[t, o] + v                 (bit p of RES)
+//   y_p[t, o] = v  (y_0 in format OQ: 32-value blocks quantized as warp_quant)
+//
+// The activation comes quantized (a8: XIN 1): its int8 values times their
+// block's scale are what mma.cu multiplies exactly; here each is rounded
+// to f16 (and the scale first), and so is each weight: some 1e-4 of
+// relative error a sum, where the a8 quantization itself is ~1e-2.
+// Shapes: x (rows, K) a8, rows = n or ROWS; W_p (N_p, K) Q8_0; y_p, r_p
+// (rows, N_p); b_p (N_p). K is whole 256-value blocks (the scales' rows
+// whole 16-byte boxes). Under GATE there are two parts, the gate and up of
+// one hidden width (N_0 = N_1), and y_1 is unused.
+// The parameters are mma's, in its order, less nw (no norm prologue); after
+// them the lane puts the launch's tensor maps (parameter 19: 128 bytes
+// each, in device memory, encoded once the plan's buffers are placed):
+// x's quants (box 64 x 128 rows) and scales (box 4 x 128), then each
+// part's quants (box 64 x BP rows) and scales (box 8 x BP), BP = BN (BN / 2
+// under GATE).
+// Launch: 256 threads (2 warpgroups of 64 rows), grid (rows / 128, tiles)
+// rounded up: a tile is BP rows of one part (under GATE, BP gate rows and
+// their BP up rows side by side), the parts' tiles end to end. K goes 64
+// values a stage through a ring of STAGES (TMA, thread 0 filling a stage
+// once both warpgroups' wgmmas two stages back are done, an mbarrier a
+// stage for its bytes); each stage is dequantized by the 256 threads into
+// one of two f16 tiles of x and of W (the 128-byte swizzle's layout: 16-byte
+// chunk c of row r at c ^ (r % 8)) while the wgmmas of the stage before
+// run, then each warpgroup's wgmma m64nBNk16 takes its 64 rows by the BN
+// weight rows (f32 accumulate over all of K). The weights' first stages
+// are asked for before the launch before is waited for.
+// Shared memory: the ring (STAGES slots of x's 8 KB and 2 KB of scales, W's
+// BN x 64 bytes and BN x 16 of scales), the f16 tiles (2 x 16 KB of x, 2 x
+// BN x 128 bytes of W), the mbarriers; the epilogue's 128 x (BN + 1) floats
+// over the ring and the tiles; plus 1 KB to align to 1024. A block whose
+// rows all lie past the run's (a short last chunk) lets its first stages
+// land and leaves.
+
+constexpr int KT = 64, BM = 128, THREADS = 256;
+constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, MAPS_AT = 19;
+#include "parts.cuh"
+constexpr int BP = GATED ? BN / 2 : BN;             // a part's rows a tile
+constexpr int STAGES = BN == 256 ? 4 : 6;
+constexpr int S_XQ = 0, S_XS = BM * KT, S_WQ = S_XS + BM * 16, S_WS = S_WQ + BN * KT;
+constexpr int SLOT = (S_WS + BN * 16 + 1023) / 1024 * 1024;
+constexpr int A16 = BM * KT * 2, B16 = BN * KT * 2;
+constexpr int X16_AT = STAGES * SLOT, W16_AT = X16_AT + 2 * A16, BAR_AT = W16_AT + 2 * B16;
+constexpr int EP = BN + 1;                          // floats a row of the sums' tile
+constexpr unsigned STAGE_BYTES = BM * KT + BM * 16 + BN * KT + BN * 16;
+constexpr int KTILES = K / KT;
+static_assert(K % 256 == 0, "K whole 256-value blocks");
+static_assert(BN == 128 || BN == 256, "a tile is 128 or 256 weight rows");
+static_assert(BM * EP * 4 <= BAR_AT, "the sums' tile fits over the ring and the f16 tiles");
+static_assert(!GATED || PARTS == 2, "a gated pair alone");
+
+DEV u32 tiles_of(long n)
+{
+    return (u32)((n + BP - 1) / BP);
+}
+
+// Tile y's part and its first row.
+DEV Unit tile_of(u32 y)
+{
+    u32 t0 = tiles_of(N0), t1 = GATED ? 0 : tiles_of(N1), t2 = tiles_of(N2);
+    if (y < t0)
+        return Unit{0, (int)(y * BP)};
+    if (y < t0 + t1)
+        return Unit{1, (int)((y - t0) * BP)};
+    if (y < t0 + t1 + t2)
+        return Unit{2, (int)((y - t0 - t1) * BP)};
+    return Unit{3, (int)((y - t0 - t1 - t2) * BP)};
+}
+
+// ---- the tensor memory accelerator and the barriers
+
+DEV void mb_init(u32 b, int n)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b), "r"(n) : "memory");
+}
+
+DEV void mb_expect(u32 b, u32 n)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(n) : "memory");
+}
+
+DEV void mb_wait(u32 b, int parity)
+{
+    u32 ok;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(ok) : "r"(b), "r"(parity) : "memory");
+    } while (!ok);
+}
+
+// A box of the tensor map at map (in device memory) from (c0, c1) into dst.
+DEV void tma2d(u32 dst, const char *map, int c0, int c1, u32 bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+
+DEV const char *map_of(const Params &p, int i)
+{
+    return (const char *)p.a[MAPS_AT] + 128 * i;
+}
+
+// Stage kt's weights (W is true) or activations into its slot, both
+// counted on its barrier (the weights' call sets the bytes it waits for).
+DEV void issue(const Params &p, u32 base, int kt, Unit tile, int m0, bool W)
+{
+    u32 st = base + (kt % STAGES) * SLOT, bar = base + BAR_AT + 8 * (kt % STAGES);
+    if (W) {
+        mb_expect(bar, STAGE_BYTES);
+        int q = tile.part;
+        tma2d(st + S_WQ, map_of(p, 2 + 2 * q), kt * KT, tile.row, bar);
+        tma2d(st + S_WS, map_of(p, 3 + 2 * q), kt / 4 * 8, tile.row, bar);   // 8 slabs: 4 stages' scales
+        if (GATED) {   // the up rows beside the gate rows
+            tma2d(st + S_WQ + BP * KT, map_of(p, 4), kt * KT, tile.row, bar);
+            tma2d(st + S_WS + BP * 16, map_of(p, 5), kt / 4 * 8, tile.row, bar);
+        }
+    } else {
+        tma2d(st + S_XQ, map_of(p, 0), kt * KT, m0, bar);
+        tma2d(st + S_XS, map_of(p, 1), kt / 2 * 4, m0, bar);   // 4 slabs: 2 stages' scales
+    }
+}
+
+// ---- f16 arithmetic (PTX: no toolkit header)
+
+DEV u32 prmt(u32 a, u32 b, u32 sel)
+{
+    u32 d;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+    return d;
+}
+
+DEV u32 hsub2(u32 a, u32 b)
+{
+    u32 d;
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+
+DEV u32 hmul2(u32 a, u32 b)
+{
+    u32 d;
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+
+// Four int8 of a word times d2 (a scale in both halves) as two f16 pairs
+// (values 0, 1 and 2, 3): the bytes as 1024 + (q + 128) in f16 (exact),
+// less 1152, times the scale (one rounding).
+DEV void deq4(u32 w, u32 d2, u32 &lo, u32 &hi)
+{
+    const u32 off = 0x64806480u;   // 1152, 1152
+    u32 x = w ^ 0x80808080u;
+    lo = hmul2(hsub2(prmt(x, 0x64646464u, 0x4140), off), d2);
+    hi = hmul2(hsub2(prmt(x, 0x64646464u, 0x4342), off), d2);
+}
+
+// 16 int8 values (a 16-byte chunk) times d2 into the swizzled f16 tile t
+// at row r, 16-value chunk c (two 16-byte f16 chunks).
+DEV void deq16(const char *src, u32 d2, char *t, int r, int c)
+{
+    uint4 w = *(const uint4 *)src, o0, o1;
+    deq4(w.x, d2, o0.x, o0.y);
+    deq4(w.y, d2, o0.z, o0.w);
+    deq4(w.z, d2, o1.x, o1.y);
+    deq4(w.w, d2, o1.z, o1.w);
+    *(uint4 *)(t + r * 128 + (((2 * c) ^ (r & 7)) << 4)) = o0;
+    *(uint4 *)(t + r * 128 + (((2 * c + 1) ^ (r & 7)) << 4)) = o1;
+}
+
+// Slot st's int8 rows into the f16 tiles x16 and w16: a thread takes
+// 16-value chunks (row e / 4, values 16 (e % 4) ..), x's (f32 scales,
+// rounded to f16 first) and W's (f16 scales).
+DEV void dequant(const char *st, char *x16, char *w16, int kt)
+{
+#pragma unroll
+    for (int i = 0; i < BM * 4 / THREADS; i++) {
+        int e = threadIdx.x + i * THREADS, r = e / 4, c = e % 4;
+        u32 d = f2h(((const float *)(st + S_XS))[r * 4 + (kt & 1) * 2 + c / 2]);
+        deq16(st + S_XQ + r * KT + c * 16, d | d << 16, x16, r, c);
+    }
+#pragma unroll
+    for (int i = 0; i < BN * 4 / THREADS; i++) {
+        int e = threadIdx.x + i * THREADS, r = e / 4, c = e % 4;
+        u32 d = ((const u16 *)(st + S_WS))[r * 8 + (kt & 3) * 2 + c / 2];
+        deq16(st + S_WQ + r * KT + c * 16, d | d << 16, w16, r, c);
+    }
+}
+
+// ---- wgmma
+
+// A shared-memory matrix descriptor: K-major rows of 128 bytes in the
+// 128-byte swizzle, 8-row groups 1024 bytes apart.
+DEV u64 desc(u32 addr)
+{
+    return (u64)((addr & 0x3FFFF) >> 4) | (u64)1 << 16 | (u64)(1024 >> 4) << 32 | (u64)1 << 62;
+}
+
+DEV void wg_fence()
+{
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+DEV void wg_commit()
+{
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+template <int N> DEV void wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+DEV void proxy_fence()
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+#define F8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define F64(i) F8(i), F8(i + 8), F8(i + 16), F8(i + 24), F8(i + 32), F8(i + 40), F8(i + 48), F8(i + 56)
+
+// d (the warpgroup's 64 x BN, f32) += a (64 x 16 f16) b (16 x BN f16)
+DEV void wgmma(float *d, u64 da, u64 db)
+{
+    if constexpr (BN == 256)
+        asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+                     "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                     "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                     "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                     "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+                     "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+                     "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+                     "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+                     "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127},"
+                     " %128, %129, 1, 1, 1, 0, 0;\n"
+                     : F64(0), F64(64)
+                     : "l"(da), "l"(db));
+    else
+        asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+                     "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                     "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                     "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                     "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63},"
+                     " %64, %65, 1, 1, 1, 0, 0;\n"
+                     : F64(0)
+                     : "l"(da), "l"(db));
+}
+
+// ---- the epilogue
+
+// The tile's sums through the epilogue: a warp a (row, 32 columns), a
+// unit a lane; part 0's blocks quantized whole under OQ (a tile starts at
+// a multiple of 32 rows of its part, and N_0 is whole blocks under OQ).
+DEV void finish(const Params &p, Unit tile, int m0, int rows, const float *e)
+{
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    long n = rows_in(tile.part);
+    for (int i = w; i < BM * (BP / 32); i += THREADS / 32) {
+        int r = i / (BP / 32), j = i % (BP / 32);
+        long t = m0 + r, o = (long)tile.row + j * 32 + lane;
+        if (t >= rows || tile.row + j * 32 >= n)
+            continue;
+        int c = j * 32 + lane, ok = o < n;
+        float v = 0.0f;
+        if (ok)
+            v = epilogue(p, Unit{tile.part, (int)o}, t, e[r * EP + c], GATED ? e[r * EP + c + BP] : 0.0f);
+        if (OQ && tile.part == 0)
+            warp_quant(v, p.a[Y_AT], (long)ROWS * N0, (t * N0 + tile.row + j * 32) / 32, OQ);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
+{
+    extern __shared__ __align__(1024) char smraw[];
+    u32 base = (smem_addr(smraw) + 1023) & ~1023u;
+    char *sm = smraw + (base - smem_addr(smraw));
+    Unit tile = tile_of(blockIdx.y);
+    int m0 = blockIdx.x * BM, wg = threadIdx.x >> 5 >> 2;
+    if (threadIdx.x == 0) {   // the barriers, and the weights' first stages before the wait
+        for (int s = 0; s < STAGES; s++)
+            mb_init(base + BAR_AT + 8 * s, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < STAGES && s < KTILES; s++)
+            issue(p, base, s, tile, m0, true);
+    }
+    pdl_wait();
+    int rows = rows_of(p.a[5], ROWS);
+    if (threadIdx.x == 0)
+        for (int s = 0; s < STAGES && s < KTILES; s++)
+            issue(p, base, s, tile, m0, false);
+    __syncthreads();
+    if (m0 >= rows) {   // nothing to compute: the copies in flight land before the block leaves
+        for (int s = 0; s < STAGES && s < KTILES; s++)
+            mb_wait(base + BAR_AT + 8 * s, 0);
+        pdl_launch();
+        return;
+    }
+    float d[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++)
+        d[i] = 0.0f;
+    for (int kt = 0; kt < KTILES; kt++) {
+        int s = kt % STAGES;
+        mb_wait(base + BAR_AT + 8 * s, (kt / STAGES) & 1);
+        wg_wait<1>();      // this warpgroup's wgmmas of stage kt - 2 done
+        __syncthreads();   // and the other's: slot kt - 2 and tiles kt % 2 free
+        if (threadIdx.x == 0 && kt >= 2 && kt - 2 + STAGES < KTILES) {
+            issue(p, base, kt - 2 + STAGES, tile, m0, true);
+            issue(p, base, kt - 2 + STAGES, tile, m0, false);
+        }
+        char *x16 = sm + X16_AT + (kt & 1) * A16, *w16 = sm + W16_AT + (kt & 1) * B16;
+        dequant(sm + s * SLOT, x16, w16, kt);
+        proxy_fence();
+        __syncthreads();
+        u32 a = smem_addr(x16) + wg * 64 * 128, b = smem_addr(w16);
+        wg_fence();
+#pragma unroll
+        for (int j = 0; j < KT / 16; j++)
+            wgmma(d, desc(a + 32 * j), desc(b + 32 * j));
+        wg_commit();
+    }
+    wg_wait<0>();
+    // The next launch only now (as mma.cu: begun early, its blocks would
+    // wait beside these for all of K).
+    pdl_launch();
+    __syncthreads();   // every warpgroup done with the ring: the sums' tile goes over it
+    float *e = (float *)sm;
+    int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int n = 0; n < BN / 8; n++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            e[(wg * 64 + w * 16 + g + (i >> 1) * 8) * EP + n * 8 + 2 * tq + (i & 1)] = d[n * 4 + i];
+    __syncthreads();
+    finish(p, tile, m0, rows, e);
+}
