@@ -567,7 +567,9 @@ int ref_run(const Prog *p, Env *env);
  * as the lane's quantized numerics do (quant 1: q8, 2: q8x2; act_quantize;
  * 0: f32), and the attention calls in flash (the expressions a flash
  * launch covers, nflash of them) run as flash.cu computes them
- * (flash_attend). A zeroed RefNum runs the program as ref_run does. */
+ * (flash_attend), the products in h16 (an mmh launch's) with their a8
+ * values and weights rounded to f16 as mmh.cu reads them. A zeroed RefNum
+ * runs the program as ref_run does. */
 typedef struct RefNum {
     int quant;
     const Expr **flash;
@@ -777,8 +779,9 @@ int plan_base(const Plan *pl, int b);             /* a view's base, through view
 int plan_chips(const Plan *pl);                   /* the chips its program runs on: 1 when it declares none */
 long plan_buf_bytes(const Plan *pl, int b);
 /* How the reference runs the plan's program as its launches compute
- * (ref_run_numerics): its numerics' quantization, and the attention calls
- * its flash launches cover. The list is in a. */
+ * (ref_run_numerics): its numerics' quantization, the attention calls its
+ * flash launches cover and the products its mmh launches cover. The lists
+ * are in a. */
 RefNum plan_ref_numerics(Arena *a, const Plan *pl);
 
 /* ---- fuse.c, lane_cuda.c: programs to plans ----------------------------- */

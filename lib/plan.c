@@ -57,29 +57,30 @@ long plan_buf_bytes(const Plan *pl, int b)
     return etype_bytes(pl->bufs[b].etype, pl->bufs[b].count);
 }
 
+/* The expressions of the nodes of op a or op b that a plan's launches of
+ * kernel k cover, into *out; their count. */
+static int covered(Arena *a, const Plan *pl, int k, int op_a, int op_b, const Expr ***out)
+{
+    int n = 0;
+    for (int i = 0; i < pl->nls; i++)
+        n += pl->ls[i].kernel == k ? pl->ls[i].ncovers : 0;
+    *out = arena_alloc(a, sizeof **out * (size_t)(n + 1));
+    n = 0;
+    for (int i = 0; i < pl->nls; i++)
+        for (int c = 0; pl->ls[i].kernel == k && c < pl->ls[i].ncovers; c++) {
+            const GNode *g = &pl->g->n[pl->ls[i].covers[c]];
+            if (g->op == op_a || g->op == op_b)
+                (*out)[n++] = g->e;
+        }
+    return n;
+}
+
 RefNum plan_ref_numerics(Arena *a, const Plan *pl)
 {
     RefNum num = {pl->numerics == NUM_Q8 ? 1 : pl->numerics == NUM_Q8X2 ? 2 : 0, NULL, 0, NULL, 0};
-    int n = 0;
-    for (int i = 0; i < pl->nls; i++)
-        n += pl->ls[i].kernel == KN_FLASH ? pl->ls[i].ncovers : 0;
-    num.flash = arena_alloc(a, sizeof *num.flash * (size_t)(n + 1));
-    for (int i = 0; i < pl->nls; i++)
-        for (int k = 0; pl->ls[i].kernel == KN_FLASH && k < pl->ls[i].ncovers; k++) {
-            const GNode *g = &pl->g->n[pl->ls[i].covers[k]];
-            if (g->op == OP_ATTEND || g->op == OP_LATENT)   /* latent_expanded's attention */
-                num.flash[num.nflash++] = g->e;
-        }
-    n = 0;
-    for (int i = 0; i < pl->nls; i++)
-        n += pl->ls[i].kernel == KN_MMH ? pl->ls[i].ncovers : 0;
-    num.h16 = arena_alloc(a, sizeof *num.h16 * (size_t)(n + 1));
-    for (int i = 0; i < pl->nls; i++)
-        for (int k = 0; pl->ls[i].kernel == KN_MMH && k < pl->ls[i].ncovers; k++) {
-            const GNode *g = &pl->g->n[pl->ls[i].covers[k]];
-            if (g->op == OP_MATMUL)
-                num.h16[num.nh16++] = g->e;
-        }
+    /* flash's attention (and latent_expanded's), mmh's products */
+    num.nflash = covered(a, pl, KN_FLASH, OP_ATTEND, OP_LATENT, &num.flash);
+    num.nh16 = covered(a, pl, KN_MMH, OP_MATMUL, OP_MATMUL, &num.h16);
     return num;
 }
 

@@ -538,6 +538,11 @@ END
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"no prologue: 512 stacked rows go to the tensor cores, whose blocks would each norm them again"* ]]
     [ "$(grep -c '^launch rownorm D=4096 ROWS=512 .* OQ=1 ' <<<"$output")" -eq 64 ]
+    [ "$(grep -c '^launch mmh .* XIN=1 ROWS=512 ' <<<"$output")" -eq 128 ]
+    [ "$(grep -c '^launch mmh .* GATE=1 CAP=0 OQ=1 ' <<<"$output")" -eq 32 ]
+    # in int8 tiles (mma) likewise
+    run --separate-stderr logos-fuse -v --numerics q8 --rows 512 --mmh-rows 65536 p.logos
+    [ "$(grep -c '^launch rownorm D=4096 ROWS=512 .* OQ=1 ' <<<"$output")" -eq 64 ]
     [ "$(grep -c '^launch mma .* XIN=1 XQ=1 ROWS=512 BM=64 NORM=0 ' <<<"$output")" -eq 128 ]
     [ "$(grep -c '^launch mma .* GATE=1 CAP=0 OQ=1 ' <<<"$output")" -eq 32 ]
     # below both crossovers the norm stays in the GEMV's prologue
