@@ -253,11 +253,12 @@ same() {
         skip "a GPU answers here: tests/gpu/run runs for real"
     fi
     [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
-    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes startup bench forms tp crossover persist
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes startup bench forms tp crossover persist floor
     [ "$status" -eq 0 ]
     local summary
     summary=$(sed -n '/^== summary$/,$p' <<<"$output")
-    [ "$(grep -c 'skipped' <<<"$summary")" -eq 10 ]
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 11 ]
+    grep -q '^floor    skipped: no GPU$' <<<"$summary"
     grep -q '^crossover skipped: no GPU$' <<<"$summary"
     grep -q '^persist  skipped: no GPU$' <<<"$summary"
     grep -q '^sweep    skipped: no GPU$' <<<"$summary"
