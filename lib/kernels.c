@@ -820,8 +820,7 @@ static int need_latent_expand(Need *n)
          ctx = C(n, "NCTX");
     if (need_latent_reads(n))
         return -1;
-    if (C(n, "MODE") == 1)
-        need(n, "pos", R);
+    need(n, "pos", R);   /* MODE 1, the only one */
     need(n, "k", ctx * nh * (nope + rope));
     need(n, "v", ctx * nh * vd);
     need(n, "q", R * nh * (nope + rope));

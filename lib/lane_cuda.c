@@ -279,15 +279,6 @@ static int act_words(const Fz *f)
 
 static long mmv_tiles(long rows, int xq);
 
-/* Each part's output rows. */
-static const long *part_rows(Fz *f, const Group *gr)
-{
-    long *np = arena_alloc(f->a, sizeof *np * 4);
-    for (int p = 0; p < 4; p++)
-        np[p] = p < gr->parts ? last(&N(f, gr->prod[p])->ty) : 0;
-    return np;
-}
-
 /* mmh's tile: 256 weight rows where the units are at least 6144, else 128
  * (twice the blocks where the outputs are narrow: bench/NOTES.md run158,
  * 0.67-0.69x at 4096 outputs with 256). */
@@ -297,6 +288,16 @@ static long mmh_bn(Fz *f, const Group *gr)
     for (int p = 0; p < gr->parts; p++)
         units += gr->gate && p == 1 ? 0 : last(&N(f, gr->prod[p])->ty);
     return units >= 6144 ? 256 : 128;
+}
+
+/* The blocks of an mmh launch of the group over rows: its row tiles by
+ * its tiles of weight rows (kernels.c's mmh_tiles, as need_mmh counts). */
+static long mmh_blocks(Fz *f, const Group *gr, long rows)
+{
+    long np[4] = {0};
+    for (int p = 0; p < gr->parts; p++)
+        np[p] = last(&N(f, gr->prod[p])->ty);
+    return (rows + 127) / 128 * mmh_tiles(mmh_bn(f, gr), gr->gate, np, gr->parts);
 }
 
 static int product_kernel(Fz *f, const Group *gr)
@@ -324,12 +325,11 @@ static int product_kernel(Fz *f, const Group *gr)
         return KN_GEMV;
     }
     if (mma) {
-        long blocks = (rows + 127) / 128 * mmh_tiles(mmh_bn(f, gr), gr->gate, part_rows(f, gr), gr->parts);
         const char *no = rows < mmh_crossover(f->o) ? "fewer rows than --mmh-rows" : xq != 1 || xin != 1
                          ? "activations not a8 (q8 numerics, quantized before it)"
                          : K % 256 ? "K not whole 256-value blocks" : gr->gate && gr->parts != 2
                          ? "a gated pair beside other parts"
-                         : blocks < f->o->sms / 2 ? "its tiles fill less than half the chip (mma splits K)" : NULL;
+                         : mmh_blocks(f, gr, rows) < f->o->sms / 2 ? "its tiles fill less than half the chip (mma splits K)" : NULL;
         if (!no) {
             fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in f16 tiles (mmh): at least "
                       "--mma-rows %d and --mmh-rows %d", rows, cross, mmh_crossover(f->o));
@@ -1356,11 +1356,13 @@ static int temp_of(Fz *f, int node, const char *suffix, long n)
     return unnamed_buf(f, arena_printf(f->a, "%s.%s", node_name(f, node), suffix), B_TEMP, ET_F32, n);
 }
 
-/* A wide chunk's expanded attention: its heads, widths, rows and cache
- * rows, and the buffers latent_expand fills (q, k, v) and reads (pos, n). */
+/* A wide chunk's expanded attention (MODE 1 throughout: a chunk's rows,
+ * each over the cache up to its position): its heads, widths, rows and
+ * cache rows, and the buffers latent_expand fills (q, k, v) and reads
+ * (pos, n). */
 typedef struct Wide {
     long nh, hd, vd, rows, ctx;
-    int mode, q, k, v, pos, n;
+    int q, k, v, pos, n;
 } Wide;
 
 /* The constants and parameters attend.cu and flash.cu take alike for it. */
@@ -1395,7 +1397,7 @@ static void emit_latent_wide(Fz *f, const Group *gr)
     const GNode *wk = N(f, a->args[3]), *wv = N(f, a->args[4]);
     long nh = q->ty.d[1].n, nope = wk->ty.d[0].n / nh;
     Wide w = {nh, nope + last(&qp->ty), wv->ty.d[0].n / nh, q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n,
-              N(f, c->args[0])->ty.d[0].n, 1, -1, -1, -1, buf_of(f, c->args[1]), size_buf(f, &q->ty.d[0])};
+              N(f, c->args[0])->ty.d[0].n, -1, -1, -1, buf_of(f, c->args[1]), size_buf(f, &q->ty.d[0])};
     w.k = temp_of(f, gr->node, "k", w.ctx * nh * w.hd);
     w.v = temp_of(f, gr->node, "v", w.ctx * nh * w.vd);
     w.q = temp_of(f, gr->node, "q", w.rows * nh * w.hd);
@@ -1409,7 +1411,7 @@ static void emit_latent_wide(Fz *f, const Group *gr)
     C(L, "VD", (double)w.vd);
     C(L, "ROWS", (double)w.rows);
     C(L, "NCTX", (double)w.ctx);
-    C(L, "MODE", w.mode);
+    C(L, "MODE", 1);
     C(L, "KQ", wk->ty.base == T_Q8);
     C(L, "VQ", wv->ty.base == T_Q8);
     A(L, "qr", buf_of(f, a->args[0]));
@@ -1430,7 +1432,7 @@ static void emit_latent_wide(Fz *f, const Group *gr)
         return;
     }
     L = launch(f, KN_ATTEND, gr);
-    long chunk, busy, split = chunks(f, nh * w.rows, w.ctx, w.mode, 4, &chunk, &busy);
+    long chunk, busy, split = chunks(f, nh * w.rows, w.ctx, 1, 4, &chunk, &busy);
     if (split > 1) {
         took(f, RU_CHUNKS_APART);
         fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
@@ -1441,7 +1443,7 @@ static void emit_latent_wide(Fz *f, const Group *gr)
     C(L, "SPLIT", (double)split);
     C(L, "CHUNK", (double)chunk);
     C(L, "BUSY", (double)busy);
-    C(L, "MODE", w.mode);
+    C(L, "MODE", 1);
     if (split > 1)
         merge_scratch(L, f, gr->node, w.rows * nh * split * (w.vd + 2), w.rows * nh);
     finish(L);

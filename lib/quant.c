@@ -82,36 +82,36 @@ void q8_dequantize(const int8_t *q, const uint16_t *s, long n, float *x)
         x[i] = (float)q[i] * f16_to_f32(s[i / Q8_BLOCK]);
 }
 
+/* One 32-value block of x quantized at d = amax/127 into out: words int8
+ * words (2: a second of the residue in 254ths) read back as f32, or under
+ * h16 (one word) each quant times d rounded to f16, the product rounded to
+ * f16, as mmh.cu reads them. */
+static void act_block(const float *x, int words, int h16, float *out)
+{
+    float amax = 0;
+    for (int i = 0; i < Q8_BLOCK; i++)
+        amax = fmaxf(amax, fabsf(x[i]));
+    float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f, dh = f16_to_f32(f32_to_f16(d));
+    for (int i = 0; i < Q8_BLOCK; i++) {
+        float u = x[i] * id, hi = rintf(u), v = hi;
+        if (words == 2)
+            v += fminf(fmaxf(rintf((u - hi) * 254.0f), -127.0f), 127.0f) * (1.0f / 254.0f);
+        out[i] = h16 ? f16_to_f32(f32_to_f16(hi * dh)) : v * d;
+    }
+}
+
 void act_quantize(const float *x, long n, int words, float *out)
 {
     ASSERT(n % Q8_BLOCK == 0);
-    for (long b = 0; b < n; b += Q8_BLOCK) {
-        float amax = 0;
-        for (int i = 0; i < Q8_BLOCK; i++)
-            amax = fmaxf(amax, fabsf(x[b + i]));
-        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        for (int i = 0; i < Q8_BLOCK; i++) {
-            float u = x[b + i] * id, hi = rintf(u), v = hi;
-            if (words == 2)
-                v += fminf(fmaxf(rintf((u - hi) * 254.0f), -127.0f), 127.0f) * (1.0f / 254.0f);
-            out[b + i] = v * d;
-        }
-    }
+    for (long b = 0; b < n; b += Q8_BLOCK)
+        act_block(x + b, words, 0, out + b);
 }
 
 void act_quantize_h16(const float *x, long n, float *out)
 {
-    act_quantize(x, n, 1, out);
-    for (long b = 0; b < n; b += Q8_BLOCK) {
-        float amax = 0;
-        for (int i = 0; i < Q8_BLOCK; i++)
-            amax = fmaxf(amax, fabsf(x[b + i]));
-        float d = amax / 127.0f, dh = f16_to_f32(f32_to_f16(d));
-        for (int i = 0; i < Q8_BLOCK; i++) {
-            float q = d != 0.0f ? rintf(out[b + i] / d) : 0.0f;   /* the quant act_quantize took (exact) */
-            out[b + i] = f16_to_f32(f32_to_f16(q * dh));
-        }
-    }
+    ASSERT(n % Q8_BLOCK == 0);
+    for (long b = 0; b < n; b += Q8_BLOCK)
+        act_block(x + b, 1, 1, out + b);
 }
 
 void buf_row(const Buf *w, long r, float *out)

@@ -141,13 +141,22 @@ Val eval_norm(Run *r, const Expr *e)
 
 /* ---- rows and shapes ---- */
 
+/* Whether e is among the n expressions of list (RefNum's: a plan's flash
+ * or mmh launches cover it). */
+static int listed(const Expr *const *list, int n, const Expr *e)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == e)
+            return 1;
+    return 0;
+}
+
 Val eval_matmul(Run *r, const Expr *e)
 {
     WRows w = wrows(r, e->args[0]);
     Val x = eval(r, e->args[1]);
     ASSERT(val_last(&x) == w.cols);
-    for (int i = 0; i < r->num.nh16; i++)
-        w.h16 |= r->num.h16[i] == e;
+    w.h16 = listed(r->num.h16, r->num.nh16, e);
     long d[LOGOS_MAXRANK];
     memcpy(d, x.d, sizeof d);
     d[x.rank - 1] = w.rows;
@@ -370,10 +379,7 @@ static void attend_one(const Attn *a, const float *q, const float *K, const floa
 /* Whether a plan's flash launch covers this attention call (RefNum). */
 static int by_flash(const Run *r, const Expr *e)
 {
-    for (int i = 0; i < r->num.nflash; i++)
-        if (r->num.flash[i] == e)
-            return 1;
-    return 0;
+    return listed(r->num.flash, r->num.nflash, e);
 }
 
 Val eval_attend(Run *r, const Expr *e)

@@ -63,7 +63,8 @@ static const Opt opts[] = {
 };
 static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]\n"
                         "                  [--rows N] [--sms N] [--mma-rows N] [--mmv-rows N]\n"
-                        "                  [--latent-rows N] [--crossover FILE] [-o FILE] [-v] [FILE]\n",
+                        "                  [--latent-rows N] [--mmh-rows N] [--crossover FILE]\n"
+                        "                  [-o FILE] [-v] [FILE]\n",
                         opts};
 
 /* The row bound of a program's sizes: the knob, or its context (the rows of
