@@ -225,13 +225,18 @@ DEV float ld_cluster(u32 addr, u32 r)
 }
 
 // Quantizes the 32 values a warp holds (one a lane) into format words (1:
-// a8, 2: a8x2) at block b of a buffer of n values.
+// a8, 2: a8x2; 3: a8h, the a8 values held as f16, each f16(q f16(d)) as
+// mmh.cu would round them, no scales) at block b of a buffer of n values.
 DEV void warp_quant(float x, void *buf, long n, long b, int words)
 {
     int lane = threadIdx.x & 31;
     float amax = warp_max(fabsf(x));
     float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
     float u = x * id, hi = rintf(u);
+    if (words == 3) {
+        ((u16 *)buf)[b * 32 + lane] = f2h(hi * h2f(f2h(d)));
+        return;
+    }
     i8 *q = (i8 *)buf;
     q[b * 32 + lane] = (i8)hi;
     if (words == 2) {
@@ -256,11 +261,14 @@ DEV int dot16(int4 a, int4 b)
     return dp4a(a.x, b.x, dp4a(a.y, b.y, dp4a(a.z, b.z, dp4a(a.w, b.w, 0))));
 }
 
-// Value i of an activation buffer in format f (0 f32, 1 a8, 2 a8x2) of n values.
+// Value i of an activation buffer in format f (0 f32, 1 a8, 2 a8x2, 3
+// a8h) of n values.
 DEV float act_load(const void *buf, long n, long i, int f)
 {
     if (f == 0)
         return ((const float *)buf)[i];
+    if (f == 3)
+        return h2f(((const u16 *)buf)[i]);
     const i8 *q = (const i8 *)buf;
     const float *s = (const float *)((const char *)buf + align16(n * f));
     float v = (float)q[i];

@@ -16,15 +16,18 @@
 // The activation comes quantized (a8: XIN 1): its int8 values times their
 // block's scale are what mma.cu multiplies exactly; here each is rounded
 // to f16 (and the scale first), and so is each weight: some 1e-4 of
-// relative error a sum, where the a8 quantization itself is ~1e-2.
-// Shapes: x (rows, K) a8, rows = n or ROWS; W_p (N_p, K) Q8_0; y_p, r_p
+// relative error a sum, where the a8 quantization itself is ~1e-2. Or it
+// comes so rounded already (a8h: XIN 3, its producer's warp_quant wrote
+// each f16(q f16(d))), the same values, taken by TMA as they are.
+// Shapes: x (rows, K) a8 or a8h, rows = n or ROWS; W_p (N_p, K) Q8_0; y_p, r_p
 // (rows, N_p); b_p (N_p). K is whole 256-value blocks (the scales' rows
 // whole 16-byte boxes). Under GATE there are two parts, the gate and up of
 // one hidden width (N_0 = N_1), and y_1 is unused.
 // The parameters are mma's, in its order, less nw (no norm prologue); after
 // them the lane puts the launch's tensor maps (parameter 19: 128 bytes
 // each, in device memory, encoded once the plan's buffers are placed):
-// x's quants (box 64 x 128 rows) and scales (box 4 x 128), then each
+// x's quants (box 64 x 128 rows) and scales (box 4 x 128; a8h: its f16
+// values, box 64 x 128 in the 128-byte swizzle, and no scales), then each
 // part's quants (box 64 x BP rows) and scales (box 8 x BP), BP = BN (BN / 2
 // under GATE).
 // Launch: 256 threads (2 warpgroups of 64 rows), grid (rows / 128, tiles)
@@ -34,13 +37,14 @@
 // once both warpgroups' wgmmas two stages back are done, an mbarrier a
 // stage for its bytes); each stage is dequantized by the 256 threads into
 // one of two f16 tiles of x and of W (the 128-byte swizzle's layout: 16-byte
-// chunk c of row r at c ^ (r % 8)) while the wgmmas of the stage before
+// chunk c of row r at c ^ (r % 8); an a8h x is in it in its slot, as TMA
+// wrote it, and only W is dequantized) while the wgmmas of the stage before
 // run, then each warpgroup's wgmma m64nBNk16 takes its 64 rows by the BN
 // weight rows (f32 accumulate over all of K). The weights' first stages
 // are asked for before the launch before is waited for.
-// Shared memory: the ring (STAGES slots of x's 8 KB and 2 KB of scales, W's
-// BN x 64 bytes and BN x 16 of scales), the f16 tiles (2 x 16 KB of x, 2 x
-// BN x 128 bytes of W), the mbarriers; the epilogue's 128 x (BN + 1) floats
+// Shared memory: the ring (STAGES slots of x's 8 KB and 2 KB of scales, or
+// an a8h x's 16 KB, W's BN x 64 bytes and BN x 16 of scales), the f16
+// tiles (2 x 16 KB of x, none for a8h, 2 x BN x 128 bytes of W), the mbarriers; the epilogue's 128 x (BN + 1) floats
 // over the ring and the tiles; plus 1 KB to align to 1024. A block whose
 // rows all lie past the run's (a short last chunk) lets its first stages
 // land and leaves.
@@ -50,14 +54,17 @@ constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, MAPS_AT = 19;
 #include "parts.cuh"
 constexpr int BP = GATED ? BN / 2 : BN;             // a part's rows a tile
 constexpr int STAGES = BN == 256 ? 4 : 6;
-constexpr int S_XQ = 0, S_XS = BM * KT, S_WQ = S_XS + BM * 16, S_WS = S_WQ + BN * KT;
+constexpr bool XH = XIN == 3;                       // x arrives a8h: f16, swizzled by TMA, read in its slot
+constexpr int XB = XH ? BM * KT * 2 : BM * KT, XSB = XH ? 0 : BM * 16;   // a stage's x, its scales
+constexpr int S_XQ = 0, S_XS = XB, S_WQ = S_XS + XSB, S_WS = S_WQ + BN * KT;
 constexpr int SLOT = (S_WS + BN * 16 + 1023) / 1024 * 1024;
-constexpr int A16 = BM * KT * 2, B16 = BN * KT * 2;
+constexpr int A16 = XH ? 0 : BM * KT * 2, B16 = BN * KT * 2;
 constexpr int X16_AT = STAGES * SLOT, W16_AT = X16_AT + 2 * A16, BAR_AT = W16_AT + 2 * B16;
 constexpr int EP = BN + 1;                          // floats a row of the sums' tile
-constexpr unsigned STAGE_BYTES = BM * KT + BM * 16 + BN * KT + BN * 16;
+constexpr unsigned STAGE_BYTES = XB + XSB + BN * KT + BN * 16;
 constexpr int KTILES = K / KT;
 static_assert(K % 256 == 0, "K whole 256-value blocks");
+static_assert(XIN == 1 || XIN == 3, "x a8 or a8h");
 static_assert(BN == 128 || BN == 256, "a tile is 128 or 256 weight rows");
 static_assert(BM * EP * 4 <= BAR_AT, "the sums' tile fits over the ring and the f16 tiles");
 static_assert(!GATED || PARTS == 2, "a gated pair alone");
@@ -129,7 +136,8 @@ DEV void issue(const Params &p, u32 base, int kt, Unit tile, int m0, bool W)
         }
     } else {
         tma2d(st + S_XQ, map_of(p, 0), kt * KT, m0, bar);
-        tma2d(st + S_XS, map_of(p, 1), kt / 2 * 4, m0, bar);   // 4 slabs: 2 stages' scales
+        if (!XH)
+            tma2d(st + S_XS, map_of(p, 1), kt / 2 * 4, m0, bar);   // 4 slabs: 2 stages' scales
     }
 }
 
@@ -186,7 +194,7 @@ DEV void deq16(const char *src, u32 d2, char *t, int r, int c)
 DEV void dequant(const char *st, char *x16, char *w16, int kt)
 {
 #pragma unroll
-    for (int i = 0; i < BM * 4 / THREADS; i++) {
+    for (int i = 0; i < (XH ? 0 : BM * 4 / THREADS); i++) {
         int e = threadIdx.x + i * THREADS, r = e / 4, c = e % 4;
         u32 d = f2h(((const float *)(st + S_XS))[r * 4 + (kt & 1) * 2 + c / 2]);
         deq16(st + S_XQ + r * KT + c * 16, d | d << 16, x16, r, c);
@@ -324,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
         dequant(sm + s * SLOT, x16, w16, kt);
         proxy_fence();
         __syncthreads();
-        u32 a = smem_addr(x16) + wg * 64 * 128, b = smem_addr(w16);
+        u32 a = (XH ? base + s * SLOT + S_XQ : smem_addr(x16)) + wg * 64 * 128, b = smem_addr(w16);
         wg_fence();
 #pragma unroll
         for (int j = 0; j < KT / 16; j++)

@@ -8,7 +8,8 @@
 //   (w + OFFSET is 1 without a weight, NW 0)
 //
 // Shapes: x, r (rows, D) f32, rows = n * RPN or ROWS (a per-head norm has
-// RPN heads a row of its size); w (D); y (rows, D) in format OQ.
+// RPN heads a row of its size); w (D); y (rows, D) in format OQ (0 f32,
+// 1 a8, 2 a8x2, 3 a8h: warp_quant's).
 // Launch: grid ROWS, block 256: block t normalizes row t. Where D is whole
 // 1024-value rounds, at most 8 (VR), thread i holds values 4 (i + 256 k)
 // .. + 3 of the row in registers, read once as 16-byte words, and a 32-value
@@ -52,6 +53,15 @@ DEV void rownorm_vec(const Params &p, long t, float *red)
         for (int m = 1; m < 8; m <<= 1)
             amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, m));
         float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        char *q = (char *)p.a[4];
+        if (OQ == 3) {   // a8h: each f16(q f16(d)), 8 bytes a lane
+            float dh = h2f(f2h(d));
+            uint2 h;
+            h.x = (u32)f2h(rintf(o[0] * id) * dh) | (u32)f2h(rintf(o[1] * id) * dh) << 16;
+            h.y = (u32)f2h(rintf(o[2] * id) * dh) | (u32)f2h(rintf(o[3] * id) * dh) << 16;
+            *(uint2 *)(q + 2 * (t * D + i)) = h;
+            continue;
+        }
         u32 hw = 0, lw = 0;
 #pragma unroll
         for (int j = 0; j < 4; j++) {
@@ -60,7 +70,6 @@ DEV void rownorm_vec(const Params &p, long t, float *red)
             if (OQ == 2)
                 lw |= (u32)(u8)(i8)fminf(fmaxf(rintf((u - hi) * 254.0f), -127.0f), 127.0f) << (8 * j);
         }
-        char *q = (char *)p.a[4];
         *(u32 *)(q + t * D + i) = hw;
         if (OQ == 2)
             *(u32 *)(q + n + t * D + i) = lw;

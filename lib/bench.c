@@ -286,7 +286,7 @@ void launch_brief(const Plan *pl, int i, char *buf, size_t n)
     case KN_MMA: case KN_MMV: case KN_MMH:
         snprintf(buf, n, "%s %.0fx%.0f%s%s rows q8 %s", name, C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3"),
                  C(l, "K"), C(l, "PARTS") > 1 ? "/" : "", C(l, "PARTS") > 1 ? (C(l, "GATE") ? "gated" : "parts") : "",
-                 l->kernel == KN_MMH ? "a8 in f16" : fmt[(int)C(l, "XQ")]);
+                 l->kernel == KN_MMH ? (C(l, "XIN") == 3 ? "a8h" : "a8 in f16") : fmt[(int)C(l, "XQ")]);
         break;
     case KN_GEMV:
         snprintf(buf, n, "%s %.0fx%.0f%s%s%s %s%s", name, C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3"),

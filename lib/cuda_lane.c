@@ -299,22 +299,25 @@ static void plan_kernels(CudaLane *c, int k)
 
 /* ---- mmh's tensor maps ---- */
 
-/* One 2-D tensor map (128 bytes at m): rows of `inner` elements of `es`
- * bytes (type ty: 0 u8, 6 f16, 7 f32, cuda.h's numbers) at pitch bytes,
- * boxes of bi x br, no swizzle, L2 promotion of 256 bytes. */
-static int tmap(void *m, int ty, CUdeviceptr at, long inner, long rows, long pitch, unsigned bi, unsigned br)
+/* One 2-D tensor map (128 bytes at m): rows of `inner` elements (type ty:
+ * 0 u8, 6 f16, 7 f32, cuda.h's numbers) at pitch bytes, boxes of bi x br,
+ * swizzled (cuda.h's 0 none, 3 the 128-byte swizzle), L2 promotion of 256
+ * bytes. */
+static int tmap(void *m, int ty, CUdeviceptr at, long inner, long rows, long pitch, unsigned bi, unsigned br,
+                int swizzle)
 {
     uint64_t dim[2] = {(uint64_t)inner, (uint64_t)rows}, str[1] = {(uint64_t)pitch};
     unsigned box[2] = {bi, br}, es[2] = {1, 1};
-    CK(cu.TensorMapEncodeTiled(m, ty, 2, (void *)(uintptr_t)at, dim, str, box, es, 0, 0, 3, 0));
+    CK(cu.TensorMapEncodeTiled(m, ty, 2, (void *)(uintptr_t)at, dim, str, box, es, 0, swizzle, 3, 0));
     return 0;
 }
 
 /* An mmh launch's tensor maps (mmh.cu's opening comment), in device
- * memory, its parameter 19: x's quants and scales, then each part's. */
+ * memory, its parameter 19: x's quants and scales (a8h: its f16 values in
+ * the 128-byte swizzle, no scales), then each part's. */
 static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
 {
-    enum { U8 = 0, F16 = 6, F32 = 7 };
+    enum { U8 = 0, F16 = 6, F32 = 7, SW128 = 3 };
     _Alignas(64) unsigned char m[10][128];
     long K = (long)l->c[kernel_const(KN_MMH, "K")], rows = (long)l->c[kernel_const(KN_MMH, "ROWS")];
     long bn = (long)l->c[kernel_const(KN_MMH, "BN")], gate = (long)l->c[kernel_const(KN_MMH, "GATE")];
@@ -325,15 +328,19 @@ static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
         return EXIT_SYSTEM;
     }
     CUdeviceptr x = rt->ptr[l->arg[4]];
-    if (tmap(m[0], U8, x, K, rows, K, 64, 128) ||
-        tmap(m[1], F32, x + (CUdeviceptr)((rows * K + 15) / 16 * 16), K / 32, rows, K / 32 * 4, 4, 128))
+    memset(m, 0, sizeof m);
+    if (l->c[kernel_const(KN_MMH, "XIN")] == 3) {
+        if (tmap(m[0], F16, x, K, rows, 2 * K, 64, 128, SW128))
+            return EXIT_SYSTEM;
+    } else if (tmap(m[0], U8, x, K, rows, K, 64, 128, 0) ||
+               tmap(m[1], F32, x + (CUdeviceptr)((rows * K + 15) / 16 * 16), K / 32, rows, K / 32 * 4, 4, 128, 0))
         return EXIT_SYSTEM;
     for (int q = 0; q < parts; q++) {
         long np = (long)l->c[kernel_const(KN_MMH, Nn[q])], bp = gate ? bn / 2 : bn;
         CUdeviceptr w = rt->ptr[l->arg[q]];
-        if (tmap(m[2 + 2 * q], U8, w, K, np, K, 64, (unsigned)bp) ||
+        if (tmap(m[2 + 2 * q], U8, w, K, np, K, 64, (unsigned)bp, 0) ||
             tmap(m[3 + 2 * q], F16, w + (CUdeviceptr)((np * K + 15) / 16 * 16), K / 32, np, K / 32 * 2, 8,
-                 (unsigned)bp))
+                 (unsigned)bp, 0))
             return EXIT_SYSTEM;
     }
     CUdeviceptr d;

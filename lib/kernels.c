@@ -24,7 +24,7 @@ static const struct {
 static Kernel table[KN_COUNT];
 static int parsed;
 
-static const char *etype_names[ET_COUNT] = {"f32", "i32", "f16", "f64", "q8", "a8", "a8x2"};
+static const char *etype_names[ET_COUNT] = {"f32", "i32", "f16", "f64", "q8", "a8", "a8x2", "a8h"};
 
 const char *etype_name(int dt)
 {
@@ -43,7 +43,7 @@ long etype_bytes(int dt, long n)
 {
     long a16 = (n + 15) & ~15L;
     switch (dt) {
-    case ET_F16: return 2 * n;
+    case ET_F16: case ET_A8H: return 2 * n;
     case ET_F64: return 8 * n;
     case ET_Q8: return a16 + 2 * (n / 32);
     case ET_A8: return a16 + 4 * (n / 32);
@@ -197,10 +197,11 @@ static void need_etype(Need *n, const char *param, int et)
     n->out->etype[kernel_param(n->k, param)] = et;
 }
 
-/* An activation format constant (0 f32, 1 a8, 2 a8x2) as an element type. */
+/* An activation format constant (0 f32, 1 a8, 2 a8x2, 3 a8h) as an element
+ * type. */
 static int act_etype(long f)
 {
-    return f == 1 ? ET_A8 : f == 2 ? ET_A8X2 : ET_F32;
+    return f == 1 ? ET_A8 : f == 2 ? ET_A8X2 : f == 3 ? ET_A8H : ET_F32;
 }
 
 /* Parameter param is a table of `entries` buffers, each holding count. */
@@ -713,10 +714,11 @@ long mmh_tiles(long bn, long gate, const long *np, int parts)
     return t;
 }
 
-long mmh_smem(long bn)
+long mmh_smem(long bn, long xin)
 {
-    long stages = bn == 256 ? 4 : 6, slot = cdiv(128 * 64 + 128 * 16 + bn * 64 + bn * 16, 1024) * 1024;
-    return stages * slot + 2 * 128 * 128 + 2 * bn * 128 + 8 * stages + 1024;
+    long x = xin == 3 ? 128 * 64 * 2 : 128 * 64 + 128 * 16;   /* a stage's x: a8h's f16, or a8's with scales */
+    long stages = bn == 256 ? 4 : 6, slot = cdiv(x + bn * 64 + bn * 16, 1024) * 1024;
+    return stages * slot + (xin == 3 ? 0 : 2 * 128 * 128) + 2 * bn * 128 + 8 * stages + 1024;
 }
 
 static int need_mmh(Need *n)
@@ -733,13 +735,15 @@ static int need_mmh(Need *n)
         return bad(n, "a gated pair in f16 tiles has no other parts");
     if (C(n, "OQ") && (C(n, "N0") % 32 || P > 1 + (gate != 0)))
         return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
+    if (C(n, "XIN") == 2)
+        return bad(n, "the f16 tiles read x a8 (XIN 1) or a8h (XIN 3)");
     need(n, "x", rows * K);
-    need_etype(n, "x", ET_A8);
+    need_etype(n, "x", act_etype(C(n, "XIN")));
     long tiles = mmh_tiles(bn, gate, np, (int)P);
     if (tiles > 65535)
         return bad(n, "more than 65535 tiles of weight rows");
     grid(n, cdiv(rows, 128), tiles, 1);
-    n->out->smem = mmh_smem(bn);
+    n->out->smem = mmh_smem(bn, C(n, "XIN"));
     return 0;
 }
 

@@ -43,8 +43,8 @@ K(GEMV, "gemv", "gemv.cu",
 
 K(NORM, "rownorm", "norm.cu",
   "D:i:1:1048576 ROWS:i:1:1048576 RPN:i:1:1048576 KIND:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 MODE:i:0:2 "
-  "OQ:i:0:2",
-  "x:tios:f32 w:w?:f32 r:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2", 256)
+  "OQ:i:0:3",
+  "x:tios:f32 w:w?:f32 r:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2,a8h", 256)
 
 K(ROPE, "rope", "rope.cu",
   "PARTS:i:1:3 H0:i:1:4096 H1:i:0:4096 H2:i:0:4096 W0:i:1:1024 W1:i:0:1024 W2:i:0:1024 "
@@ -59,15 +59,15 @@ K(ROPE, "rope", "rope.cu",
 K(ATTEND, "attend", "attend.cu",
   "NH:i:1:4096 NKV:i:1:4096 HG:i:1:4096 HD:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 NCTX:i:1:16777216 KV:i:0:2 "
   "SCALE:f:0:1e30 CAP:f:0:1e30 WINDOW:i:0:16777216 SINKS:i:0:1 SPLIT:i:1:1024 CHUNK:i:1:16777216 BUSY:i:0:1024 "
-  "MODE:i:0:3 QS:i:1:1048576 OQ:i:0:2 EARLY:i:0:1 "
+  "MODE:i:0:3 QS:i:1:1048576 OQ:i:0:3 EARLY:i:0:1 "
   "ROPE:i:0:1 ROT:i:0:4096 AF:f:0:1e30 NQ:i:0:1 NK:i:0:1 REPS:f:0:1 ROFF:f:-16:16 TC:i:0:1",
-  "q:tios:f32 k:tiosp:f32,f16 v:tiosp:f32,f16 pos:tizp?:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2 "
+  "q:tios:f32 k:tiosp:f32,f16 v:tiosp:f32,f16 pos:tizp?:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2,a8h "
   "part:x?:f32 cnt:x?:i32 kx:tios?:f32 vx:tios?:f32 qnw:w?:f32 knw:w?:f32 freq:c?:f64", 128)
 
 K(FLASH, "flash", "flash.cu",
   "NH:i:1:4096 NKV:i:1:4096 HD:i:16:256 VD:i:16:256 ROWS:i:1:65536 NCTX:i:1:16777216 KV:i:1:2 "
-  "SCALE:f:0:1e30 CAP:f:0:1e30 WINDOW:i:0:16777216 SINKS:i:0:1 QS:i:1:1048576 OQ:i:0:2",
-  "q:tios:f32 k:tios:f32,f16 v:tios:f32,f16 pos:tiz:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2", 128)
+  "SCALE:f:0:1e30 CAP:f:0:1e30 WINDOW:i:0:16777216 SINKS:i:0:1 QS:i:1:1048576 OQ:i:0:3",
+  "q:tios:f32 k:tios:f32,f16 v:tios:f32,f16 pos:tiz:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2,a8h", 128)
 
 K(ARGMAX, "argmax", "argmax.cu",
   "V:i:1:16777216 ROWS:i:1:65536",
@@ -89,8 +89,8 @@ K(RANGE, "range", "range.cu",
 
 K(CONV, "sconv", "conv.cu",
   "C:i:1:1048576 KW:i:2:8 ROWS:i:1:65536 XS:i:1:1048576 XA:i:0:1048576 GIN:i:0:1 X2S:i:1:1048576 "
-  "X2A:i:0:1048576 BIAS:i:0:1 ACT:i:0:1 GOUT:i:0:1 GS:i:1:1048576 GA:i:0:1048576 OQ:i:0:2",
-  "x:tio:f32 x2:tio?:f32 R:s:f32 w:w:f32 b:wtio?:f32 g:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2", 128)
+  "X2A:i:0:1048576 BIAS:i:0:1 ACT:i:0:1 GOUT:i:0:1 GS:i:1:1048576 GA:i:0:1048576 OQ:i:0:3",
+  "x:tio:f32 x2:tio?:f32 R:s:f32 w:w:f32 b:wtio?:f32 g:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2,a8h", 128)
 
 K(ROUTE, "route", "route.cu",
   "E:i:1:1024 K:i:1:32 ROWS:i:1:65536 SCORE:i:0:2 BIAS:i:0:1 GROUPS:i:1:64 TG:i:1:64 NORM:i:0:1 "
@@ -106,16 +106,16 @@ K(MOE, "moe", "moe.cu",
 K(MMA, "mma", "mma.cu",
   "K:i:32:1048576 PARTS:i:1:4 N0:i:1:1048576 N1:i:0:1048576 N2:i:0:1048576 N3:i:0:1048576 "
   "XIN:i:0:2 XQ:i:1:2 ROWS:i:1:65536 BM:i:64:128 NORM:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 "
-  "BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 OQ:i:0:2 SK:i:1:8 GS:i:0:1",
+  "BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 OQ:i:0:3 SK:i:1:8 GS:i:0:1",
   "W0:w:q8 W1:w?:q8 W2:w?:q8 W3:w?:q8 x:tiso:f32,a8,a8x2 nw:w?:f32 n:z?:i32 "
-  "y0:tos:f32,a8,a8x2 y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
+  "y0:tos:f32,a8,a8x2,a8h y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
   "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32 gs:tio?:f32", 256)
 
 K(MMH, "mmh", "mmh.cu",
   "K:i:256:1048576 PARTS:i:1:4 N0:i:1:1048576 N1:i:0:1048576 N2:i:0:1048576 N3:i:0:1048576 "
-  "XIN:i:1:1 ROWS:i:1:65536 BN:i:128:256 BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 OQ:i:0:1 GS:i:0:1",
-  "W0:w:q8 W1:w?:q8 W2:w?:q8 W3:w?:q8 x:tiso:a8 n:z?:i32 "
-  "y0:tos:f32,a8 y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
+  "XIN:i:1:3 ROWS:i:1:65536 BN:i:128:256 BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 OQ:i:0:3 GS:i:0:1",
+  "W0:w:q8 W1:w?:q8 W2:w?:q8 W3:w?:q8 x:tiso:a8,a8h n:z?:i32 "
+  "y0:tos:f32,a8,a8x2,a8h y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
   "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32 gs:tio?:f32", 256)
 
 K(MMV, "mmv", "mmv.cu",

@@ -66,7 +66,7 @@ static int etype_of(const Fz *f, int k)
         return ET_I32;
     int g = f->group[k];
     if (g >= 0 && f->gs[g].oq && f->gs[g].out[0] == k)
-        return f->gs[g].oq == 1 ? ET_A8 : ET_A8X2;
+        return f->gs[g].oq == 1 ? ET_A8 : f->gs[g].oq == 3 ? ET_A8H : ET_A8X2;
     if (N(f, k)->op == OP_STACK && N(f, k)->view) {   /* written whole by a batch's attention (batch_attend) */
         g = f->group[N(f, k)->args[0]];
         if (g >= 0 && f->gs[g].nseq > 1 && f->gs[g].oq)
@@ -300,14 +300,14 @@ static long mmh_blocks(Fz *f, const Group *gr, long rows)
     return (rows + 127) / 128 * mmh_tiles(mmh_bn(f, gr), gr->gate, np, gr->parts);
 }
 
-static int product_kernel(Fz *f, const Group *gr)
+/* The kernel of a product group whose activation arrives in format xin (0
+ * f32, 1 a8 (or a8h, its values in f16), 2 a8x2); with say, -v's lines. */
+static int product_kernel(Fz *f, const Group *gr, int xin, int say)
 {
     int n, cross = mma_crossover(f->o), vcross = mmv_crossover(f->o);   /* fuse.c's mma_bound: the same facts */
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     long K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
-    int xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype, q8 = 1;
-    int xq = act_words(f);
-    xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
+    int q8 = 1, xq = act_words(f);
     for (int p = 0; p < gr->parts; p++)
         q8 &= wq(f, gr->prod[p]);
     if (rows < 2)
@@ -321,7 +321,8 @@ static int product_kernel(Fz *f, const Group *gr)
                       : gr->xg >= 0 ? "a gate prologue"
                       : mmv && !xin ? "activations not quantized before it (--mmv-rows reads them so)" : NULL;
     if (why) {
-        fuse_note(f, gr->node, "products of %ld stacked rows as GEMVs: %s (%d, %d)", rows, why, vcross, cross);
+        if (say)
+            fuse_note(f, gr->node, "products of %ld stacked rows as GEMVs: %s (%d, %d)", rows, why, vcross, cross);
         return KN_GEMV;
     }
     if (mma) {
@@ -331,18 +332,84 @@ static int product_kernel(Fz *f, const Group *gr)
                          ? "a gated pair beside other parts"
                          : mmh_blocks(f, gr, rows) < f->o->sms / 2 ? "its tiles fill less than half the chip (mma splits K)" : NULL;
         if (!no) {
-            fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in f16 tiles (mmh): at least "
-                      "--mma-rows %d and --mmh-rows %d", rows, cross, mmh_crossover(f->o));
+            if (say)
+                fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in f16 tiles (mmh): at least "
+                          "--mma-rows %d and --mmh-rows %d", rows, cross, mmh_crossover(f->o));
             return KN_MMH;
         }
-        fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 tiles (mma): at least "
-                  "--mma-rows %d; not f16 tiles: %s", rows, cross, no);
+        if (say)
+            fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 tiles (mma): at least "
+                      "--mma-rows %d; not f16 tiles: %s", rows, cross, no);
         return KN_MMA;
     }
     long per = 8 * mmv_tiles(rows, xq), passes = (rows + per - 1) / per;
-    fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in %ld pass%s of up to %ld: at least "
-              "--mmv-rows %d, fewer than --mma-rows %d", rows, passes, passes == 1 ? "" : "es", per, vcross, cross);
+    if (say)
+        fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in %ld pass%s of up to %ld: at least "
+                  "--mmv-rows %d, fewer than --mma-rows %d", rows, passes, passes == 1 ? "" : "es", per, vcross, cross);
     return KN_MMV;
+}
+
+/* The format (product_kernel's xin) of the activation node k is read as. */
+static int act_format(Fz *f, int k)
+{
+    int et = etype_of(f, view_root(f->g, k));
+    return et == ET_A8 || et == ET_A8H ? 1 : et == ET_A8X2 ? 2 : 0;
+}
+
+/* ---- a8h: a quantized activation held as f16 where mmh alone reads it ---- */
+
+/* Does every reader of node k, through reshapes, read it as the activation
+ * of products that run on mmh? */
+static int read_by_mmh(Fz *f, int k)
+{
+    if (!f->ncons[k])
+        return 0;
+    for (int i = 0; i < f->ncons[k]; i++) {
+        int c = f->cons[k][i], g = f->group[c];
+        if (N(f, c)->op == OP_RESHAPE) {
+            if (!read_by_mmh(f, c))
+                return 0;
+            continue;
+        }
+        if (g < 0 || f->gs[g].kind != GK_GEMV || view_root(f->g, f->gs[g].x) != view_root(f->g, k) ||
+            product_kernel(f, &f->gs[g], 1, 0) != KN_MMH)
+            return 0;
+    }
+    return 1;
+}
+
+/* Can group g's launch write its output a8h: a norm, an attention, a
+ * convolution, or products in tiles (mma, mmh), writing a8 now. */
+static int writes_a8h(Fz *f, const Group *gr)
+{
+    if (gr->oq != 1 || !gr->nn || f->buf[gr->out[0]] >= 0 || N(f, gr->out[0])->view)
+        return 0;   /* placed already: a view inside another buffer, or a declared one */
+    switch (gr->kind) {
+    case GK_NORM: case GK_CONV: return 1;
+    case GK_ATTEND: return gr->nseq <= 1;
+    case GK_GEMV: {
+        int kn = product_kernel(f, gr, act_format(f, gr->x), 0);
+        return kn == KN_MMA || kn == KN_MMH;
+    }
+    default: return 0;
+    }
+}
+
+/* Under q8, an activation quantized in its producer's epilogue (fuse_quant)
+ * whose every reader is an mmh launch is written as f16, each value
+ * f16(q f16(d)) (a8h: the values mmh would make of its a8 ones, so the
+ * same sums), and taken by TMA as it is: no dequantization in each of
+ * mmh's blocks (bench/NOTES.md run158: 0.77x the launch). */
+static void half_acts(Fz *f)
+{
+    for (int i = 0; i < f->ng; i++) {
+        Group *gr = &f->gs[i];
+        if (!writes_a8h(f, gr) || !read_by_mmh(f, gr->out[0]))
+            continue;
+        gr->oq = 3;
+        fuse_note(f, gr->out[0], "a8h: %s written as f16 (each a8 value f16(q f16(d))): its every reader an mmh "
+                  "launch, which takes it by TMA as it is", node_name(f, gr->out[0]));
+    }
 }
 
 /* A product group's parts and epilogue as a GEMV's, an MMA's or an MMV's
@@ -445,7 +512,7 @@ static void emit_mmh(Fz *f, const Group *gr)
     int n;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     product_consts(L, f, gr, rows, n);
-    C(L, "XIN", 1);
+    C(L, "XIN", f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype == ET_A8H ? 3 : 1);
     C(L, "BN", (double)mmh_bn(f, gr));
     finish(L);
 }
@@ -531,7 +598,7 @@ static void gate_read(L L, Fz *f, const Group *gr, long K)
 
 static void emit_gemv(Fz *f, const Group *gr)
 {
-    int kn = product_kernel(f, gr);
+    int kn = product_kernel(f, gr, act_format(f, gr->x), 1);
     ASSERT(kn == KN_GEMV || !gr->nout);   /* prologue takes no norm for rows bound for the tensor cores */
     if (kn == KN_MMA) {
         emit_mma(f, gr);
@@ -1662,6 +1729,7 @@ int lane_emit(Fz *f)
     decl_bufs(f);
     stack_rows(f);
     concat_places(f);
+    half_acts(f);
     for (int i = 0; i < f->ng; i++) {
         const Group *gr = &f->gs[f->order[i]];
         if (!gr->nn)

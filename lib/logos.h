@@ -639,7 +639,7 @@ enum {
 };
 enum { KMAXC = 40, KMAXP = 24 };
 /* Element types of plan buffers (kernels/common.cuh gives their layouts). */
-enum ElType { ET_F32, ET_I32, ET_F16, ET_F64, ET_Q8, ET_A8, ET_A8X2, ET_COUNT };
+enum ElType { ET_F32, ET_I32, ET_F16, ET_F64, ET_Q8, ET_A8, ET_A8X2, ET_A8H, ET_COUNT };
 typedef struct KConst {
     char name[12];
     int isf;             /* a number, not a whole one */
@@ -678,7 +678,7 @@ void kernel_const_text(const KConst *kc, double v, char *buf, size_t n);
 /* mmv.cu's shared memory: its sums, its staged rows (xs), its rings */
 long mmv_smem(long K, long nt, long xq, int xs, int depth);
 long mmh_tiles(long bn, long gate, const long *np, int parts);
-long mmh_smem(long bn);
+long mmh_smem(long bn, long xin);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
 const char *kernel_common(void);                   /* common.cuh */
 /* The blocks of gemv a multiprocessor holds for a warp's weight rows

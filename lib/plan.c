@@ -423,7 +423,7 @@ static void buffer_line(Rd *r, Plan *pl)
         fail_w(r, &r->w[2], "unknown buffer kind '%s' (weight, state, in, out, temp, const, scratch, size, view, table)", "");
     b.etype = etype_lookup(r->w[3].p, (size_t)r->w[3].len);
     if (b.etype < 0)
-        fail_w(r, &r->w[3], "unknown element type '%s' (f32, i32, f16, f64, q8, a8, a8x2)", "");
+        fail_w(r, &r->w[3], "unknown element type '%s' (f32, i32, f16, f64, q8, a8, a8x2, a8h)", "");
     b.count = word_long(r, &r->w[4], 1, LOGOS_MAXVALUES, "a count of values from 1 to 2^40");
     int i = 5, stmt;
     if (b.kind == B_VIEW) {

@@ -394,9 +394,9 @@ got.tofile("got.f32")'
     logos-author prefill "$EX/llama-3-8b.yaml" >p.logos
     run --separate-stderr logos-fuse -v --numerics q8 p.logos
     [ "$status" -eq 0 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=1 ROWS=512 BN=256 .* grid 4 24 1 block 256 smem 222240 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=256 .* GATE=1 CAP=0 OQ=1 .* grid 4 112 1 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* BN=128 .* RES=1 .* grid 4 32 1 block 256 smem 189488 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=512 BN=256 .* grid 4 24 1 block 256 smem 214048 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=256 .* GATE=1 CAP=0 OQ=3 .* grid 4 112 1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* BN=128 .* RES=1 .* grid 4 32 1 block 256 smem 193584 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmh K=14336 PARTS=1 ' <<<"$output")" -eq 32 ]
     ! grep -q '^launch mma ' <<<"$output"
     [[ "$stderr" == *"products of 512 stacked rows on the tensor cores in f16 tiles (mmh): at least --mma-rows 128 and --mmh-rows 128"* ]]
@@ -538,9 +538,9 @@ END
     run --separate-stderr logos-fuse -v --numerics q8 --rows 512 p.logos
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"no prologue: 512 stacked rows go to the tensor cores, whose blocks would each norm them again"* ]]
-    [ "$(grep -c '^launch rownorm D=4096 ROWS=512 .* OQ=1 ' <<<"$output")" -eq 64 ]
-    [ "$(grep -c '^launch mmh .* XIN=1 ROWS=512 ' <<<"$output")" -eq 128 ]
-    [ "$(grep -c '^launch mmh .* GATE=1 CAP=0 OQ=1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch rownorm D=4096 ROWS=512 .* OQ=3 ' <<<"$output")" -eq 64 ]
+    [ "$(grep -c '^launch mmh .* XIN=3 ROWS=512 ' <<<"$output")" -eq 128 ]
+    [ "$(grep -c '^launch mmh .* GATE=1 CAP=0 OQ=3 ' <<<"$output")" -eq 32 ]
     # in int8 tiles (mma) likewise
     run --separate-stderr logos-fuse -v --numerics q8 --rows 512 --mmh-rows 65536 p.logos
     [ "$(grep -c '^launch rownorm D=4096 ROWS=512 .* OQ=1 ' <<<"$output")" -eq 64 ]

@@ -455,6 +455,22 @@ static const MmaCase mma_cases[] = {
     {{"mmh soft-cap after a norm 512x4096, 129 rows",
      "in x : f32[129,4096]\nweight nw : f32[4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\n"
      "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 0}, 0},
+    /* a8h (--sms 8, 40: tiles that fill half of a smaller chip): the
+     * activation written as f16 by its producer (a norm's epilogue above,
+     * flash's, an int8 gated pair's) where mmh launches alone read it; a8
+     * where an mma launch reads it too */
+    {{"mmh a8h after flash, heads of 128, 130 rows (--sms 8)",
+     "in q : f32[130,4,128]\nin k : f32[130,2,128]\nin v : f32[130,2,128]\nin pos0 : i32\nweight w : q8[256,512]\n"
+     "state Kc : f32[512,2,128]\nstate Vc : f32[512,2,128]\nout y : f32[130,256]\n"
+     "p = range(pos0, n=130)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.088)\n"
+     "y = w @ (o ~ [130,512])\n", 2, 8}, 0},
+    {{"mmh a8h after an int8 gated pair (split K, quantizing), down with residual, 200 rows (--sms 40)",
+     GATED_DOWN("200", "2048", "256"), 2, 40}, 0},
+    {{"mmh a8 after a norm also read by mma: four parts, and a fifth product, 200 rows (--sms 8)",
+     "in x : f32[200,512]\nweight nw : f32[512]\nweight w0 : q8[512,512]\nweight w1 : q8[512,512]\n"
+     "weight w2 : q8[512,512]\nweight w3 : q8[512,512]\nweight w4 : q8[64,512]\nout y0 : f32[200,512]\n"
+     "out y1 : f32[200,512]\nout y2 : f32[200,512]\nout y3 : f32[200,512]\nout y4 : f32[200,64]\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a\ny1 = w1 @ a\ny2 = w2 @ a\ny3 = w3 @ a\ny4 = w4 @ a\n", 2, 8}, 0},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
@@ -616,7 +632,7 @@ static int flash_alone(const Plan *pl)
     for (int i = 0; i < pl->nls; i++)
         flash |= pl->ls[i].kernel == KN_FLASH;
     for (int b = 0; b < pl->nbufs; b++)
-        if (pl->bufs[b].etype == ET_A8 || pl->bufs[b].etype == ET_A8X2)
+        if (pl->bufs[b].etype == ET_A8 || pl->bufs[b].etype == ET_A8X2 || pl->bufs[b].etype == ET_A8H)
             return 0;
     return flash;
 }
