@@ -85,23 +85,29 @@ DEV u32 ld32(const u16 *s)
 }
 
 // Four consecutive values of a cache row at element e (f32, or f16 under KV 2).
-DEV void load4(const void *base, long e, float *v)
+DEV float4 load4(const void *base, long e)
 {
     if (KV == 2) {
         uint2 h = *(const uint2 *)((const u16 *)base + e);
-        v[0] = h2f((u16)(h.x & 0xffff)), v[1] = h2f((u16)(h.x >> 16));
-        v[2] = h2f((u16)(h.y & 0xffff)), v[3] = h2f((u16)(h.y >> 16));
-    } else {
-        float4 f = *(const float4 *)((const float *)base + e);
-        v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+        return make_float4(h2f((u16)(h.x & 0xffff)), h2f((u16)(h.x >> 16)), h2f((u16)(h.y & 0xffff)),
+                           h2f((u16)(h.y >> 16)));
     }
+    return *(const float4 *)((const float *)base + e);
 }
+
+// A thread's 4-value loads of a tile of keys and of values (128 threads),
+// taken RND at a time, a round's loads all issued before its stores, so
+// that staging a tile costs a few of L2's latencies, not one a load
+// (bench/NOTES.md run164).
+constexpr int KL = BK * HD / 4 / 128, VL = BK * VD / 4 / 128, RND = 8;
+static_assert(BK * HD % 512 == 0 && BK * VD % 512 == 0, "whole rounds of 128 threads");
 
 // The block's query rows, times SCALE, as f16 (rows past the chunk's: 0).
 DEV void stage_q(const Params &p, int g, long i0, long all, u16 *qs)
 {
     const float *q = (const float *)p.a[0];
-    for (int e = threadIdx.x; e < BQ * HD / 4; e += blockDim.x) {
+#pragma unroll 4
+    for (int e = threadIdx.x; e < BQ * HD / 4; e += 128) {
         int r = e / (HD / 4), d = 4 * (e % (HD / 4));
         long i = i0 + r;
         float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -119,24 +125,50 @@ DEV void stage_q(const Params &p, int g, long i0, long all, u16 *qs)
 // its stores down the columns fall on distinct banks.
 DEV void stage_kv(const Params &p, int g, int j0, int jhi, u16 *ks, u16 *vt)
 {
-    for (int e = threadIdx.x; e < BK * HD / 4; e += blockDim.x) {
-        int r = e / (HD / 4), d = 4 * (e % (HD / 4));
-        long j = (long)j0 + r;
-        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        if (j < jhi)
-            load4(p.a[1], (j * NKV + g) * HD + d, v);
-        *(uint2 *)(ks + r * QP + d) = make_pair2(pack(v[0], v[1]), pack(v[2], v[3]));
-    }
-    for (int e = threadIdx.x; e < BK * VD / 4; e += blockDim.x) {
-        int rb = e / (4 * VD), c = e % (4 * VD);   // 16 rows hold 4 VD quads
-        int r = 16 * rb + c % 16, d = 4 * (c / 16);
-        long j = (long)j0 + r;
-        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        if (j < jhi)
-            load4(p.a[2], (j * NKV + g) * VD + d, v);
 #pragma unroll
-        for (int k = 0; k < 4; k++)
-            vt[(d + k) * VP + r] = vhalf(v[k]);
+    for (int r0 = 0; r0 < KL; r0 += RND) {
+        float4 v[RND];
+#pragma unroll
+        for (int u = 0; u < RND; u++) {
+            if (r0 + u >= KL)
+                break;
+            int e = threadIdx.x + 128 * (r0 + u), r = e / (HD / 4), d = 4 * (e % (HD / 4));
+            long j = (long)j0 + r;
+            v[u] = j < jhi ? load4(p.a[1], (j * NKV + g) * HD + d) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int u = 0; u < RND; u++) {
+            if (r0 + u >= KL)
+                break;
+            int e = threadIdx.x + 128 * (r0 + u), r = e / (HD / 4), d = 4 * (e % (HD / 4));
+            *(uint2 *)(ks + r * QP + d) = make_pair2(pack(v[u].x, v[u].y), pack(v[u].z, v[u].w));
+        }
+    }
+#pragma unroll
+    for (int r0 = 0; r0 < VL; r0 += RND) {
+        float4 v[RND];
+#pragma unroll
+        for (int u = 0; u < RND; u++) {
+            if (r0 + u >= VL)
+                break;
+            int e = threadIdx.x + 128 * (r0 + u);
+            int rb = e / (4 * VD), c = e % (4 * VD);   // 16 rows hold 4 VD quads
+            int r = 16 * rb + c % 16, d = 4 * (c / 16);
+            long j = (long)j0 + r;
+            v[u] = j < jhi ? load4(p.a[2], (j * NKV + g) * VD + d) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int u = 0; u < RND; u++) {
+            if (r0 + u >= VL)
+                break;
+            int e = threadIdx.x + 128 * (r0 + u);
+            int rb = e / (4 * VD), c = e % (4 * VD);
+            int r = 16 * rb + c % 16, d = 4 * (c / 16);
+            vt[d * VP + r] = vhalf(v[u].x);
+            vt[(d + 1) * VP + r] = vhalf(v[u].y);
+            vt[(d + 2) * VP + r] = vhalf(v[u].z);
+            vt[(d + 3) * VP + r] = vhalf(v[u].w);
+        }
     }
 }
 
