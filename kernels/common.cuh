@@ -224,6 +224,28 @@ DEV float ld_cluster(u32 addr, u32 r)
     return v;
 }
 
+// K split over a cluster (1, 1, sk) along z (mma.cu's and mmh.cu's SK):
+// each block holds its split's n sums at e in shared memory; the block of
+// rank 0 adds the others' to its own, rank by rank (the same order every
+// run), and goes on to the epilogue (true); the others wait until it has
+// read them, and stop (false).
+DEV bool gather_splits(float *e, int n, int sk)
+{
+    cluster_sync();
+    if (blockIdx.z == 0) {
+        u32 at = smem_addr(e);
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            float v = e[i];
+            for (int r = 1; r < sk; r++)
+                v += ld_cluster(at + i * 4, r);
+            e[i] = v;
+        }
+    }
+    cluster_sync();
+    __syncthreads();
+    return blockIdx.z == 0;
+}
+
 // Quantizes the 32 values a warp holds (one a lane) into format words (1:
 // a8, 2: a8x2; 3: a8h, the a8 values held as f16, each f16(q f16(d)) as
 // mmh.cu would round them, no scales) at block b of a buffer of n values.

@@ -99,7 +99,7 @@ DEV float4 load4(const void *base, long e)
 // taken RND at a time, a round's loads all issued before its stores, so
 // that staging a tile costs a few of L2's latencies, not one a load
 // (bench/NOTES.md run164).
-constexpr int KL = BK * HD / 4 / 128, VL = BK * VD / 4 / 128, RND = 8;
+constexpr int KL = BK * HD / 4 / 128, VL = BK * VD / 4 / 128, RND = 16;
 static_assert(BK * HD % 512 == 0 && BK * VD % 512 == 0, "whole rounds of 128 threads");
 
 // The block's query rows, times SCALE, as f16 (rows past the chunk's: 0).

@@ -374,27 +374,6 @@ DEV void finish(const Params &p, long u0, int m0, int rows, const float *e)
     }
 }
 
-// Under SK > 1 the cluster's blocks hold each its split's sums; the block
-// of rank 0 adds the others' to its own, rank by rank (the same order every
-// run), and goes on to the epilogue (true); the others wait until it has
-// read them, and stop (false).
-DEV bool gather_splits(float *e)
-{
-    cluster_sync();
-    if (blockIdx.z == 0) {
-        u32 at = smem_addr(e);
-        for (int i = threadIdx.x; i < BM * EP; i += THREADS) {
-            float v = e[i];
-            for (int r = 1; r < SK; r++)
-                v += ld_cluster(at + i * 4, r);
-            e[i] = v;
-        }
-    }
-    cluster_sync();
-    __syncthreads();
-    return blockIdx.z == 0;
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) mma(const Params p)
 {
     static_assert(WC * SLABS == 2 * THREADS, "a thread loads two weight scales a stage");
@@ -457,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) mma(const Params p
                 e[((w >> 2) * (BM / 2) + m * 16 + g + (i >> 1) * 8) * EP + (w & 3) * 32 + n * 8 + 2 * t + (i & 1)] =
                     acc[m][n][i];
     __syncthreads();
-    if (SK > 1 && !gather_splits(e))
+    if (SK > 1 && !gather_splits(e, BM * EP, SK))
         return;
     finish(p, u0, m0, rows, e);
 }

@@ -30,9 +30,12 @@
 // values, box 64 x 128 in the 128-byte swizzle, and no scales), then each
 // part's quants (box 64 x BP rows) and scales (box 8 x BP), BP = BN (BN / 2
 // under GATE).
-// Launch: 256 threads (2 warpgroups of 64 rows), grid (rows / 128, tiles)
-// rounded up: a tile is BP rows of one part (under GATE, BP gate rows and
-// their BP up rows side by side), the parts' tiles end to end. K goes 64
+// Launch: 256 threads (2 warpgroups of 64 rows), grid (rows / 128, tiles,
+// SK) rounded up: a tile is BP rows of one part (under GATE, BP gate rows
+// and their BP up rows side by side), the parts' tiles end to end; under
+// SK > 1 (2 or 4) K's stages are split over the SK blocks along z, a
+// cluster (1, 1, SK) whose rank 0 gathers their sums through the cluster's
+// shared memory before the epilogue (mma.cu's splits). K goes 64
 // values a stage through a ring of STAGES (TMA, thread 0 filling a stage
 // once both warpgroups' wgmmas two stages back are done, an mbarrier a
 // stage for its bytes); each stage is dequantized by the 256 threads into
@@ -63,8 +66,10 @@ constexpr int X16_AT = STAGES * SLOT, W16_AT = X16_AT + 2 * A16, BAR_AT = W16_AT
 constexpr int EP = BN + 1;                          // floats a row of the sums' tile
 constexpr unsigned STAGE_BYTES = XB + XSB + BN * KT + BN * 16;
 constexpr int KTILES = K / KT;
+constexpr int KPER = KTILES / SK;                   // stages of K a split (SK 1, 2 or 4 divides them)
 static_assert(K % 256 == 0, "K whole 256-value blocks");
 static_assert(XIN == 1 || XIN == 3, "x a8 or a8h");
+static_assert(KTILES % SK == 0, "whole stages a split");
 static_assert(BN == 128 || BN == 256, "a tile is 128 or 256 weight rows");
 static_assert(BM * EP * 4 <= BAR_AT, "the sums' tile fits over the ring and the f16 tiles");
 static_assert(!GATED || PARTS == 2, "a gated pair alone");
@@ -120,11 +125,12 @@ DEV const char *map_of(const Params &p, int i)
     return (const char *)p.a[MAPS_AT] + 128 * i;
 }
 
-// Stage kt's weights (W is true) or activations into its slot, both
-// counted on its barrier (the weights' call sets the bytes it waits for).
-DEV void issue(const Params &p, u32 base, int kt, Unit tile, int m0, bool W)
+// Stage kt's weights (W is true) or activations into the slot of the
+// block's i-th stage, both counted on its barrier (the weights' call sets
+// the bytes it waits for).
+DEV void issue(const Params &p, u32 base, int i, int kt, Unit tile, int m0, bool W)
 {
-    u32 st = base + (kt % STAGES) * SLOT, bar = base + BAR_AT + 8 * (kt % STAGES);
+    u32 st = base + (i % STAGES) * SLOT, bar = base + BAR_AT + 8 * (i % STAGES);
     if (W) {
         mb_expect(bar, STAGE_BYTES);
         int q = tile.part;
@@ -295,22 +301,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
     u32 base = (smem_addr(smraw) + 1023) & ~1023u;
     char *sm = smraw + (base - smem_addr(smraw));
     Unit tile = tile_of(blockIdx.y);
-    int m0 = blockIdx.x * BM, wg = threadIdx.x >> 5 >> 2;
+    int m0 = blockIdx.x * BM, wg = threadIdx.x >> 5 >> 2, k0 = blockIdx.z * KPER;   // this split: k0 .. + KPER
     if (threadIdx.x == 0) {   // the barriers, and the weights' first stages before the wait
         for (int s = 0; s < STAGES; s++)
             mb_init(base + BAR_AT + 8 * s, 1);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int s = 0; s < STAGES && s < KTILES; s++)
-            issue(p, base, s, tile, m0, true);
+        for (int s = 0; s < STAGES && s < KPER; s++)
+            issue(p, base, s, k0 + s, tile, m0, true);
     }
     pdl_wait();
     int rows = rows_of(p.a[5], ROWS);
     if (threadIdx.x == 0)
-        for (int s = 0; s < STAGES && s < KTILES; s++)
-            issue(p, base, s, tile, m0, false);
+        for (int s = 0; s < STAGES && s < KPER; s++)
+            issue(p, base, s, k0 + s, tile, m0, false);
     __syncthreads();
-    if (m0 >= rows) {   // nothing to compute: the copies in flight land before the block leaves
-        for (int s = 0; s < STAGES && s < KTILES; s++)
+    if (m0 >= rows) {   // nothing to compute (the whole cluster): the copies in flight land before the block leaves
+        for (int s = 0; s < STAGES && s < KPER; s++)
             mb_wait(base + BAR_AT + 8 * s, 0);
         pdl_launch();
         return;
@@ -319,16 +325,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
 #pragma unroll
     for (int i = 0; i < BN / 2; i++)
         d[i] = 0.0f;
-    for (int kt = 0; kt < KTILES; kt++) {
-        int s = kt % STAGES;
-        mb_wait(base + BAR_AT + 8 * s, (kt / STAGES) & 1);
-        wg_wait<1>();      // this warpgroup's wgmmas of stage kt - 2 done
-        __syncthreads();   // and the other's: slot kt - 2 and tiles kt % 2 free
-        if (threadIdx.x == 0 && kt >= 2 && kt - 2 + STAGES < KTILES) {
-            issue(p, base, kt - 2 + STAGES, tile, m0, true);
-            issue(p, base, kt - 2 + STAGES, tile, m0, false);
+    for (int i = 0; i < KPER; i++) {
+        int s = i % STAGES, kt = k0 + i;
+        mb_wait(base + BAR_AT + 8 * s, (i / STAGES) & 1);
+        wg_wait<1>();      // this warpgroup's wgmmas of stage i - 2 done
+        __syncthreads();   // and the other's: slot i - 2 and tiles i % 2 free
+        if (threadIdx.x == 0 && i >= 2 && i - 2 + STAGES < KPER) {
+            issue(p, base, i - 2 + STAGES, kt - 2 + STAGES, tile, m0, true);
+            issue(p, base, i - 2 + STAGES, kt - 2 + STAGES, tile, m0, false);
         }
-        char *x16 = sm + X16_AT + (kt & 1) * A16, *w16 = sm + W16_AT + (kt & 1) * B16;
+        char *x16 = sm + X16_AT + (i & 1) * A16, *w16 = sm + W16_AT + (i & 1) * B16;
         dequant(sm + s * SLOT, x16, w16, kt);
         proxy_fence();
         __syncthreads();
@@ -352,5 +358,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
         for (int i = 0; i < 4; i++)
             e[(wg * 64 + w * 16 + g + (i >> 1) * 8) * EP + n * 8 + 2 * tq + (i & 1)] = d[n * 4 + i];
     __syncthreads();
+    if (SK > 1 && !gather_splits(e, BM * EP, SK))
+        return;
     finish(p, tile, m0, rows, e);
 }

@@ -139,16 +139,17 @@ int kernel_const(int k, const char *name)
     return -1;
 }
 
-/* mma's splits of K are a cluster of SK blocks along z (it gathers their
- * sums through the cluster's shared memory); no other kernel has one. */
+/* mma's and mmh's splits of K are a cluster of SK blocks along z (each
+ * gathers their sums through the cluster's shared memory); no other kernel
+ * has one. */
 int kernel_cluster(int k, const double *c)
 {
-    static int sk = -1;   /* SK's index among mma's constants, looked up once */
-    if (k != KN_MMA)
+    static int sk = -1, skh = -1;   /* SK's index among mma's and mmh's constants, looked up once */
+    if (k != KN_MMA && k != KN_MMH)
         return 1;
     if (sk < 0)
-        sk = kernel_const(KN_MMA, "SK");
-    return (int)c[sk];
+        sk = kernel_const(KN_MMA, "SK"), skh = kernel_const(KN_MMH, "SK");
+    return (int)c[k == KN_MMA ? sk : skh];
 }
 
 int kernel_param(int k, const char *name)
@@ -737,12 +738,14 @@ static int need_mmh(Need *n)
         return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
     if (C(n, "XIN") == 2)
         return bad(n, "the f16 tiles read x a8 (XIN 1) or a8h (XIN 3)");
+    if (C(n, "SK") == 3)
+        return bad(n, "K splits in 1, 2 or 4 (SK)");
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(C(n, "XIN")));
     long tiles = mmh_tiles(bn, gate, np, (int)P);
     if (tiles > 65535)
         return bad(n, "more than 65535 tiles of weight rows");
-    grid(n, cdiv(rows, 128), tiles, 1);
+    grid(n, cdiv(rows, 128), tiles, C(n, "SK"));
     n->out->smem = mmh_smem(bn, C(n, "XIN"));
     return 0;
 }

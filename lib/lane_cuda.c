@@ -302,6 +302,18 @@ static long mmh_blocks(Fz *f, const Group *gr, long rows)
 
 /* The kernel of a product group whose activation arrives in format xin (0
  * f32, 1 a8 (or a8h, its values in f16), 2 a8x2); with say, -v's lines. */
+/* mmh's splits of K (SK): where its tiles fill at most half the chip, K
+ * goes to clusters of 2 or 4 blocks while the grid stays within one wave
+ * (a block a multiprocessor: mmh's shared memory) and each split keeps 8
+ * stages of 64 values (bench/NOTES.md run165: the 1B's o and down). */
+static long mmh_splits(Fz *f, const Group *gr, long rows)
+{
+    long blocks = mmh_blocks(f, gr, rows), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, sk = 1;
+    while (sk < 4 && blocks * sk * 2 <= f->o->sms && K / 64 / (sk * 2) >= 8)
+        sk *= 2;
+    return sk;
+}
+
 static int product_kernel(Fz *f, const Group *gr, int xin, int say)
 {
     int n, cross = mma_crossover(f->o), vcross = mmv_crossover(f->o);   /* fuse.c's mma_bound: the same facts */
@@ -330,7 +342,8 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
                          ? "activations not a8 (q8 numerics, quantized before it)"
                          : K % 256 ? "K not whole 256-value blocks" : gr->gate && gr->parts != 2
                          ? "a gated pair beside other parts"
-                         : mmh_blocks(f, gr, rows) < f->o->sms / 2 ? "its tiles fill less than half the chip (mma splits K)" : NULL;
+                         : mmh_blocks(f, gr, rows) * mmh_splits(f, gr, rows) < f->o->sms / 2
+                         ? "its tiles, K split, fill less than half the chip (mma splits K further)" : NULL;
         if (!no) {
             if (say)
                 fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in f16 tiles (mmh): at least "
@@ -514,6 +527,11 @@ static void emit_mmh(Fz *f, const Group *gr)
     product_consts(L, f, gr, rows, n);
     C(L, "XIN", f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype == ET_A8H ? 3 : 1);
     C(L, "BN", (double)mmh_bn(f, gr));
+    long sk = mmh_splits(f, gr, rows), blocks = mmh_blocks(f, gr, rows);
+    if (sk > 1)
+        fuse_note(f, gr->node, "%ld tiles of the product fill %ld of %d multiprocessors: K split over clusters of %ld "
+                  "blocks", blocks, blocks, f->o->sms, sk);
+    C(L, "SK", (double)sk);
     finish(L);
 }
 

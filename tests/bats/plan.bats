@@ -401,6 +401,19 @@ got.tofile("got.f32")'
     ! grep -q '^launch mma ' <<<"$output"
     [[ "$stderr" == *"products of 512 stacked rows on the tensor cores in f16 tiles (mmh): at least --mma-rows 128 and --mmh-rows 128"* ]]
     logos-check - <<<"$output"
+    # a8h: the norms', flash's and the gated pair's outputs, read by mmh launches alone, written as f16
+    [ "$(grep -c '^buffer b[a-z]*[0-9]* temp a8h ' <<<"$output")" -eq 128 ]
+    [ "$(grep -c '^launch rownorm .* OQ=3 ' <<<"$output")" -eq 64 ] && [ "$(grep -c '^launch flash .* OQ=3 ' <<<"$output")" -eq 32 ]
+    [[ "$stderr" == *"a8h: bfn0 written as f16 (each a8 value f16(q f16(d))): its every reader an mmh launch, which takes it by TMA as it is"* ]]
+    # a norm's output that an mma launch reads too stays a8 (and mmh reads it so, XIN 1)
+    { echo 'logos 1 kernel_test case'; echo 'in x : f32[200,512]'; echo 'weight nw : f32[512]'
+      for i in 0 1 2 3; do echo "weight w$i : q8[512,512]"; echo "out y$i : f32[200,512]"; done
+      echo 'weight w4 : q8[64,512]'; echo 'out y4 : f32[200,64]'; echo 'a = rmsnorm(x, nw, eps=1e-05)'
+      for i in 0 1 2 3 4; do echo "y$i = w$i @ a"; done; echo end; } >m.logos
+    run --separate-stderr logos-fuse -v --numerics q8 --sms 8 m.logos
+    [ "$status" -eq 0 ] && grep -q '^buffer a temp a8 ' <<<"$output"
+    grep -q '^launch mmh .* XIN=1 ' <<<"$output" && grep -q '^launch mma .* XIN=1 ' <<<"$output"
+    [[ "$stderr" != *"a8h:"* ]]
     # q8x2 (a8x2), or fewer rows than --mmh-rows: int8 tiles
     run --separate-stderr logos-fuse -v p.logos
     ! grep -q '^launch mmh ' <<<"$output"
@@ -408,10 +421,16 @@ got.tofile("got.f32")'
     run --separate-stderr logos-fuse -v --numerics q8 --mmh-rows 1024 p.logos
     ! grep -q '^launch mmh ' <<<"$output"
     [[ "$stderr" == *"not f16 tiles: fewer rows than --mmh-rows"* ]]
-    # the 1B's o and down: 64 tiles on 132 multiprocessors stay int8 (mma splits K); its q/k/v and gated pair f16
+    # the 1B's o and down: 64 tiles on 132 multiprocessors, K split over clusters of 2; q/k/v and the gated pair whole
     run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
-    [ "$(grep -c '^launch mma ' <<<"$output")" -eq 32 ] && [ "$(grep -c '^launch mmh ' <<<"$output")" -eq 32 ]
-    [[ "$stderr" == *"not f16 tiles: its tiles fill less than half the chip (mma splits K)"* ]]
+    ! grep -q '^launch mma ' <<<"$output"
+    [ "$(grep -c '^launch mmh .* BN=128 .* RES=1 .* SK=2 grid 4 16 2 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh .* SK=1 grid 4 \(24\|64\) 1 ' <<<"$output")" -eq 32 ]
+    [[ "$stderr" == *"64 tiles of the product fill 64 of 132 multiprocessors: K split over clusters of 2 blocks"* ]]
+    # on a chip of 1000 its q/k/v, o and down, K split, fill less than half of it: int8 tiles; the gated pair f16
+    run --separate-stderr logos-fuse -v --numerics q8 --sms 1000 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
+    [ "$(grep -c '^launch mma ' <<<"$output")" -eq 48 ] && [ "$(grep -c '^launch mmh .* GATE=1 .* SK=2 ' <<<"$output")" -eq 16 ]
+    [[ "$stderr" == *"not f16 tiles: its tiles, K split, fill less than half the chip (mma splits K further)"* ]]
     # Qwen2.5's 896 values are not whole 256-value blocks
     run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/qwen2.5-0.5b.yaml")
     ! grep -q '^launch mmh ' <<<"$output"
