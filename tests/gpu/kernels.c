@@ -143,6 +143,10 @@ static const Case cases[] = {
      "state Kc : f32[64,2,256]\nstate Vc : f32[64,2,256]\nout o : f32[T,16,256]\n"
      "p = range(pos0, n=T)\nqh = rope(q, p, theta=10000, rot=64)\nKc[p] = rope(k, p, theta=10000, rot=64)\nVc[p] = v\n"
      "o = attend(qh, Kc[..p], Vc[..p], scale=0.0625)\n", 3, 0},
+    {"rope of 100 rows: 32 query heads, 8 key heads turned and appended, 8 value heads (heads 8 apart a warp)",
+     "in q : f32[100,32,64]\nin k : f32[100,8,64]\nin v : f32[100,8,64]\nin pos0 : i32\n"
+     "state Kc : f32[512,8,64]\nstate Vc : f32[512,8,64]\nout qh : f32[100,32,64]\n"
+     "p = range(pos0, n=100)\nqh = rope(q, p, theta=500000)\nKc[p] = rope(k, p, theta=500000)\nVc[p] = v\n", 3, 0},
     {"causal rows of a chunk: range, rope, appends, attend",
      "size T\nin q : f32[T,4,32]\nin k : f32[T,2,32]\nin v : f32[T,2,32]\nin pos0 : i32\n"
      "state Kc : f32[64,2,32]\nstate Vc : f32[64,2,32]\nout o : f32[T,4,32]\n"
