@@ -24,10 +24,8 @@
 // frequencies freq (ROT / 2) f64, computed by logos-run from the rope's
 // attributes exactly as the CPU reference computes them.
 // Launch: grid (ROWS, PARTS, HB), block 128: block (t, p, b) does heads
-// 4b .. 4b + 3 of row t of part p, and those 4 HB on, a warp a head
-// through shared memory (heads of at most 1024 values); HB = ceil(max H_p
-// / 4), or ceil(max H_p / 16) from 64 rows on (blocks of a few heads'
-// work cost more to schedule than they do: bench/NOTES.md run166).
+// 4b .. 4b + 3 of row t of part p, a warp a head through shared memory
+// (heads of at most 1024 values); HB = ceil(max H_p / 4).
 
 constexpr int MAXW = 1024;
 
@@ -60,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(128) rope(const Params p)
     if (dst && (pos < 1 || pos > srows))
         return;
     float *hv = head[w];
-    for (long h = 4L * blockIdx.z + w; h < H; h += 4L * gridDim.z) {
+    for (long h = 4L * blockIdx.z + w; h < H && h < 4L * blockIdx.z + 4; h += 4) {
         float ss = 0.0f;
         for (long i = lane; i < Wd; i += 32) {
             float v = x[h * HP + i];

@@ -143,7 +143,7 @@ static const Case cases[] = {
      "state Kc : f32[64,2,256]\nstate Vc : f32[64,2,256]\nout o : f32[T,16,256]\n"
      "p = range(pos0, n=T)\nqh = rope(q, p, theta=10000, rot=64)\nKc[p] = rope(k, p, theta=10000, rot=64)\nVc[p] = v\n"
      "o = attend(qh, Kc[..p], Vc[..p], scale=0.0625)\n", 3, 0},
-    {"rope of 100 rows: 32 query heads, 8 key heads turned and appended, 8 value heads (heads 8 apart a warp)",
+    {"rope of 100 rows: 32 query heads, 8 key heads turned and appended, 8 value heads (4 heads a block)",
      "in q : f32[100,32,64]\nin k : f32[100,8,64]\nin v : f32[100,8,64]\nin pos0 : i32\n"
      "state Kc : f32[512,8,64]\nstate Vc : f32[512,8,64]\nout qh : f32[100,32,64]\n"
      "p = range(pos0, n=100)\nqh = rope(q, p, theta=500000)\nKc[p] = rope(k, p, theta=500000)\nVc[p] = v\n", 3, 0},
