@@ -304,12 +304,14 @@ static long mmh_blocks(Fz *f, const Group *gr, long rows)
  * f32, 1 a8 (or a8h, its values in f16), 2 a8x2); with say, -v's lines. */
 /* mmh's splits of K (SK): where its tiles fill at most half the chip, K
  * goes to clusters of 2 or 4 blocks while the grid stays within one wave
- * (a block a multiprocessor: mmh's shared memory) and each split keeps 8
- * stages of 64 values (bench/NOTES.md run165: the 1B's o and down). */
+ * (a block a multiprocessor: mmh's shared memory) and each split keeps 32
+ * stages of 64 values (bench/NOTES.md run165, run170: the 1B's down 88 ->
+ * 76 us split in 2, the 8B's down at 128 rows 123 -> 114 in 4; splits of
+ * 16 stages lost to mma, the 8B's o at 128 rows 50 -> 69 us). */
 static long mmh_splits(Fz *f, const Group *gr, long rows)
 {
     long blocks = mmh_blocks(f, gr, rows), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, sk = 1;
-    while (sk < 4 && blocks * sk * 2 <= f->o->sms && K / 64 / (sk * 2) >= 8)
+    while (sk < 4 && blocks * sk * 2 <= f->o->sms && K / 64 / (sk * 2) >= 32)
         sk *= 2;
     return sk;
 }

@@ -421,16 +421,17 @@ got.tofile("got.f32")'
     run --separate-stderr logos-fuse -v --numerics q8 --mmh-rows 1024 p.logos
     ! grep -q '^launch mmh ' <<<"$output"
     [[ "$stderr" == *"not f16 tiles: fewer rows than --mmh-rows"* ]]
-    # the 1B's o and down: 64 tiles on 132 multiprocessors, K split over clusters of 2; q/k/v and the gated pair whole
+    # the 1B's down (64 tiles on 132 multiprocessors, K of 8192) split over clusters of 2; its o (K of 2048: splits
+    # of 32 stages of K at least) stays int8, where mma splits K; q/k/v and the gated pair whole
     run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
-    ! grep -q '^launch mma ' <<<"$output"
-    [ "$(grep -c '^launch mmh .* BN=128 .* RES=1 .* SK=2 grid 4 16 2 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mma .* N0=2048 .* RES=1 ' <<<"$output")" -eq 16 ]
+    [ "$(grep -c '^launch mmh K=8192 .* BN=128 .* RES=1 .* SK=2 grid 4 16 2 ' <<<"$output")" -eq 16 ]
     [ "$(grep -c '^launch mmh .* SK=1 grid 4 \(24\|64\) 1 ' <<<"$output")" -eq 32 ]
     [[ "$stderr" == *"64 tiles of the product fill 64 of 132 multiprocessors: K split over clusters of 2 blocks"* ]]
-    # on a chip of 1000 its q/k/v, o and down, K split, fill less than half of it: int8 tiles; the gated pair f16
-    run --separate-stderr logos-fuse -v --numerics q8 --sms 1000 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
-    [ "$(grep -c '^launch mma ' <<<"$output")" -eq 48 ] && [ "$(grep -c '^launch mmh .* GATE=1 .* SK=2 ' <<<"$output")" -eq 16 ]
     [[ "$stderr" == *"not f16 tiles: its tiles, K split, fill less than half the chip (mma splits K further)"* ]]
+    # on a chip of 1000 none fills half of it, K split or whole: all int8 tiles
+    run --separate-stderr logos-fuse -v --numerics q8 --sms 1000 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
+    [ "$(grep -c '^launch mma ' <<<"$output")" -eq 64 ] && ! grep -q '^launch mmh ' <<<"$output"
     # Qwen2.5's 896 values are not whole 256-value blocks
     run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/qwen2.5-0.5b.yaml")
     ! grep -q '^launch mmh ' <<<"$output"

@@ -478,10 +478,10 @@ static const MmaCase mma_cases[] = {
     /* mmh's splits of K (clusters of 2 and 4) where its tiles fill little
      * of a chip of --sms multiprocessors */
     {{"mmh K split over clusters of 4, after a norm, residual, 200 rows (--sms 24)",
-     "in x : f32[200,4096]\nin r : f32[200,256]\nweight nw : f32[4096]\nweight w : q8[256,4096]\n"
+     "in x : f32[200,8192]\nin r : f32[200,256]\nweight nw : f32[8192]\nweight w : q8[256,8192]\n"
      "out y : f32[200,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 24}, 0},
     {{"mmh gated pair, K split over clusters of 2, writing a8h for mmh's down, 150 rows (--sms 32)",
-     GATED_DOWN("150", "2048", "512"), 2, 32}, 0},
+     GATED_DOWN("150", "4096", "512"), 2, 32}, 0},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
