@@ -205,6 +205,14 @@ static int act_etype(long f)
     return f == 1 ? ET_A8 : f == 2 ? ET_A8X2 : f == 3 ? ET_A8H : ET_F32;
 }
 
+/* The output param is written in format OQ (a quantizing epilogue's words,
+ * f32 without one): its buffer must be of that element type, or the
+ * launch would write past it or read it wrongly. */
+static void need_out(Need *n, const char *param)
+{
+    need_etype(n, param, act_etype(C(n, "OQ")));
+}
+
 /* Parameter param is a table of `entries` buffers, each holding count. */
 static void need_table(Need *n, const char *param, long entries, long count)
 {
@@ -237,6 +245,7 @@ static int need_embed(Need *n)
     need(n, "W", C(n, "V") * D);
     need(n, "ids", R);
     need(n, "y", R * D);
+    need_out(n, "y");
     grid(n, R, 1, 1);
     if (C(n, "OQ") && D % 32)
         return bad(n, "a quantized output needs rows of whole 32-value blocks");
@@ -262,6 +271,8 @@ static int need_parts(Need *n, long *units)
         need(n, W[p], np * K);
         if (!(gate && p == 1))
             need(n, Y[p], rows * np);
+        if (p == 0)
+            need_out(n, "y0");
         if (C(n, "BIAS") >> p & 1)
             need(n, B[p], np);
         if (C(n, "RES") >> p & 1)
@@ -333,6 +344,7 @@ static int need_norm(Need *n)
     if (C(n, "MODE"))
         need(n, "r", R * D);
     need(n, "y", R * D);
+    need_out(n, "y");
     grid(n, R, 1, 1);
     if (R % C(n, "RPN"))
         return bad(n, "the rows are not a whole number of units of the size");
@@ -449,6 +461,7 @@ static int need_attend(Need *n)
     if (C(n, "SINKS"))
         need(n, "sinks", nh);
     need(n, "y", R * nh * vd);
+    need_out(n, "y");
     if (split > 1) {
         need(n, "part", R * nkv * split * (nh / nkv) * (vd + 2));
         need(n, "cnt", R * nkv * (nh / nkv / hg));
@@ -498,6 +511,7 @@ static int need_flash(Need *n)
     if (C(n, "SINKS"))
         need(n, "sinks", nh);
     need(n, "y", R * nh * vd);
+    need_out(n, "y");
     grid(n, cdiv(R * (nh / nkv), 64), nkv, 1);
     long tiles = 2 * (64 * (hd + 8) + bk * (hd + 8) + vd * (bk + 8)), out = 4 * 16 * 33 * 4;
     n->out->smem = tiles > out ? tiles : out;
@@ -574,6 +588,7 @@ static int need_conv(Need *n)
     if (C(n, "BIAS"))
         need(n, "b", ch);
     need(n, "y", R * ch);
+    need_out(n, "y");
     grid(n, cdiv(ch, 128), 1, 1);
     return 0;
 }

@@ -212,7 +212,7 @@ static void check_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
         bad(c, l->line, 1, "%s's %s does not take %s values ('%s')", k->name, kp->name, etype_name(buf->etype),
             buf->name);
     else if (need->etype[p] >= 0 && buf->etype != need->etype[p])
-        bad(c, l->line, 1, "%s's %s holds %s values ('%s') where its constants read %s", k->name, kp->name,
+        bad(c, l->line, 1, "%s's %s holds %s values ('%s') where its constants ask for %s", k->name, kp->name,
             etype_name(buf->etype), buf->name, etype_name(need->etype[p]));
     else if (need->count[p] > buf->count)
         bad(c, l->line, 1, "buffer '%s' holds %ld values; %s's %s needs %ld", buf->name, buf->count, k->name,
