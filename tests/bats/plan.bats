@@ -643,7 +643,7 @@ END
     logos-author prefill "$EX/llama-3-8b.yaml" >p.logos
     run --separate-stderr logos-fuse -v --numerics q8 --rows 512 p.logos
     [ "$status" -eq 0 ]
-    [ "$(grep -c '^launch flash NH=32 NKV=8 HD=128 VD=128 ROWS=512 NCTX=8192 KV=1 .* OQ=1 grid 32 8 1 block 128 smem 53248 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch flash NH=32 NKV=8 HD=128 VD=128 ROWS=512 NCTX=8192 KV=1 .* OQ=3 grid 32 8 1 block 128 smem 53248 ' <<<"$output")" -eq 32 ]
     ! grep -q '^launch attend ' <<<"$output"
     [[ "$stderr" == *"attention of 512 causal rows on the tensor cores (flash): f16 operands, tiles of 64 rows by 64 keys"* ]]
     # q8x2 (the default) and precise: attend, and -v says why
