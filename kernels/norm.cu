@@ -57,8 +57,8 @@ DEV void rownorm_vec(const Params &p, long t, float *red)
         if (OQ == 3) {   // a8h: each f16(q f16(d)), 8 bytes a lane
             float dh = h2f(f2h(d));
             uint2 h;
-            h.x = (u32)f2h(rintf(o[0] * id) * dh) | (u32)f2h(rintf(o[1] * id) * dh) << 16;
-            h.y = (u32)f2h(rintf(o[2] * id) * dh) | (u32)f2h(rintf(o[3] * id) * dh) << 16;
+            h.x = pack(rintf(o[0] * id) * dh, rintf(o[1] * id) * dh);
+            h.y = pack(rintf(o[2] * id) * dh, rintf(o[3] * id) * dh);
             *(uint2 *)(q + 2 * (t * D + i)) = h;
             continue;
         }

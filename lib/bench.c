@@ -281,17 +281,16 @@ void launch_brief(const Plan *pl, int i, char *buf, size_t n)
 {
     const PLaunch *l = &pl->ls[i];
     const char *name = kernel_info(l->kernel)->name;
-    static const char *fmt[] = {"f32", "a8", "a8x2"};
     switch (l->kernel) {
     case KN_MMA: case KN_MMV: case KN_MMH:
         snprintf(buf, n, "%s %.0fx%.0f%s%s rows q8 %s", name, C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3"),
                  C(l, "K"), C(l, "PARTS") > 1 ? "/" : "", C(l, "PARTS") > 1 ? (C(l, "GATE") ? "gated" : "parts") : "",
-                 l->kernel == KN_MMH ? (C(l, "XIN") == 3 ? "a8h" : "a8 in f16") : fmt[(int)C(l, "XQ")]);
+                 l->kernel == KN_MMH ? (C(l, "XIN") == 3 ? "a8h" : "a8 in f16") : etype_name(act_etype(C(l, "XQ"))));
         break;
     case KN_GEMV:
         snprintf(buf, n, "%s %.0fx%.0f%s%s%s %s%s", name, C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3"),
                  C(l, "K"), C(l, "PARTS") > 1 ? "/" : "", C(l, "PARTS") > 1 ? (C(l, "GATE") ? "gated" : "parts") : "",
-                 C(l, "ROWS") > 1 ? " rows" : "", C(l, "WQ") ? "q8" : "f32", fmt[(int)C(l, "XQ")]);
+                 C(l, "ROWS") > 1 ? " rows" : "", C(l, "WQ") ? "q8" : "f32", etype_name(act_etype(C(l, "XQ"))));
         break;
     case KN_ATTEND:
         snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f split %.0f", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"), C(l, "SPLIT"));

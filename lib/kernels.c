@@ -198,11 +198,14 @@ static void need_etype(Need *n, const char *param, int et)
     n->out->etype[kernel_param(n->k, param)] = et;
 }
 
-/* An activation format constant (0 f32, 1 a8, 2 a8x2, 3 a8h) as an element
- * type. */
-static int act_etype(long f)
+int act_etype(long f)
 {
     return f == 1 ? ET_A8 : f == 2 ? ET_A8X2 : f == 3 ? ET_A8H : ET_F32;
+}
+
+int etype_format(int et)
+{
+    return et == ET_A8 ? 1 : et == ET_A8X2 ? 2 : et == ET_A8H ? 3 : 0;
 }
 
 /* The output param is written in format OQ (a quantizing epilogue's words,
@@ -271,14 +274,13 @@ static int need_parts(Need *n, long *units)
         need(n, W[p], np * K);
         if (!(gate && p == 1))
             need(n, Y[p], rows * np);
-        if (p == 0)
-            need_out(n, "y0");
         if (C(n, "BIAS") >> p & 1)
             need(n, B[p], np);
         if (C(n, "RES") >> p & 1)
             need(n, R[p], rows * np);
         *units += gate && p == 1 ? 0 : np;
     }
+    need_out(n, "y0");
     if ((C(n, "BIAS") | C(n, "RES")) >> P)
         return bad(n, "a bias or residual bit past the parts");
     if (C(n, "GS"))
@@ -643,7 +645,7 @@ static int need_moe(Need *n)
         else
             grid(n, cdiv(ff, 32), k + sh, R);   /* x staged: f32, or quantized (Q8_0 experts) */
         long xq = C(n, "WQ") ? C(n, "XQ") : 0;
-        n->out->smem = etype_bytes(xq == 2 ? ET_A8X2 : xq ? ET_A8 : ET_F32, d);
+        n->out->smem = etype_bytes(act_etype(xq), d);
         return 0;
     }
     need(n, "Wd", e * d * ff);

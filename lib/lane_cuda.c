@@ -66,11 +66,11 @@ static int etype_of(const Fz *f, int k)
         return ET_I32;
     int g = f->group[k];
     if (g >= 0 && f->gs[g].oq && f->gs[g].out[0] == k)
-        return f->gs[g].oq == 1 ? ET_A8 : f->gs[g].oq == 3 ? ET_A8H : ET_A8X2;
+        return act_etype(f->gs[g].oq);
     if (N(f, k)->op == OP_STACK && N(f, k)->view) {   /* written whole by a batch's attention (batch_attend) */
         g = f->group[N(f, k)->args[0]];
         if (g >= 0 && f->gs[g].nseq > 1 && f->gs[g].oq)
-            return f->gs[g].oq == 1 ? ET_A8 : ET_A8X2;
+            return act_etype(f->gs[g].oq);
     }
     return ET_F32;
 }
@@ -300,8 +300,6 @@ static long mmh_blocks(Fz *f, const Group *gr, long rows)
     return (rows + 127) / 128 * mmh_tiles(mmh_bn(f, gr), gr->gate, np, gr->parts);
 }
 
-/* The kernel of a product group whose activation arrives in format xin (0
- * f32, 1 a8 (or a8h, its values in f16), 2 a8x2); with say, -v's lines. */
 /* mmh's splits of K (SK): where its tiles fill at most half the chip, K
  * goes to clusters of 2 or 4 blocks while the grid stays within one wave
  * (a block a multiprocessor: mmh's shared memory) and each split keeps 32
@@ -316,6 +314,8 @@ static long mmh_splits(Fz *f, const Group *gr, long rows)
     return sk;
 }
 
+/* The kernel of a product group whose activation arrives in format xin (0
+ * f32, 1 a8 (or a8h, its values in f16), 2 a8x2); with say, -v's lines. */
 static int product_kernel(Fz *f, const Group *gr, int xin, int say)
 {
     int n, cross = mma_crossover(f->o), vcross = mmv_crossover(f->o);   /* fuse.c's mma_bound: the same facts */
@@ -367,8 +367,8 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
 /* The format (product_kernel's xin) of the activation node k is read as. */
 static int act_format(Fz *f, int k)
 {
-    int et = etype_of(f, view_root(f->g, k));
-    return et == ET_A8 || et == ET_A8H ? 1 : et == ET_A8X2 ? 2 : 0;
+    int xin = etype_format(etype_of(f, view_root(f->g, k)));
+    return xin == 3 ? 1 : xin;
 }
 
 /* ---- a8h: a quantized activation held as f16 where mmh alone reads it ---- */
@@ -505,7 +505,7 @@ static void emit_mma(Fz *f, const Group *gr)
     int n, xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     long units = product_consts(L, f, gr, rows, n), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
-    xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
+    xin = etype_format(xin);
     C(L, "XIN", xin);
     C(L, "XQ", act_words(f));
     /* two blocks of 64 rows a multiprocessor: 3-7% ahead of 128 on the 8B's
@@ -527,7 +527,7 @@ static void emit_mmh(Fz *f, const Group *gr)
     int n;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     product_consts(L, f, gr, rows, n);
-    C(L, "XIN", f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype == ET_A8H ? 3 : 1);
+    C(L, "XIN", etype_format(f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype));
     C(L, "BN", (double)mmh_bn(f, gr));
     long sk = mmh_splits(f, gr, rows), blocks = mmh_blocks(f, gr, rows);
     if (sk > 1)
@@ -638,7 +638,7 @@ static void emit_gemv(Fz *f, const Group *gr)
     int n, xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     int xq = act_words(f);
-    xin = xin == ET_A8 ? 1 : xin == ET_A8X2 ? 2 : 0;
+    xin = etype_format(xin);
     if (!wq(f, gr->prod[0]) || K % 32) {
         if (xq)
             fuse_note(f, gr->node, "f32 activations: %s", K % 32 ? "the width is not whole 32-value blocks" : "the weights are f32");
