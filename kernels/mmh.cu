@@ -35,7 +35,12 @@
 // and their BP up rows side by side), the parts' tiles end to end; under
 // SK > 1 (2 or 4) K's stages are split over the SK blocks along z, a
 // cluster (1, 1, SK) whose rank 0 gathers their sums through the cluster's
-// shared memory before the epilogue (mma.cu's splits). K goes 64
+// shared memory before the epilogue (mma.cu's splits). Under TAIL > 0 the
+// last TAIL tiles (in the order the blocks go: x, then y) each go to two
+// blocks of half K, the grid's y grown by enough rows of blocks for the
+// second halves; each half leaves its sums in part, and the second to
+// finish adds the first's and runs the epilogue (cnt: a count a tail tile,
+// set back to 0 by the second). K goes 64
 // values a stage through a ring of STAGES (TMA, thread 0 filling a stage
 // once both warpgroups' wgmmas two stages back are done, an mbarrier a
 // stage for its bytes); each stage is dequantized by the 256 threads into
@@ -53,7 +58,7 @@
 // land and leaves.
 
 constexpr int KT = 64, BM = 128, THREADS = 256;
-constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, MAPS_AT = 19;
+constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, PART_AT = 19, CNT_AT = 20, MAPS_AT = 21;
 #include "parts.cuh"
 constexpr int BP = GATED ? BN / 2 : BN;             // a part's rows a tile
 constexpr int STAGES = BN == 256 ? 4 : 6;
@@ -67,9 +72,11 @@ constexpr int EP = BN + 1;                          // floats a row of the sums'
 constexpr unsigned STAGE_BYTES = XB + XSB + BN * KT + BN * 16;
 constexpr int KTILES = K / KT;
 constexpr int KPER = KTILES / SK;                   // stages of K a split (SK 1, 2 or 4 divides them)
+constexpr int KHALF = KTILES / 2;                   // a tail tile's half (TAIL)
 static_assert(K % 256 == 0, "K whole 256-value blocks");
 static_assert(XIN == 1 || XIN == 3, "x a8 or a8h");
 static_assert(KTILES % SK == 0, "whole stages a split");
+static_assert(!TAIL || SK == 1, "a tail split, or clusters, not both");
 static_assert(BN == 128 || BN == 256, "a tile is 128 or 256 weight rows");
 static_assert(BM * EP * 4 <= BAR_AT, "the sums' tile fits over the ring and the f16 tiles");
 static_assert(!GATED || PARTS == 2, "a gated pair alone");
@@ -77,6 +84,12 @@ static_assert(!GATED || PARTS == 2, "a gated pair alone");
 DEV u32 tiles_of(long n)
 {
     return (u32)((n + BP - 1) / BP);
+}
+
+// The tiles of weight rows, all parts'.
+DEV u32 all_tiles()
+{
+    return tiles_of(N0) + (GATED ? 0 : tiles_of(N1)) + tiles_of(N2) + tiles_of(N3);
 }
 
 // Tile y's part and its first row.
@@ -295,28 +308,74 @@ DEV void finish(const Params &p, Unit tile, int m0, int rows, const float *e)
     }
 }
 
+// Under TAIL the two halves of tail tile i meet: each leaves its sums at
+// its place in part (2 TAIL places of BM x BN floats: tile i's halves at 2
+// i and 2 i + 1); the first to finish stops (false), the second adds the
+// other's to its own (a + b as b + a: the same sums whichever is first),
+// sets the tile's count back to 0 for the next launch, and goes on to the
+// epilogue (true).
+DEV bool meet_halves(const Params &p, float *e, long i, int half)
+{
+    __shared__ int first;
+    float *part = (float *)p.a[PART_AT] + 2 * i * BM * BN;
+    int *cnt = (int *)p.a[CNT_AT];
+    float *mine = part + half * BM * BN, *other = part + (1 - half) * BM * BN;
+    for (int j = threadIdx.x; j < BM * BN; j += THREADS)
+        __stcg(mine + j, e[(j / BN) * EP + j % BN]);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        first = atomicAdd(cnt + i, 1) == 0;
+    __syncthreads();
+    if (first)
+        return false;
+    __threadfence();
+    for (int j = threadIdx.x; j < BM * BN; j += THREADS)
+        e[(j / BN) * EP + j % BN] += __ldcg(other + j);
+    if (threadIdx.x == 0)
+        cnt[i] = 0;
+    __syncthreads();
+    return true;
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
 {
     extern __shared__ __align__(1024) char smraw[];
     u32 base = (smem_addr(smraw) + 1023) & ~1023u;
     char *sm = smraw + (base - smem_addr(smraw));
-    Unit tile = tile_of(blockIdx.y);
-    int m0 = blockIdx.x * BM, wg = threadIdx.x >> 5 >> 2, k0 = blockIdx.z * KPER;   // this split: k0 .. + KPER
+    // this block's tile and stages of K, k0 .. k0 + nk: a split of SK; or
+    // under TAIL, in the order the blocks go (x, then y), the whole tiles,
+    // the tail tiles' first halves, then their second halves (blocks past
+    // those idle)
+    long all = (long)gridDim.x * all_tiles(), lin = (long)blockIdx.y * gridDim.x + blockIdx.x, tail = -1;
+    int half = 0;
+    if (TAIL && lin >= all) {
+        if (lin >= all + TAIL) {
+            pdl_launch();
+            return;
+        }
+        lin -= TAIL, half = 1;
+    }
+    if (TAIL && lin >= all - TAIL)
+        tail = lin - (all - TAIL);
+    Unit tile = tile_of((u32)(lin / gridDim.x));
+    int m0 = (int)(lin % gridDim.x) * BM, wg = threadIdx.x >> 5 >> 2;
+    int k0 = tail >= 0 ? half * KHALF : blockIdx.z * KPER, nk = tail >= 0 ? KHALF : KPER;
     if (threadIdx.x == 0) {   // the barriers, and the weights' first stages before the wait
         for (int s = 0; s < STAGES; s++)
             mb_init(base + BAR_AT + 8 * s, 1);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int s = 0; s < STAGES && s < KPER; s++)
+        for (int s = 0; s < STAGES && s < nk; s++)
             issue(p, base, s, k0 + s, tile, m0, true);
     }
     pdl_wait();
     int rows = rows_of(p.a[5], ROWS);
     if (threadIdx.x == 0)
-        for (int s = 0; s < STAGES && s < KPER; s++)
+        for (int s = 0; s < STAGES && s < nk; s++)
             issue(p, base, s, k0 + s, tile, m0, false);
     __syncthreads();
-    if (m0 >= rows) {   // nothing to compute (the whole cluster): the copies in flight land before the block leaves
-        for (int s = 0; s < STAGES && s < KPER; s++)
+    if (m0 >= rows) {   // nothing to compute (the whole cluster, both halves): the copies in flight land first
+        for (int s = 0; s < STAGES && s < nk; s++)
             mb_wait(base + BAR_AT + 8 * s, 0);
         pdl_launch();
         return;
@@ -325,12 +384,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
 #pragma unroll
     for (int i = 0; i < BN / 2; i++)
         d[i] = 0.0f;
-    for (int i = 0; i < KPER; i++) {
+    for (int i = 0; i < nk; i++) {
         int s = i % STAGES, kt = k0 + i;
         mb_wait(base + BAR_AT + 8 * s, (i / STAGES) & 1);
         wg_wait<1>();      // this warpgroup's wgmmas of stage i - 2 done
         __syncthreads();   // and the other's: slot i - 2 and tiles i % 2 free
-        if (threadIdx.x == 0 && i >= 2 && i - 2 + STAGES < KPER) {
+        if (threadIdx.x == 0 && i >= 2 && i - 2 + STAGES < nk) {
             issue(p, base, i - 2 + STAGES, kt - 2 + STAGES, tile, m0, true);
             issue(p, base, i - 2 + STAGES, kt - 2 + STAGES, tile, m0, false);
         }
@@ -359,6 +418,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
             e[(wg * 64 + w * 16 + g + (i >> 1) * 8) * EP + n * 8 + 2 * tq + (i & 1)] = d[n * 4 + i];
     __syncthreads();
     if (SK > 1 && !gather_splits(e, BM * EP, SK))
+        return;
+    if (TAIL && tail >= 0 && !meet_halves(p, e, tail, half))
         return;
     finish(p, tile, m0, rows, e);
 }

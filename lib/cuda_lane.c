@@ -313,7 +313,7 @@ static int tmap(void *m, int ty, CUdeviceptr at, long inner, long rows, long pit
 }
 
 /* An mmh launch's tensor maps (mmh.cu's opening comment), in device
- * memory, its parameter 19: x's quants and scales (a8h: its f16 values in
+ * memory, its parameter 21: x's quants and scales (a8h: its f16 values in
  * the 128-byte swizzle, no scales), then each part's. */
 static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
 {
@@ -347,7 +347,7 @@ static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
     if (dalloc(c, 128L * (2 + 2 * parts), &d))
         return EXIT_SYSTEM;
     CK(cu.MemcpyHtoD(d, m, 128 * (size_t)(2 + 2 * parts)));
-    p->a[19] = (void *)(uintptr_t)d;
+    p->a[21] = (void *)(uintptr_t)d;
     return 0;
 }
 

@@ -757,12 +757,22 @@ static int need_mmh(Need *n)
         return bad(n, "the f16 tiles read x a8 (XIN 1) or a8h (XIN 3)");
     if (C(n, "SK") == 3)
         return bad(n, "K splits in 1, 2 or 4 (SK)");
+    long tail = C(n, "TAIL");
+    if (tail && C(n, "SK") > 1)
+        return bad(n, "a tail split (TAIL) or clusters (SK), not both");
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(C(n, "XIN")));
     long tiles = mmh_tiles(bn, gate, np, (int)P);
     if (tiles > 65535)
         return bad(n, "more than 65535 tiles of weight rows");
-    grid(n, cdiv(rows, 128), tiles, C(n, "SK"));
+    if (tail > cdiv(rows, 128) * tiles)
+        return bad(n, "more tail tiles (TAIL) than tiles");
+    if (tail) {   /* each tail tile's two halves' sums, and its count */
+        need(n, "part", 2 * tail * 128 * bn);
+        need(n, "cnt", tail);
+    }
+    /* under TAIL the second halves' blocks in rows of the grid's own after the tiles' */
+    grid(n, cdiv(rows, 128), tiles + (tail ? cdiv(tail, cdiv(rows, 128)) : 0), C(n, "SK"));
     n->out->smem = mmh_smem(bn, C(n, "XIN"));
     return 0;
 }

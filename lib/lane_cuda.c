@@ -232,6 +232,21 @@ static void merge_scratch(L L, Fz *f, int node, long parts, long counts)
         A(L, "cnt", scratch(f, arena_printf(f->a, "%s.count", nm), ET_I32, counts));
 }
 
+/* A scratch buffer that launches one after another share (each leaves it
+ * as it found it: mmh's tail sets its counts back to 0), as large as the
+ * largest asks: NAME, made when first asked for. */
+static int shared_scratch(Fz *f, const char *name, int et, long n)
+{
+    for (int b = 0; b < f->pl->nbufs; b++) {
+        PBuf *x = &f->pl->bufs[b];
+        if (x->kind == B_SCRATCH && !strcmp(x->name, name)) {
+            x->count = n > x->count ? n : x->count;
+            return b;
+        }
+    }
+    return scratch(f, name, et, n);
+}
+
 /* Sets the grid, block and shared memory the constants ask for. */
 static void finish(L L)
 {
@@ -312,6 +327,18 @@ static long mmh_splits(Fz *f, const Group *gr, long rows)
     while (sk < 4 && blocks * sk * 2 <= f->o->sms && K / 64 / (sk * 2) >= 32)
         sk *= 2;
     return sk;
+}
+
+/* mmh's tail (TAIL): where its whole tiles (a block a multiprocessor)
+ * take more than one round of the chip and the last round leaves half of
+ * it or more idle, that round's tiles each go to two blocks of half K
+ * (at least 32 stages each), so that it takes half the time: the 8B's
+ * gated pair at 512 rows, 448 tiles on 132, 3 rounds and 52 whole tiles
+ * become 3 and 104 half ones. */
+static long mmh_tail(Fz *f, const Group *gr, long rows)
+{
+    long tiles = mmh_blocks(f, gr, rows), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, rest = tiles % f->o->sms;
+    return tiles > f->o->sms && rest && 2 * rest <= f->o->sms && K / 64 / 2 >= 32 ? rest : 0;
 }
 
 /* The kernel of a product group whose activation arrives in format xin (0
@@ -529,11 +556,18 @@ static void emit_mmh(Fz *f, const Group *gr)
     product_consts(L, f, gr, rows, n);
     C(L, "XIN", etype_format(f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype));
     C(L, "BN", (double)mmh_bn(f, gr));
-    long sk = mmh_splits(f, gr, rows), blocks = mmh_blocks(f, gr, rows);
+    long sk = mmh_splits(f, gr, rows), blocks = mmh_blocks(f, gr, rows), tail = mmh_tail(f, gr, rows);
     if (sk > 1)
         fuse_note(f, gr->node, "%ld tiles of the product fill %ld of %d multiprocessors: K split over clusters of %ld "
                   "blocks", blocks, blocks, f->o->sms, sk);
+    if (tail) {
+        fuse_note(f, gr->node, "%ld tiles of the product on %d multiprocessors: the last %ld, a round of their own, "
+                  "each as two blocks of half K", blocks, f->o->sms, tail);
+        A(L, "part", shared_scratch(f, "mmh.tail.part", ET_F32, 2 * tail * 128 * mmh_bn(f, gr)));
+        A(L, "cnt", shared_scratch(f, "mmh.tail.count", ET_I32, tail));
+    }
     C(L, "SK", (double)sk);
+    C(L, "TAIL", (double)tail);
     finish(L);
 }
 

@@ -395,7 +395,12 @@ got.tofile("got.f32")'
     run --separate-stderr logos-fuse -v --numerics q8 p.logos
     [ "$status" -eq 0 ]
     [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=512 BN=256 .* grid 4 24 1 block 256 smem 214048 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=256 .* GATE=1 CAP=0 OQ=3 .* grid 4 112 1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=256 .* GATE=1 CAP=0 OQ=3 .* TAIL=52 grid 4 125 1 ' <<<"$output")" -eq 32 ]
+    # its 448 tiles on 132 multiprocessors: the last 52 as two blocks of half K each, one scratch for all 32
+    [[ "$stderr" == *"448 tiles of the product on 132 multiprocessors: the last 52, a round of their own, each as two blocks of half K"* ]]
+    grep -q '^buffer mmh.tail.part scratch f32 3407872$' <<<"$output" && grep -q '^buffer mmh.tail.count scratch i32 52$' <<<"$output"
+    [ "$(grep -c ' part=mmh.tail.part cnt=mmh.tail.count ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh .* TAIL=0 ' <<<"$output")" -eq 96 ]
     [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* BN=128 .* RES=1 .* grid 4 32 1 block 256 smem 193584 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmh K=14336 PARTS=1 ' <<<"$output")" -eq 32 ]
     ! grep -q '^launch mma ' <<<"$output"
@@ -425,8 +430,8 @@ got.tofile("got.f32")'
     # of 32 stages of K at least) stays int8, where mma splits K; q/k/v and the gated pair whole
     run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
     [ "$(grep -c '^launch mma .* N0=2048 .* RES=1 ' <<<"$output")" -eq 16 ]
-    [ "$(grep -c '^launch mmh K=8192 .* BN=128 .* RES=1 .* SK=2 grid 4 16 2 ' <<<"$output")" -eq 16 ]
-    [ "$(grep -c '^launch mmh .* SK=1 grid 4 \(24\|64\) 1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=8192 .* BN=128 .* RES=1 .* SK=2 TAIL=0 grid 4 16 2 ' <<<"$output")" -eq 16 ]
+    [ "$(grep -c '^launch mmh .* SK=1 TAIL=0 grid 4 \(24\|64\) 1 ' <<<"$output")" -eq 32 ]
     [[ "$stderr" == *"64 tiles of the product fill 64 of 132 multiprocessors: K split over clusters of 2 blocks"* ]]
     [[ "$stderr" == *"not f16 tiles: its tiles, K split, fill less than half the chip (mma splits K further)"* ]]
     # on a chip of 1000 none fills half of it, K split or whole: all int8 tiles

@@ -482,6 +482,14 @@ static const MmaCase mma_cases[] = {
      "out y : f32[200,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 24}, 0},
     {{"mmh gated pair, K split over clusters of 2, writing a8h for mmh's down, 150 rows (--sms 32)",
      GATED_DOWN("150", "4096", "512"), 2, 32}, 0},
+    /* mmh's tail: the tiles of a last round that would leave half the chip
+     * idle each as two blocks of half K, meeting through a scratch buffer */
+    {{"mmh tail: 6 tiles on 4 multiprocessors, the last 2 halved, after a norm, residual, 300 rows (--sms 4)",
+     "in x : f32[300,4096]\nin r : f32[300,256]\nweight nw : f32[4096]\nweight w : q8[256,4096]\n"
+     "out y : f32[300,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 3, 4}, 0},
+    {{"mmh tail: a gated pair's 16 tiles on 12 multiprocessors, the last 4 halved, writing a8h for down, 200 rows "
+      "(--sms 12)",
+     GATED_DOWN("200", "4096", "512"), 3, 12}, 0},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
