@@ -56,17 +56,34 @@
 // over the ring and the tiles; plus 1 KB to align to 1024. A block whose
 // rows all lie past the run's (a short last chunk) lets its first stages
 // land and leaves.
+//
+// TM 256 (x a8h, BN 128) turns the roles over: the weights are wgmma's A,
+// each thread dequantizing its fragments (its 2 rows' 16 values a stage)
+// straight from the ring into registers, and x's 256 rows of the tile are
+// B, read in their slot as TMA wrote them: no f16 tiles, one
+// __syncthreads a stage, each stage's wgmmas (m64n256k16, a warpgroup's
+// 64 weight rows by the 256 rows) waited for before the next stage's
+// fragments are made, whose words are loaded while they run. W's quants
+// come by TMA in the 64-byte swizzle (chunk c of row r at c ^ (r / 2 %
+// 4)), so that a warp's 32-bit loads of 8 rows meet no bank twice; x's
+// box is 64 x 256. Grid (rows / 256, tiles, SK), a ring of 5 stages of
+// 32 + 8 + 2 KB, the sums' 256 x 129 floats over it. Bench/NOTES.md run173:
+// fewer bytes of shared memory a product, but not fewer from the L2, the
+// wall: a win only where the tiles fill the chip unsplit (the lane's
+// rule).
 
-constexpr int KT = 64, BM = 128, THREADS = 256;
+constexpr int KT = 64, THREADS = 256;
 constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, PART_AT = 19, CNT_AT = 20, MAPS_AT = 21;
 #include "parts.cuh"
+constexpr bool WA = TM > 0;                         // W as wgmma's A, dequantized in registers; x's TM rows as B
+constexpr int BM = WA ? TM : 128;                   // activation rows a tile
 constexpr int BP = GATED ? BN / 2 : BN;             // a part's rows a tile
-constexpr int STAGES = BN == 256 ? 4 : 6;
+constexpr int STAGES = WA ? 5 : BN == 256 ? 4 : 6;
 constexpr bool XH = XIN == 3;                       // x arrives a8h: f16, swizzled by TMA, read in its slot
 constexpr int XB = XH ? BM * KT * 2 : BM * KT, XSB = XH ? 0 : BM * 16;   // a stage's x, its scales
 constexpr int S_XQ = 0, S_XS = XB, S_WQ = S_XS + XSB, S_WS = S_WQ + BN * KT;
 constexpr int SLOT = (S_WS + BN * 16 + 1023) / 1024 * 1024;
-constexpr int A16 = XH ? 0 : BM * KT * 2, B16 = BN * KT * 2;
+constexpr int A16 = XH ? 0 : BM * KT * 2, B16 = WA ? 0 : BN * KT * 2;
 constexpr int X16_AT = STAGES * SLOT, W16_AT = X16_AT + 2 * A16, BAR_AT = W16_AT + 2 * B16;
 constexpr int EP = BN + 1;                          // floats a row of the sums' tile
 constexpr unsigned STAGE_BYTES = XB + XSB + BN * KT + BN * 16;
@@ -78,6 +95,7 @@ static_assert(XIN == 1 || XIN == 3, "x a8 or a8h");
 static_assert(KTILES % SK == 0, "whole stages a split");
 static_assert(!TAIL || SK == 1, "a tail split, or clusters, not both");
 static_assert(BN == 128 || BN == 256, "a tile is 128 or 256 weight rows");
+static_assert(!WA || (TM == 256 && XH && BN == 128), "W in registers: tiles of 256 rows of x a8h, 128 weight rows");
 static_assert(BM * EP * 4 <= BAR_AT, "the sums' tile fits over the ring and the f16 tiles");
 static_assert(!GATED || PARTS == 2, "a gated pair alone");
 
@@ -285,6 +303,98 @@ DEV void wgmma(float *d, u64 da, u64 db)
                      : "l"(da), "l"(db));
 }
 
+// Under WA: d (the warpgroup's 64 weight rows x 256 activation rows, f32)
+// += a (64 x 16 f16, the warpgroup's A fragment in registers: mma.m16n8k16's
+// a0..a7 a warp) b (16 x 256 f16, x's rows in the slot)
+DEV void wgmma_ra(float *d, const u32 *a, u64 db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+                 "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+                 "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+                 "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+                 "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127},"
+                 " {%128,%129,%130,%131}, %132, 1, 1, 1, 0;\n"
+                 : F64(0), F64(64)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+
+// Under WA: stage kt's weights in slot st as this thread's A fragments,
+// a[4 j ..] for the stage's k16 step j. Its rows r and r + 8 of the tile
+// (r = 64 warpgroup + 16 warp + lane / 4), their values 2 (lane % 4) ..
+// + 1 and + 8 .. + 9 of each step: bytes of the words h and h + 2 (h =
+// lane % 4 / 2) of the step's 16-byte chunk, in the 64-byte swizzle (chunk
+// c of row r at c ^ (r / 2 % 4): the 8 rows of a load on 8 banks' groups
+// of 4). wa_fetch loads them (w) and their blocks' scales (sc: two f16 a
+// row); wa_make dequantizes them, each pair with its block's scale.
+DEV void wa_fetch(const char *st, int kt, u32 (&w)[16], u32 (&sc)[2])
+{
+    int lane = threadIdx.x & 31, h = (lane & 3) >> 1;
+#pragma unroll
+    for (int rr = 0; rr < 2; rr++) {
+        int r = (threadIdx.x >> 5) * 16 + (lane >> 2) + rr * 8, sw = (r >> 1) & 3;
+        const char *row = st + S_WQ + r * KT;
+        sc[rr] = *(const u32 *)(st + S_WS + r * 16 + (kt & 3) * 4);   // the stage's two blocks' scales
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const char *c = row + ((j ^ sw) << 4) + 4 * h;
+            w[8 * rr + 2 * j] = *(const u32 *)c;
+            w[8 * rr + 2 * j + 1] = *(const u32 *)(c + 8);
+        }
+    }
+}
+
+DEV void wa_make(const u32 (&w)[16], const u32 (&sc)[2], u32 (&a)[16])
+{
+    u32 sel = threadIdx.x & 1 ? 0x7632u : 0x5410u;
+#pragma unroll
+    for (int rr = 0; rr < 2; rr++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            u32 d = j < 2 ? sc[rr] & 0xFFFFu : sc[rr] >> 16;
+            deq4(prmt(w[8 * rr + 2 * j], w[8 * rr + 2 * j + 1], sel), d | d << 16, a[4 * j + rr], a[4 * j + 2 + rr]);
+        }
+#pragma unroll
+    for (int j = 0; j < 16; j++)   // whole before the fence (the compiler would sink their arithmetic past it)
+        asm volatile("" : "+r"(a[j])::"memory");
+}
+
+// Under WA, K's stages: each stage's fragments made from the words fetched
+// while the stage before ran, its wgmmas issued, the next stage's words
+// fetched while they run; then (both warpgroups done with it) its slot
+// refilled. Each stage's wgmmas are waited for before the next's
+// fragments are made (ptxas serializes the wgmmas where registers they
+// read are written while any runs).
+DEV void wa_stages(const Params &p, u32 base, const char *sm, int k0, int nk, Unit tile, int m0, float *d)
+{
+    u32 w[16], sc[2], a[16];
+    mb_wait(base + BAR_AT, 0);
+    wa_fetch(sm, k0, w, sc);
+    for (int i = 0; i < nk; i++) {
+        int s = i % STAGES, n = (i + 1) % STAGES;
+        wa_make(w, sc, a);
+        wg_fence();
+        u32 b = base + s * SLOT + S_XQ;
+#pragma unroll
+        for (int j = 0; j < KT / 16; j++)
+            wgmma_ra(d, a + 4 * j, desc(b + 32 * j));
+        wg_commit();
+        if (i + 1 < nk) {
+            mb_wait(base + BAR_AT + 8 * n, ((i + 1) / STAGES) & 1);
+            wa_fetch(sm + n * SLOT, k0 + i + 1, w, sc);
+        }
+        wg_wait<0>();
+        __syncthreads();   // both warpgroups done with slot s
+        if (threadIdx.x == 0 && i + STAGES < nk) {
+            issue(p, base, i + STAGES, k0 + i + STAGES, tile, m0, true);
+            issue(p, base, i + STAGES, k0 + i + STAGES, tile, m0, false);
+        }
+    }
+}
+
 // ---- the epilogue
 
 // The tile's sums through the epilogue: a warp a (row, 32 columns), a
@@ -380,10 +490,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
         pdl_launch();
         return;
     }
-    float d[BN / 2];
+    float d[(WA ? TM : BN) / 2];
 #pragma unroll
-    for (int i = 0; i < BN / 2; i++)
+    for (int i = 0; i < (WA ? TM : BN) / 2; i++)
         d[i] = 0.0f;
+    if constexpr (WA)
+        wa_stages(p, base, sm, k0, nk, tile, m0, d);
+    else
     for (int i = 0; i < nk; i++) {
         int s = i % STAGES, kt = k0 + i;
         mb_wait(base + BAR_AT + 8 * s, (i / STAGES) & 1);
@@ -412,10 +525,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
     float *e = (float *)sm;
     int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
 #pragma unroll
-    for (int n = 0; n < BN / 8; n++)
+    for (int n = 0; n < (WA ? TM : BN) / 8; n++)
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-            e[(wg * 64 + w * 16 + g + (i >> 1) * 8) * EP + n * 8 + 2 * tq + (i & 1)] = d[n * 4 + i];
+        for (int i = 0; i < 4; i++) {
+            int m = wg * 64 + w * 16 + g + (i >> 1) * 8, c = n * 8 + 2 * tq + (i & 1);   // d's row, column
+            e[WA ? c * EP + m : m * EP + c] = d[n * 4 + i];
+        }
     __syncthreads();
     if (SK > 1 && !gather_splits(e, BM * EP, SK))
         return;

@@ -301,7 +301,7 @@ static void plan_kernels(CudaLane *c, int k)
 
 /* One 2-D tensor map (128 bytes at m): rows of `inner` elements (type ty:
  * 0 u8, 6 f16, 7 f32, cuda.h's numbers) at pitch bytes, boxes of bi x br,
- * swizzled (cuda.h's 0 none, 3 the 128-byte swizzle), L2 promotion of 256
+ * swizzled (cuda.h's 0 none, 2 the 64-byte swizzle, 3 the 128-byte), L2 promotion of 256
  * bytes. */
 static int tmap(void *m, int ty, CUdeviceptr at, long inner, long rows, long pitch, unsigned bi, unsigned br,
                 int swizzle)
@@ -314,14 +314,16 @@ static int tmap(void *m, int ty, CUdeviceptr at, long inner, long rows, long pit
 
 /* An mmh launch's tensor maps (mmh.cu's opening comment), in device
  * memory, its parameter 21: x's quants and scales (a8h: its f16 values in
- * the 128-byte swizzle, no scales), then each part's. */
+ * the 128-byte swizzle, no scales; under TM a box of TM rows), then each
+ * part's (under TM its quants in the 64-byte swizzle). */
 static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
 {
-    enum { U8 = 0, F16 = 6, F32 = 7, SW128 = 3 };
+    enum { U8 = 0, F16 = 6, F32 = 7, SW64 = 2, SW128 = 3 };
     _Alignas(64) unsigned char m[10][128];
     long K = (long)l->c[kernel_const(KN_MMH, "K")], rows = (long)l->c[kernel_const(KN_MMH, "ROWS")];
     long bn = (long)l->c[kernel_const(KN_MMH, "BN")], gate = (long)l->c[kernel_const(KN_MMH, "GATE")];
     int parts = (int)l->c[kernel_const(KN_MMH, "PARTS")];
+    long tm = (long)l->c[kernel_const(KN_MMH, "TM")];   /* W in registers: x's box TM rows, W's rows in the 64-byte swizzle */
     static const char *Nn[] = {"N0", "N1", "N2", "N3"};
     if (!cu.TensorMapEncodeTiled) {
         diag("this driver has no cuTensorMapEncodeTiled: mmh needs CUDA 12 or later");
@@ -330,7 +332,7 @@ static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
     CUdeviceptr x = rt->ptr[l->arg[4]];
     memset(m, 0, sizeof m);
     if (l->c[kernel_const(KN_MMH, "XIN")] == 3) {
-        if (tmap(m[0], F16, x, K, rows, 2 * K, 64, 128, SW128))
+        if (tmap(m[0], F16, x, K, rows, 2 * K, 64, tm ? (unsigned)tm : 128, SW128))
             return EXIT_SYSTEM;
     } else if (tmap(m[0], U8, x, K, rows, K, 64, 128, 0) ||
                tmap(m[1], F32, x + (CUdeviceptr)((rows * K + 15) / 16 * 16), K / 32, rows, K / 32 * 4, 4, 128, 0))
@@ -338,7 +340,7 @@ static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
     for (int q = 0; q < parts; q++) {
         long np = (long)l->c[kernel_const(KN_MMH, Nn[q])], bp = gate ? bn / 2 : bn;
         CUdeviceptr w = rt->ptr[l->arg[q]];
-        if (tmap(m[2 + 2 * q], U8, w, K, np, K, 64, (unsigned)bp, 0) ||
+        if (tmap(m[2 + 2 * q], U8, w, K, np, K, 64, (unsigned)bp, tm ? SW64 : 0) ||
             tmap(m[3 + 2 * q], F16, w + (CUdeviceptr)((np * K + 15) / 16 * 16), K / 32, np, K / 32 * 2, 8,
                  (unsigned)bp, 0))
             return EXIT_SYSTEM;

@@ -732,8 +732,10 @@ long mmh_tiles(long bn, long gate, const long *np, int parts)
     return t;
 }
 
-long mmh_smem(long bn, long xin)
+long mmh_smem(long bn, long xin, long tm)
 {
+    if (tm)   /* W in registers: 5 stages of x's 256 rows (f16), W and its scales; no f16 tiles */
+        return 5 * (cdiv(tm * 128 + bn * 64 + bn * 16, 1024) * 1024) + 8 * 5 + 1024;
     long x = xin == 3 ? 128 * 64 * 2 : 128 * 64 + 128 * 16;   /* a stage's x: a8h's f16, or a8's with scales */
     long stages = bn == 256 ? 4 : 6, slot = cdiv(x + bn * 64 + bn * 16, 1024) * 1024;
     return stages * slot + (xin == 3 ? 0 : 2 * 128 * 128) + 2 * bn * 128 + 8 * stages + 1024;
@@ -757,23 +759,27 @@ static int need_mmh(Need *n)
         return bad(n, "the f16 tiles read x a8 (XIN 1) or a8h (XIN 3)");
     if (C(n, "SK") == 3)
         return bad(n, "K splits in 1, 2 or 4 (SK)");
-    long tail = C(n, "TAIL");
+    long tail = C(n, "TAIL"), tm = C(n, "TM"), bm = tm ? tm : 128;
     if (tail && C(n, "SK") > 1)
         return bad(n, "a tail split (TAIL) or clusters (SK), not both");
+    if (tm && tm != 256)
+        return bad(n, "W in registers takes tiles of 256 rows of x (TM 256), or none (TM 0)");
+    if (tm && (C(n, "XIN") != 3 || bn != 128))
+        return bad(n, "W in registers (TM) reads x a8h (XIN 3) in tiles of 128 weight rows (BN)");
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(C(n, "XIN")));
     long tiles = mmh_tiles(bn, gate, np, (int)P);
     if (tiles > 65535)
         return bad(n, "more than 65535 tiles of weight rows");
-    if (tail > cdiv(rows, 128) * tiles)
+    if (tail > cdiv(rows, bm) * tiles)
         return bad(n, "more tail tiles (TAIL) than tiles");
     if (tail) {   /* each tail tile's two halves' sums, and its count */
-        need(n, "part", 2 * tail * 128 * bn);
+        need(n, "part", 2 * tail * bm * bn);
         need(n, "cnt", tail);
     }
     /* under TAIL the second halves' blocks in rows of the grid's own after the tiles' */
-    grid(n, cdiv(rows, 128), tiles + (tail ? cdiv(tail, cdiv(rows, 128)) : 0), C(n, "SK"));
-    n->out->smem = mmh_smem(bn, C(n, "XIN"));
+    grid(n, cdiv(rows, bm), tiles + (tail ? cdiv(tail, cdiv(rows, bm)) : 0), C(n, "SK"));
+    n->out->smem = mmh_smem(bn, C(n, "XIN"), tm);
     return 0;
 }
 

@@ -297,9 +297,11 @@ static long mmv_tiles(long rows, int xq);
 /* mmh's tile: 256 weight rows where the units are at least 6144, else 128
  * (twice the blocks where the outputs are narrow: bench/NOTES.md run158,
  * 0.67-0.69x at 4096 outputs with 256). */
-static long mmh_bn(Fz *f, const Group *gr)
+static long mmh_bn(Fz *f, const Group *gr, long tm)
 {
     long units = 0;
+    if (tm)
+        return 128;
     for (int p = 0; p < gr->parts; p++)
         units += gr->gate && p == 1 ? 0 : last(&N(f, gr->prod[p])->ty);
     return units >= 6144 ? 256 : 128;
@@ -307,12 +309,12 @@ static long mmh_bn(Fz *f, const Group *gr)
 
 /* The blocks of an mmh launch of the group over rows: its row tiles by
  * its tiles of weight rows (kernels.c's mmh_tiles, as need_mmh counts). */
-static long mmh_blocks(Fz *f, const Group *gr, long rows)
+static long mmh_blocks(Fz *f, const Group *gr, long rows, long tm)
 {
-    long np[4] = {0};
+    long np[4] = {0}, bm = tm ? tm : 128;
     for (int p = 0; p < gr->parts; p++)
         np[p] = last(&N(f, gr->prod[p])->ty);
-    return (rows + 127) / 128 * mmh_tiles(mmh_bn(f, gr), gr->gate, np, gr->parts);
+    return (rows + bm - 1) / bm * mmh_tiles(mmh_bn(f, gr, tm), gr->gate, np, gr->parts);
 }
 
 /* mmh's splits of K (SK): where its tiles fill at most half the chip, K
@@ -321,9 +323,9 @@ static long mmh_blocks(Fz *f, const Group *gr, long rows)
  * stages of 64 values (bench/NOTES.md run165, run170: the 1B's down 88 ->
  * 76 us split in 2, the 8B's down at 128 rows 123 -> 114 in 4; splits of
  * 16 stages lost to mma, the 8B's o at 128 rows 50 -> 69 us). */
-static long mmh_splits(Fz *f, const Group *gr, long rows)
+static long mmh_splits(Fz *f, const Group *gr, long rows, long tm)
 {
-    long blocks = mmh_blocks(f, gr, rows), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, sk = 1;
+    long blocks = mmh_blocks(f, gr, rows, tm), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, sk = 1;
     while (sk < 4 && blocks * sk * 2 <= f->o->sms && K / 64 / (sk * 2) >= 32)
         sk *= 2;
     return sk;
@@ -335,9 +337,9 @@ static long mmh_splits(Fz *f, const Group *gr, long rows)
  * (at least 32 stages each), so that it takes half the time: the 8B's
  * gated pair at 512 rows, 448 tiles on 132, 3 rounds and 52 whole tiles
  * become 3 and 104 half ones. */
-static long mmh_tail(Fz *f, const Group *gr, long rows)
+static long mmh_tail(Fz *f, const Group *gr, long rows, long tm)
 {
-    long tiles = mmh_blocks(f, gr, rows), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, rest = tiles % f->o->sms;
+    long tiles = mmh_blocks(f, gr, rows, tm), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, rest = tiles % f->o->sms;
     return tiles > f->o->sms && rest && 2 * rest <= f->o->sms && K / 64 / 2 >= 32 ? rest : 0;
 }
 
@@ -371,7 +373,7 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
                          ? "activations not a8 (q8 numerics, quantized before it)"
                          : K % 256 ? "K not whole 256-value blocks" : gr->gate && gr->parts != 2
                          ? "a gated pair beside other parts"
-                         : mmh_blocks(f, gr, rows) * mmh_splits(f, gr, rows) < f->o->sms / 2
+                         : mmh_blocks(f, gr, rows, 0) * mmh_splits(f, gr, rows, 0) < f->o->sms / 2
                          ? "its tiles, K split, fill less than half the chip (mma splits K further)" : NULL;
         if (!no) {
             if (say)
@@ -547,6 +549,21 @@ static void emit_mma(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* mmh's weights in registers (TM 256: tiles of 256 rows of x by 128
+ * weight rows, mmh.cu's opening comment) where x is a8h, its rows whole
+ * tiles of 256 (or 2048 and more) and those tiles alone fill more than
+ * half the chip; else tiles of 128 rows of x (TM 0), split where they
+ * fill less. Bench/NOTES.md run173-run175: the 8B's chunk of 2048 rows
+ * 91.5 -> 82.7 ms; at 512 rows its gated pair ~10.5 -> 9.55 ms (32
+ * launches) and q/k/v 2.2 -> 2.1, while o and down, 64 such tiles on 132
+ * multiprocessors, lost split (2.2 -> 3.3, 5.1 -> 5.4). */
+static long mmh_tm(Fz *f, const Group *gr, long rows, int xin)
+{
+    if (xin != 3 || rows < 256 || (rows % 256 && rows < 2048))
+        return 0;
+    return mmh_blocks(f, gr, rows, 256) * 2 > f->o->sms ? 256 : 0;
+}
+
 /* mmh: the products in f16 tiles of mmh_bn's weight rows. */
 static void emit_mmh(Fz *f, const Group *gr)
 {
@@ -554,20 +571,26 @@ static void emit_mmh(Fz *f, const Group *gr)
     int n;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     product_consts(L, f, gr, rows, n);
-    C(L, "XIN", etype_format(f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype));
-    C(L, "BN", (double)mmh_bn(f, gr));
-    long sk = mmh_splits(f, gr, rows), blocks = mmh_blocks(f, gr, rows), tail = mmh_tail(f, gr, rows);
+    int xin = etype_format(f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype);
+    long tm = mmh_tm(f, gr, rows, xin);
+    C(L, "XIN", xin);
+    C(L, "BN", (double)mmh_bn(f, gr, tm));
+    long sk = mmh_splits(f, gr, rows, tm), blocks = mmh_blocks(f, gr, rows, tm), tail = mmh_tail(f, gr, rows, tm);
+    if (tm)
+        fuse_note(f, gr->node, "%ld tiles of %ld rows of x by 128 weight rows, the weights dequantized in registers (TM)",
+                  blocks, tm);
     if (sk > 1)
         fuse_note(f, gr->node, "%ld tiles of the product fill %ld of %d multiprocessors: K split over clusters of %ld "
                   "blocks", blocks, blocks, f->o->sms, sk);
     if (tail) {
         fuse_note(f, gr->node, "%ld tiles of the product on %d multiprocessors: the last %ld, a round of their own, "
                   "each as two blocks of half K", blocks, f->o->sms, tail);
-        A(L, "part", shared_scratch(f, "mmh.tail.part", ET_F32, 2 * tail * 128 * mmh_bn(f, gr)));
+        A(L, "part", shared_scratch(f, "mmh.tail.part", ET_F32, 2 * tail * (tm ? tm : 128) * mmh_bn(f, gr, tm)));
         A(L, "cnt", shared_scratch(f, "mmh.tail.count", ET_I32, tail));
     }
     C(L, "SK", (double)sk);
     C(L, "TAIL", (double)tail);
+    C(L, "TM", (double)tm);
     finish(L);
 }
 

@@ -682,7 +682,7 @@ long mmv_smem(long K, long nt, long xq, int xs, int depth);
 int act_etype(long f);
 int etype_format(int et);
 long mmh_tiles(long bn, long gate, const long *np, int parts);
-long mmh_smem(long bn, long xin);
+long mmh_smem(long bn, long xin, long tm);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
 const char *kernel_common(void);                   /* common.cuh */
 /* The blocks of gemv a multiprocessor holds for a warp's weight rows

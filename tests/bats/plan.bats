@@ -394,14 +394,18 @@ got.tofile("got.f32")'
     logos-author prefill "$EX/llama-3-8b.yaml" >p.logos
     run --separate-stderr logos-fuse -v --numerics q8 p.logos
     [ "$status" -eq 0 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=512 BN=256 .* grid 4 24 1 block 256 smem 214048 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=256 .* GATE=1 CAP=0 OQ=3 .* TAIL=52 grid 4 125 1 ' <<<"$output")" -eq 32 ]
+    # q/k/v and the gated pair with the weights in registers (TM 256: tiles of 256 rows of x, their 96 and 448
+    # fill the chip), o and down as before (64 such tiles: half the chip)
+    [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=512 BN=128 .* TM=256 grid 2 48 1 block 256 smem 216104 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=128 .* GATE=1 CAP=0 OQ=3 .* TAIL=52 TM=256 grid 2 250 1 ' <<<"$output")" -eq 32 ]
+    [[ "$stderr" == *"448 tiles of 256 rows of x by 128 weight rows, the weights dequantized in registers (TM)"* ]]
     # its 448 tiles on 132 multiprocessors: the last 52 as two blocks of half K each, one scratch for all 32
     [[ "$stderr" == *"448 tiles of the product on 132 multiprocessors: the last 52, a round of their own, each as two blocks of half K"* ]]
     grep -q '^buffer mmh.tail.part scratch f32 3407872$' <<<"$output" && grep -q '^buffer mmh.tail.count scratch i32 52$' <<<"$output"
     [ "$(grep -c ' part=mmh.tail.part cnt=mmh.tail.count ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmh .* TAIL=0 ' <<<"$output")" -eq 96 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* BN=128 .* RES=1 .* grid 4 32 1 block 256 smem 193584 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* BN=128 .* RES=1 .* TM=0 grid 4 32 1 block 256 smem 193584 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=14336 .* TM=0 grid 4 32 1 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmh K=14336 PARTS=1 ' <<<"$output")" -eq 32 ]
     ! grep -q '^launch mma ' <<<"$output"
     [[ "$stderr" == *"products of 512 stacked rows on the tensor cores in f16 tiles (mmh): at least --mma-rows 128 and --mmh-rows 128"* ]]
@@ -410,6 +414,11 @@ got.tofile("got.f32")'
     [ "$(grep -c '^buffer b[a-z]*[0-9]* temp a8h ' <<<"$output")" -eq 128 ]
     [ "$(grep -c '^launch rownorm .* OQ=3 ' <<<"$output")" -eq 64 ] && [ "$(grep -c '^launch flash .* OQ=3 ' <<<"$output")" -eq 32 ]
     [[ "$stderr" == *"a8h: bfn0 written as f16 (each a8 value f16(q f16(d))): its every reader an mmh launch, which takes it by TMA as it is"* ]]
+    # 2048 rows: every product's tiles of 256 rows fill the chip; a chunk of 300 rows is not whole tiles of 256
+    run --separate-stderr logos-fuse --numerics q8 --rows 2048 p.logos
+    [ "$(grep -c '^launch mmh .* TM=256 grid 8 ' <<<"$output")" -eq 128 ]
+    run --separate-stderr logos-fuse --numerics q8 --rows 300 p.logos
+    [ "$(grep -c '^launch mmh ' <<<"$output")" -eq 128 ] && ! grep -q '^launch mmh .* TM=256 ' <<<"$output"
     # a norm's output that an mma launch reads too stays a8 (and mmh reads it so, XIN 1)
     { echo 'logos 1 kernel_test case'; echo 'in x : f32[200,512]'; echo 'weight nw : f32[512]'
       for i in 0 1 2 3; do echo "weight w$i : q8[512,512]"; echo "out y$i : f32[200,512]"; done
@@ -430,8 +439,9 @@ got.tofile("got.f32")'
     # of 32 stages of K at least) stays int8, where mma splits K; q/k/v and the gated pair whole
     run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
     [ "$(grep -c '^launch mma .* N0=2048 .* RES=1 ' <<<"$output")" -eq 16 ]
-    [ "$(grep -c '^launch mmh K=8192 .* BN=128 .* RES=1 .* SK=2 TAIL=0 grid 4 16 2 ' <<<"$output")" -eq 16 ]
-    [ "$(grep -c '^launch mmh .* SK=1 TAIL=0 grid 4 \(24\|64\) 1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=8192 .* BN=128 .* RES=1 .* SK=2 TAIL=0 TM=0 grid 4 16 2 ' <<<"$output")" -eq 16 ]
+    [ "$(grep -c '^launch mmh .* SK=1 TAIL=0 TM=0 grid 4 24 1 ' <<<"$output")" -eq 16 ]
+    [ "$(grep -c '^launch mmh .* GATE=1 .* SK=1 TAIL=0 TM=256 grid 2 128 1 ' <<<"$output")" -eq 16 ]
     [[ "$stderr" == *"64 tiles of the product fill 64 of 132 multiprocessors: K split over clusters of 2 blocks"* ]]
     [[ "$stderr" == *"not f16 tiles: its tiles, K split, fill less than half the chip (mma splits K further)"* ]]
     # on a chip of 1000 none fills half of it, K split or whole: all int8 tiles

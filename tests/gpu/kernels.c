@@ -490,6 +490,20 @@ static const MmaCase mma_cases[] = {
     {{"mmh tail: a gated pair's 16 tiles on 12 multiprocessors, the last 4 halved, writing a8h for down, 200 rows "
       "(--sms 12)",
      GATED_DOWN("200", "4096", "512"), 3, 12}, 0},
+    /* mmh's weights in registers (TM 256): x's rows whole tiles of 256
+     * (or 2048 and more), its tiles filling more than half the chip */
+    {{"mmh weights in registers: parts after a norm, bias, residual, 512 rows (--sms 8)",
+     "in x : f32[512,256]\nin r : f32[512,384]\nweight nw : f32[256]\nweight w0 : q8[512,256]\n"
+     "weight w1 : q8[128,256]\nweight w2 : q8[384,256]\nweight b0 : f32[512]\nout y0 : f32[512,512]\n"
+     "out y1 : f32[512,128]\nout y2 : f32[512,384]\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0},
+    {{"mmh weights in registers: a gated pair writing a8h, down with residual, 768 rows (--sms 8)",
+     GATED_DOWN("768", "512", "1024"), 2, 8}, 0},
+    {{"mmh weights in registers and a tail: a gated pair's 16 tiles on 12 multiprocessors, 512 rows (--sms 12)",
+     GATED_DOWN("512", "4096", "512"), 2, 12}, 0},
+    {{"mmh weights in registers, rows past a whole tile: soft-cap after a norm 1024x1024, 2100 rows (--sms 8)",
+     "in x : f32[2100,1024]\nweight nw : f32[1024]\nweight w : q8[1024,1024]\nout y : f32[2100,1024]\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 1, 8}, 0},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
