@@ -290,6 +290,15 @@ static int need_parts(Need *n, long *units)
     return 0;
 }
 
+/* A product in tiles (mma, mmh, mmv) quantizes in its epilogue (OQ) one
+ * output of whole 32-value blocks; -1 after bad(). */
+static int need_oq_output(Need *n)
+{
+    if (C(n, "OQ") && (C(n, "N0") % 32 || C(n, "PARTS") > 1 + (C(n, "GATE") != 0)))
+        return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
+    return 0;
+}
+
 static int need_gemv(Need *n)
 {
     long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), tr = C(n, "TR"),
@@ -691,7 +700,7 @@ static int need_delta(Need *n)
  * plus the norm's factors. */
 static int need_mma(Need *n)
 {
-    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), xq = C(n, "XQ"),
+    long K = C(n, "K"), rows = C(n, "ROWS"), gate = C(n, "GATE"), xq = C(n, "XQ"),
          xin = C(n, "XIN"), bm = C(n, "BM"), units;
     if (need_parts(n, &units))
         return -1;
@@ -703,8 +712,8 @@ static int need_mma(Need *n)
         return bad(n, "a norm prologue reads f32 activations");
     if (xin && xin != xq)
         return bad(n, "quantized activations are read in their own format");
-    if (C(n, "OQ") && (C(n, "N0") % 32 || P > 1 + (gate != 0)))
-        return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
+    if (need_oq_output(n))
+        return -1;
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(xin));
     if (C(n, "NW"))
@@ -719,11 +728,11 @@ static int need_mma(Need *n)
     return 0;
 }
 
-/* mmh.cu: tiles of 128 rows by BN weight rows (BN / 2 gate rows and their
- * up rows under GATE), each part's tiles end to end; its opening comment
- * has the layout: the ring of 4 stages (6 at BN 128), the f16 tiles, the
- * stages' mbarriers and 1 KB to align. Its tensor maps are the lane's,
- * not the plan's. */
+/* mmh.cu: tiles of 128 rows (256 under TM) by BN weight rows (BN / 2 gate
+ * rows and their up rows under GATE), each part's tiles end to end; its
+ * opening comment has the layout: the ring of 4 stages (6 at BN 128, 5
+ * under TM), the f16 tiles (none under TM), the stages' mbarriers and 1 KB
+ * to align. Its tensor maps are the lane's, not the plan's. */
 long mmh_tiles(long bn, long gate, const long *np, int parts)
 {
     long bp = gate ? bn / 2 : bn, t = 0;
@@ -753,8 +762,8 @@ static int need_mmh(Need *n)
         return bad(n, "a tile is 128 or 256 weight rows (BN)");
     if (gate && P != 2)
         return bad(n, "a gated pair in f16 tiles has no other parts");
-    if (C(n, "OQ") && (C(n, "N0") % 32 || P > 1 + (gate != 0)))
-        return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
+    if (need_oq_output(n))
+        return -1;
     if (C(n, "XIN") == 2)
         return bad(n, "the f16 tiles read x a8 (XIN 1) or a8h (XIN 3)");
     if (C(n, "SK") == 3)
@@ -797,13 +806,13 @@ long mmv_smem(long K, long nt, long xq, int xs, int depth)
  * ([KS][RG][8 NT][36] floats: 8 x 8 NT x 36 a tile). */
 static int need_mmv(Need *n)
 {
-    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), nt = C(n, "NT"), units;
+    long K = C(n, "K"), rows = C(n, "ROWS"), nt = C(n, "NT"), units;
     if (need_parts(n, &units))
         return -1;
     if (K % 32)
         return bad(n, "the tensor cores take whole 32-value slabs of K");
-    if (C(n, "OQ") && (C(n, "N0") % 32 || P > 1 + (gate != 0)))
-        return bad(n, "a quantizing epilogue needs one output of whole 32-value blocks");
+    if (need_oq_output(n))
+        return -1;
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(C(n, "XQ")));
     if (C(n, "GRID") > cdiv(units, 32))

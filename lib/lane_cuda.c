@@ -294,6 +294,19 @@ static int act_words(const Fz *f)
 
 static long mmv_tiles(long rows, int xq);
 
+/* The width K of a product group's activation (its first weight's rows). */
+static long prod_k(Fz *f, const Group *gr)
+{
+    return N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
+}
+
+/* The format (0 f32, 1 a8, 2 a8x2, 3 a8h) of the activation buffer a
+ * product group reads, as placed. */
+static int x_format(Fz *f, const Group *gr)
+{
+    return etype_format(f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype);
+}
+
 /* mmh's tile: 256 weight rows where the units are at least 6144, else 128
  * (twice the blocks where the outputs are narrow: bench/NOTES.md run158,
  * 0.67-0.69x at 4096 outputs with 256). */
@@ -323,9 +336,9 @@ static long mmh_blocks(Fz *f, const Group *gr, long rows, long tm)
  * stages of 64 values (bench/NOTES.md run165, run170: the 1B's down 88 ->
  * 76 us split in 2, the 8B's down at 128 rows 123 -> 114 in 4; splits of
  * 16 stages lost to mma, the 8B's o at 128 rows 50 -> 69 us). */
-static long mmh_splits(Fz *f, const Group *gr, long rows, long tm)
+static long mmh_splits(const Fz *f, long blocks, long K)
 {
-    long blocks = mmh_blocks(f, gr, rows, tm), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, sk = 1;
+    long sk = 1;
     while (sk < 4 && blocks * sk * 2 <= f->o->sms && K / 64 / (sk * 2) >= 32)
         sk *= 2;
     return sk;
@@ -334,12 +347,13 @@ static long mmh_splits(Fz *f, const Group *gr, long rows, long tm)
 /* mmh's tail (TAIL): where its whole tiles (a block a multiprocessor)
  * take more than one round of the chip and the last round leaves half of
  * it or more idle, that round's tiles each go to two blocks of half K
- * (at least 32 stages each), so that it takes half the time: the 8B's
- * gated pair at 512 rows, 448 tiles on 132, 3 rounds and 52 whole tiles
- * become 3 and 104 half ones. */
-static long mmh_tail(Fz *f, const Group *gr, long rows, long tm)
+ * (at least 32 stages each): the 8B's gated pair at 512 rows, 448 tiles
+ * on 132, 3 rounds and 52 whole tiles become 3 and 104 half ones
+ * (bench/NOTES.md run172: 340 -> 326 us a launch, not the half round's
+ * 12%: the rounds do not go in lockstep). */
+static long mmh_tail(const Fz *f, long tiles, long K)
 {
-    long tiles = mmh_blocks(f, gr, rows, tm), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, rest = tiles % f->o->sms;
+    long rest = tiles % f->o->sms;
     return tiles > f->o->sms && rest && 2 * rest <= f->o->sms && K / 64 / 2 >= 32 ? rest : 0;
 }
 
@@ -348,8 +362,7 @@ static long mmh_tail(Fz *f, const Group *gr, long rows, long tm)
 static int product_kernel(Fz *f, const Group *gr, int xin, int say)
 {
     int n, cross = mma_crossover(f->o), vcross = mmv_crossover(f->o);   /* fuse.c's mma_bound: the same facts */
-    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    long K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n), K = prod_k(f, gr);
     int q8 = 1, xq = act_words(f);
     for (int p = 0; p < gr->parts; p++)
         q8 &= wq(f, gr->prod[p]);
@@ -373,7 +386,7 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
                          ? "activations not a8 (q8 numerics, quantized before it)"
                          : K % 256 ? "K not whole 256-value blocks" : gr->gate && gr->parts != 2
                          ? "a gated pair beside other parts"
-                         : mmh_blocks(f, gr, rows, 0) * mmh_splits(f, gr, rows, 0) < f->o->sms / 2
+                         : mmh_blocks(f, gr, rows, 0) * mmh_splits(f, mmh_blocks(f, gr, rows, 0), K) < f->o->sms / 2
                          ? "its tiles, K split, fill less than half the chip (mma splits K further)" : NULL;
         if (!no) {
             if (say)
@@ -482,7 +495,7 @@ static long product_consts(L L, Fz *f, const Group *gr, long rows, int n)
             A(L, R[p], buf_of(f, gr->res[p]));
         }
     }
-    C(L, "K", (double)N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n);
+    C(L, "K", (double)prod_k(f, gr));
     C(L, "PARTS", gr->parts);
     C(L, "ROWS", (double)rows);
     C(L, "BIAS", bias);
@@ -531,10 +544,9 @@ static long mma_splits(Fz *f, const Group *gr, long rows, long units, long K, in
 static void emit_mma(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_MMA, gr);
-    int n, xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype;
+    int n, xin = x_format(f, gr);
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    long units = product_consts(L, f, gr, rows, n), K = N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n;
-    xin = etype_format(xin);
+    long units = product_consts(L, f, gr, rows, n), K = prod_k(f, gr);
     C(L, "XIN", xin);
     C(L, "XQ", act_words(f));
     /* two blocks of 64 rows a multiprocessor: 3-7% ahead of 128 on the 8B's
@@ -571,11 +583,11 @@ static void emit_mmh(Fz *f, const Group *gr)
     int n;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     product_consts(L, f, gr, rows, n);
-    int xin = etype_format(f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype);
-    long tm = mmh_tm(f, gr, rows, xin);
+    int xin = x_format(f, gr);
+    long tm = mmh_tm(f, gr, rows, xin), K = prod_k(f, gr), blocks = mmh_blocks(f, gr, rows, tm);
+    long sk = mmh_splits(f, blocks, K), tail = mmh_tail(f, blocks, K);
     C(L, "XIN", xin);
     C(L, "BN", (double)mmh_bn(f, gr, tm));
-    long sk = mmh_splits(f, gr, rows, tm), blocks = mmh_blocks(f, gr, rows, tm), tail = mmh_tail(f, gr, rows, tm);
     if (tm)
         fuse_note(f, gr->node, "%ld tiles of %ld rows of x by 128 weight rows, the weights dequantized in registers (TM)",
                   blocks, tm);
@@ -637,7 +649,7 @@ static void emit_mmv(Fz *f, const Group *gr)
     long tiles = (units + 31) / 32, passes = (rows + 8 * nt - 1) / (8 * nt);
     long rounds = (tiles * passes + f->o->sms - 1) / f->o->sms;
     C(L, "GRID", (double)((tiles + rounds - 1) / rounds));
-    mmv_memory(L, N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n, nt, act_words(f));
+    mmv_memory(L, prod_k(f, gr), nt, act_words(f));
     finish(L);
 }
 
@@ -692,10 +704,9 @@ static void emit_gemv(Fz *f, const Group *gr)
     L L = launch(f, KN_GEMV, gr);
     const GNode *w0 = N(f, N(f, gr->prod[0])->args[0]);
     long K = w0->ty.d[1].n;
-    int n, xin = f->pl->bufs[plan_base(f->pl, buf_of(f, gr->x))].etype;
+    int n, xin = x_format(f, gr);
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     int xq = act_words(f);
-    xin = etype_format(xin);
     if (!wq(f, gr->prod[0]) || K % 32) {
         if (xq)
             fuse_note(f, gr->node, "f32 activations: %s", K % 32 ? "the width is not whole 32-value blocks" : "the weights are f32");
