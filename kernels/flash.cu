@@ -119,57 +119,55 @@ DEV void stage_q(const Params &p, int g, long i0, long all, u16 *qs)
     }
 }
 
+// A thread's NL 4-value pieces of a tile of cache rows of width W (of
+// head g at src, rows from jhi on read as 0), RND at a time, each round's
+// loads issued before its stores: piece e is row where(e).x, values
+// where(e).y .. + 3, laid down by put(row, value, v).
+template <int NL, int W, typename Where, typename Put>
+DEV void stage_rows(const void *src, int g, int j0, int jhi, Where where, Put put)
+{
+#pragma unroll
+    for (int r0 = 0; r0 < NL; r0 += RND) {
+        float4 v[RND];
+#pragma unroll
+        for (int u = 0; u < RND; u++) {
+            if (r0 + u >= NL)
+                break;
+            int2 rd = where(threadIdx.x + 128 * (r0 + u));
+            long j = (long)j0 + rd.x;
+            v[u] = j < jhi ? load4(src, (j * NKV + g) * W + rd.y) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int u = 0; u < RND; u++) {
+            if (r0 + u >= NL)
+                break;
+            int2 rd = where(threadIdx.x + 128 * (r0 + u));
+            put(rd.x, rd.y, v[u]);
+        }
+    }
+}
+
 // Key rows j0 .. j0 + BK - 1 of head g as f16 rows, value rows as f16
 // columns; rows from jhi on are 0. A warp stages the values of 16 rows by
 // 8 values (lanes 0-15 the rows' first four, 16-31 the next four), so that
 // its stores down the columns fall on distinct banks.
 DEV void stage_kv(const Params &p, int g, int j0, int jhi, u16 *ks, u16 *vt)
 {
-#pragma unroll
-    for (int r0 = 0; r0 < KL; r0 += RND) {
-        float4 v[RND];
-#pragma unroll
-        for (int u = 0; u < RND; u++) {
-            if (r0 + u >= KL)
-                break;
-            int e = threadIdx.x + 128 * (r0 + u), r = e / (HD / 4), d = 4 * (e % (HD / 4));
-            long j = (long)j0 + r;
-            v[u] = j < jhi ? load4(p.a[1], (j * NKV + g) * HD + d) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        }
-#pragma unroll
-        for (int u = 0; u < RND; u++) {
-            if (r0 + u >= KL)
-                break;
-            int e = threadIdx.x + 128 * (r0 + u), r = e / (HD / 4), d = 4 * (e % (HD / 4));
-            *(uint2 *)(ks + r * QP + d) = make_pair2(pack(v[u].x, v[u].y), pack(v[u].z, v[u].w));
-        }
-    }
-#pragma unroll
-    for (int r0 = 0; r0 < VL; r0 += RND) {
-        float4 v[RND];
-#pragma unroll
-        for (int u = 0; u < RND; u++) {
-            if (r0 + u >= VL)
-                break;
-            int e = threadIdx.x + 128 * (r0 + u);
-            int rb = e / (4 * VD), c = e % (4 * VD);   // 16 rows hold 4 VD quads
-            int r = 16 * rb + c % 16, d = 4 * (c / 16);
-            long j = (long)j0 + r;
-            v[u] = j < jhi ? load4(p.a[2], (j * NKV + g) * VD + d) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        }
-#pragma unroll
-        for (int u = 0; u < RND; u++) {
-            if (r0 + u >= VL)
-                break;
-            int e = threadIdx.x + 128 * (r0 + u);
-            int rb = e / (4 * VD), c = e % (4 * VD);
-            int r = 16 * rb + c % 16, d = 4 * (c / 16);
-            vt[d * VP + r] = vhalf(v[u].x);
-            vt[(d + 1) * VP + r] = vhalf(v[u].y);
-            vt[(d + 2) * VP + r] = vhalf(v[u].z);
-            vt[(d + 3) * VP + r] = vhalf(v[u].w);
-        }
-    }
+    stage_rows<KL, HD>(
+        p.a[1], g, j0, jhi, [](int e) { return make_int2(e / (HD / 4), 4 * (e % (HD / 4))); },
+        [&](int r, int d, float4 v) { *(uint2 *)(ks + r * QP + d) = make_pair2(pack(v.x, v.y), pack(v.z, v.w)); });
+    stage_rows<VL, VD>(
+        p.a[2], g, j0, jhi,
+        [](int e) {   // 16 rows hold 4 VD quads
+            int c = e % (4 * VD);
+            return make_int2(16 * (e / (4 * VD)) + c % 16, 4 * (c / 16));
+        },
+        [&](int r, int d, float4 v) {
+            vt[d * VP + r] = vhalf(v.x);
+            vt[(d + 1) * VP + r] = vhalf(v.y);
+            vt[(d + 2) * VP + r] = vhalf(v.z);
+            vt[(d + 3) * VP + r] = vhalf(v.w);
+        });
 }
 
 DEV int warp_min_i(int v)

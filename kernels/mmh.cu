@@ -78,6 +78,7 @@ constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, PART_AT = 19, CNT_AT =
 constexpr bool WA = TM > 0;                         // W as wgmma's A, dequantized in registers; x's TM rows as B
 constexpr int BM = WA ? TM : 128;                   // activation rows a tile
 constexpr int BP = GATED ? BN / 2 : BN;             // a part's rows a tile
+constexpr int DN = WA ? TM : BN;                    // the columns of a warpgroup's sums (64 rows of them)
 constexpr int STAGES = WA ? 5 : BN == 256 ? 4 : 6;
 constexpr bool XH = XIN == 3;                       // x arrives a8h: f16, swizzled by TMA, read in its slot
 constexpr int XB = XH ? BM * KT * 2 : BM * KT, XSB = XH ? 0 : BM * 16;   // a stage's x, its scales
@@ -383,6 +384,34 @@ DEV void wa_stages(const Params &p, u32 base, const char *sm, int k0, int nk, Un
     }
 }
 
+// K's stages (TM 0): each stage's W (and an a8 x) dequantized into the f16
+// tiles of its parity while the wgmmas of the stage before run, the
+// slot two stages back refilled once both warpgroups are done with it.
+DEV void tile_stages(const Params &p, u32 base, char *sm, int k0, int nk, Unit tile, int m0, float *d)
+{
+    int wg = threadIdx.x >> 5 >> 2;
+    for (int i = 0; i < nk; i++) {
+        int s = i % STAGES, kt = k0 + i;
+        mb_wait(base + BAR_AT + 8 * s, (i / STAGES) & 1);
+        wg_wait<1>();      // this warpgroup's wgmmas of stage i - 2 done
+        __syncthreads();   // and the other's: slot i - 2 and tiles i % 2 free
+        if (threadIdx.x == 0 && i >= 2 && i - 2 + STAGES < nk) {
+            issue(p, base, i - 2 + STAGES, kt - 2 + STAGES, tile, m0, true);
+            issue(p, base, i - 2 + STAGES, kt - 2 + STAGES, tile, m0, false);
+        }
+        char *x16 = sm + X16_AT + (i & 1) * A16, *w16 = sm + W16_AT + (i & 1) * B16;
+        dequant(sm + s * SLOT, x16, w16, kt);
+        proxy_fence();
+        __syncthreads();
+        u32 a = (XH ? base + s * SLOT + S_XQ : smem_addr(x16)) + wg * 64 * 128, b = smem_addr(w16);
+        wg_fence();
+#pragma unroll
+        for (int j = 0; j < KT / 16; j++)
+            wgmma(d, desc(a + 32 * j), desc(b + 32 * j));
+        wg_commit();
+    }
+}
+
 // ---- the epilogue
 
 // The tile's sums through the epilogue: a warp a (row, 32 columns), a
@@ -478,33 +507,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
         pdl_launch();
         return;
     }
-    float d[(WA ? TM : BN) / 2];
+    float d[DN / 2];
 #pragma unroll
-    for (int i = 0; i < (WA ? TM : BN) / 2; i++)
+    for (int i = 0; i < DN / 2; i++)
         d[i] = 0.0f;
     if constexpr (WA)
         wa_stages(p, base, sm, k0, nk, tile, m0, d);
     else
-    for (int i = 0; i < nk; i++) {
-        int s = i % STAGES, kt = k0 + i;
-        mb_wait(base + BAR_AT + 8 * s, (i / STAGES) & 1);
-        wg_wait<1>();      // this warpgroup's wgmmas of stage i - 2 done
-        __syncthreads();   // and the other's: slot i - 2 and tiles i % 2 free
-        if (threadIdx.x == 0 && i >= 2 && i - 2 + STAGES < nk) {
-            issue(p, base, i - 2 + STAGES, kt - 2 + STAGES, tile, m0, true);
-            issue(p, base, i - 2 + STAGES, kt - 2 + STAGES, tile, m0, false);
-        }
-        char *x16 = sm + X16_AT + (i & 1) * A16, *w16 = sm + W16_AT + (i & 1) * B16;
-        dequant(sm + s * SLOT, x16, w16, kt);
-        proxy_fence();
-        __syncthreads();
-        u32 a = (XH ? base + s * SLOT + S_XQ : smem_addr(x16)) + wg * 64 * 128, b = smem_addr(w16);
-        wg_fence();
-#pragma unroll
-        for (int j = 0; j < KT / 16; j++)
-            wgmma(d, desc(a + 32 * j), desc(b + 32 * j));
-        wg_commit();
-    }
+        tile_stages(p, base, sm, k0, nk, tile, m0, d);
     wg_wait<0>();
     // The next launch only now (as mma.cu: begun early, its blocks would
     // wait beside these for all of K).
@@ -513,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
     float *e = (float *)sm;
     int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
 #pragma unroll
-    for (int n = 0; n < (WA ? TM : BN) / 8; n++)
+    for (int n = 0; n < DN / 8; n++)
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             int m = wg * 64 + w * 16 + g + (i >> 1) * 8, c = n * 8 + 2 * tq + (i & 1);   // d's row, column
