@@ -76,28 +76,34 @@ constexpr int KT = 64, THREADS = 256;
 constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, PART_AT = 19, CNT_AT = 20, MAPS_AT = 21;
 #include "parts.cuh"
 constexpr bool WA = TM > 0;                         // W as wgmma's A, dequantized in registers; x's TM rows as B
+constexpr bool XR = TM == 64;                       // x resident: a block keeps its split's x, looping over tiles
 constexpr int BM = WA ? TM : 128;                   // activation rows a tile
 constexpr int BP = GATED ? BN / 2 : BN;             // a part's rows a tile
 constexpr int DN = WA ? TM : BN;                    // the columns of a warpgroup's sums (64 rows of them)
 constexpr int STAGES = WA ? 5 : BN == 256 ? 4 : 6;
 constexpr bool XH = XIN == 3;                       // x arrives a8h: f16, swizzled by TMA, read in its slot
-constexpr int XB = XH ? BM * KT * 2 : BM * KT, XSB = XH ? 0 : BM * 16;   // a stage's x, its scales
+constexpr int XB = XR ? 0 : XH ? BM * KT * 2 : BM * KT, XSB = XH ? 0 : BM * 16;   // a stage's x, its scales
 constexpr int S_XQ = 0, S_XS = XB, S_WQ = S_XS + XSB, S_WS = S_WQ + BN * KT;
 constexpr int SLOT = (S_WS + BN * 16 + 1023) / 1024 * 1024;
 constexpr int A16 = XH ? 0 : BM * KT * 2, B16 = WA ? 0 : BN * KT * 2;
-constexpr int X16_AT = STAGES * SLOT, W16_AT = X16_AT + 2 * A16, BAR_AT = W16_AT + 2 * B16;
-constexpr int EP = BN + 1;                          // floats a row of the sums' tile
-constexpr unsigned STAGE_BYTES = XB + XSB + BN * KT + BN * 16;
 constexpr int KTILES = K / KT;
-constexpr int KPER = KTILES / SK;                   // stages of K a split (SK 1, 2 or 4 divides them)
+constexpr int KPER = KTILES / SK;                   // stages of K a split (SK divides them)
 constexpr int KHALF = KTILES / 2;                   // a tail tile's half (TAIL)
+constexpr int XA = BM * KT * 2;                     // under XR: an atom of x, 64 values of its 64 rows
+constexpr int XR_AT = STAGES * SLOT, NXA = XR ? KPER : 0;
+constexpr int X16_AT = XR_AT + NXA * XA, W16_AT = X16_AT + 2 * A16, BAR_AT = W16_AT + 2 * B16;
+constexpr int XBAR_AT = BAR_AT + 8 * STAGES;        // under XR: an mbarrier an atom of x
+constexpr int EP = BN + 1;                          // floats a row of the sums' tile
+constexpr int E_AT = XR ? (XBAR_AT + 8 * NXA + 15) / 16 * 16 : 0;   // the sums' tile: its own under XR, else over the ring
+constexpr unsigned STAGE_BYTES = XB + XSB + BN * KT + BN * 16;
 static_assert(K % 256 == 0, "K whole 256-value blocks");
 static_assert(XIN == 1 || XIN == 3, "x a8 or a8h");
 static_assert(KTILES % SK == 0, "whole stages a split");
 static_assert(!TAIL || SK == 1, "a tail split, or clusters, not both");
 static_assert(BN == 128 || BN == 256, "a tile is 128 or 256 weight rows");
-static_assert(!WA || (TM == 256 && XH && BN == 128), "W in registers: tiles of 256 rows of x a8h, 128 weight rows");
-static_assert(BM * EP * 4 <= BAR_AT, "the sums' tile fits over the ring and the f16 tiles");
+static_assert(!WA || ((TM == 256 || TM == 64) && XH && BN == 128), "W in registers: tiles of 256 or 64 rows of x a8h, 128 weight rows");
+static_assert(!XR || (KPER % 4 == 0 && KPER <= 16 && !TAIL), "x resident: its split whole scale boxes, at most 1024 values");
+static_assert(XR || BM * EP * 4 <= BAR_AT, "the sums' tile fits over the ring and the f16 tiles");
 static_assert(!GATED || PARTS == 2, "a gated pair alone");
 
 DEV u32 tiles_of(long n)
@@ -275,13 +281,14 @@ DEV void proxy_fence()
 }
 
 #define F8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define F64(i) F8(i), F8(i + 8), F8(i + 16), F8(i + 24), F8(i + 32), F8(i + 40), F8(i + 48), F8(i + 56)
+#define F32X(i) F8(i), F8(i + 8), F8(i + 16), F8(i + 24)
+#define F64(i) F32X(i), F32X(i + 32)
 
-// The accumulators' operands of a wgmma of n128 (D64) and n256 (D128)
+// The accumulators' operands of a wgmma of n64 (D32), n128 (D64) and n256 (D128)
+#define D32 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
 #define D64                                                                                                    \
-    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28," \
-    "%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,"   \
-    "%55,%56,%57,%58,%59,%60,%61,%62,%63"
+    D32 ",%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,"   \
+    "%57,%58,%59,%60,%61,%62,%63"
 #define D128                                                                                                   \
     D64 ",%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,"  \
     "%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"   \
@@ -308,6 +315,15 @@ DEV void wgmma_ra(float *d, const u32 *a, u64 db)
     asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {" D128 "}, {%128,%129,%130,%131}, %132, "
                  "1, 1, 1, 0;\n"
                  : F64(0), F64(64)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+
+// Under XR: d (the warpgroup's 64 weight rows x 64 activation rows, f32)
+// += a (64 x 16 f16 in registers) b (16 x 64 f16, an atom of x)
+DEV void wgmma_ra64(float *d, const u32 *a, u64 db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" D32 "}, {%32,%33,%34,%35}, %36, 1, 1, 1, 0;\n"
+                 : F32X(0)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 
@@ -465,11 +481,107 @@ DEV bool meet_halves(const Params &p, float *e, long i, int half)
     return true;
 }
 
+// A warpgroup's sums d into the sums' tile e: under WA d's rows are
+// weight rows, its columns x's (e holds x's rows), else the other way.
+DEV void sums_to(float *e, const float *d)
+{
+    int wg = threadIdx.x >> 5 >> 2, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int n = 0; n < DN / 8; n++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int m = wg * 64 + w * 16 + g + (i >> 1) * 8, c = n * 8 + 2 * tq + (i & 1);   // d's row, column
+            e[WA ? c * EP + m : m * EP + c] = d[n * 4 + i];
+        }
+}
+
+// ---- x resident (XR: TM 64)
+
+// The block's i-th stage under XR: tile y + C (i / KPER), its stage z
+// KPER + i % KPER.
+DEV void xr_issue(const Params &p, u32 base, long i)
+{
+    Unit tile = tile_of((u32)(blockIdx.y + gridDim.y * (i / KPER)));
+    issue(p, base, (int)(i % STAGES), (int)(blockIdx.z * KPER + i % KPER), tile, 0, true);
+}
+
+// Under XR a cluster of SK blocks along z takes a tile at a time, tiles
+// y, y + C, ... (C clusters, the grid's y); block z keeps x's 64 rows of
+// its split (KPER stages, an atom and an mbarrier each) in shared memory
+// for all of them, and its ring of weight stages runs on from tile to
+// tile. At each tile's end the split's sums meet at rank 0 (gather_splits)
+// and go through the epilogue there.
+DEV void xr_tiles(const Params &p, u32 base, char *sm)
+{
+    long mine = ((long)all_tiles() - (long)blockIdx.y + gridDim.y - 1) / gridDim.y, n = mine * KPER;
+    if (threadIdx.x == 0) {   // the barriers, and the weights' first stages before the wait
+        for (int s = 0; s < STAGES + NXA; s++)
+            mb_init(base + BAR_AT + 8 * s, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int i = 0; i < STAGES && i < n; i++)
+            xr_issue(p, base, i);
+    }
+    pdl_wait();
+    int rows = rows_of(p.a[5], ROWS);
+    if (threadIdx.x == 0)
+        for (int a = 0; a < NXA; a++) {
+            mb_expect(base + XBAR_AT + 8 * a, XA);
+            tma2d(base + XR_AT + a * XA, map_of(p, 0), (int)(blockIdx.z * KPER + a) * KT, 0, base + XBAR_AT + 8 * a);
+        }
+    __syncthreads();
+    float d[32], *e = (float *)(sm + E_AT);
+    u32 w[16], sc[2], a[16];
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+        d[i] = 0.0f;
+    if (n > 0) {
+        mb_wait(base + BAR_AT, 0);
+        wa_fetch(sm, blockIdx.z * KPER, w, sc);
+    } else
+        pdl_launch();
+    for (long i = 0; i < n; i++) {
+        int j = (int)(i % KPER);
+        mb_wait(base + XBAR_AT + 8 * j, 0);
+        wa_make(w, sc, a);
+        wg_fence();
+        u32 b = base + XR_AT + j * XA;
+#pragma unroll
+        for (int k = 0; k < KT / 16; k++)
+            wgmma_ra64(d, a + 4 * k, desc(b + 32 * k));
+        wg_commit();
+        if (i + 1 < n) {
+            int s = (int)((i + 1) % STAGES);
+            mb_wait(base + BAR_AT + 8 * s, (int)((i + 1) / STAGES) & 1);
+            wa_fetch(sm + s * SLOT, (int)(blockIdx.z * KPER + (i + 1) % KPER), w, sc);
+        }
+        wg_wait<0>();
+        __syncthreads();   // both warpgroups done with the slot
+        if (threadIdx.x == 0 && i + STAGES < n)
+            xr_issue(p, base, i + STAGES);
+        if (j < KPER - 1)
+            continue;
+        if (i == n - 1)
+            pdl_launch();
+        sums_to(e, d);
+#pragma unroll
+        for (int k = 0; k < 32; k++)
+            d[k] = 0.0f;
+        __syncthreads();
+        if (SK == 1 || gather_splits(e, BM * EP, SK))
+            finish(p, tile_of((u32)(blockIdx.y + gridDim.y * (i / KPER))), 0, rows, e);
+        __syncthreads();   // the sums' tile free for the next
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
 {
     extern __shared__ __align__(1024) char smraw[];
     u32 base = (smem_addr(smraw) + 1023) & ~1023u;
     char *sm = smraw + (base - smem_addr(smraw));
+    if constexpr (XR) {
+        xr_tiles(p, base, sm);
+        return;
+    }
     // this block's tile and stages of K, k0 .. k0 + nk: a split of SK; or
     // under TAIL, in the order the blocks go (x, then y), the whole tiles,
     // the tail tiles' first halves, then their second halves (blocks past
@@ -486,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
     if (TAIL && lin >= all - TAIL)
         tail = lin - (all - TAIL);
     Unit tile = tile_of((u32)(lin / gridDim.x));
-    int m0 = (int)(lin % gridDim.x) * BM, wg = threadIdx.x >> 5 >> 2;
+    int m0 = (int)(lin % gridDim.x) * BM;
     int k0 = tail >= 0 ? half * KHALF : blockIdx.z * KPER, nk = tail >= 0 ? KHALF : KPER;
     if (threadIdx.x == 0) {   // the barriers, and the weights' first stages before the wait
         for (int s = 0; s < STAGES; s++)
@@ -511,9 +623,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
 #pragma unroll
     for (int i = 0; i < DN / 2; i++)
         d[i] = 0.0f;
-    if constexpr (WA)
+    if constexpr (TM == 256)
         wa_stages(p, base, sm, k0, nk, tile, m0, d);
-    else
+    else if constexpr (TM == 0)
         tile_stages(p, base, sm, k0, nk, tile, m0, d);
     wg_wait<0>();
     // The next launch only now (as mma.cu: begun early, its blocks would
@@ -521,14 +633,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
     pdl_launch();
     __syncthreads();   // every warpgroup done with the ring: the sums' tile goes over it
     float *e = (float *)sm;
-    int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-#pragma unroll
-    for (int n = 0; n < DN / 8; n++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            int m = wg * 64 + w * 16 + g + (i >> 1) * 8, c = n * 8 + 2 * tq + (i & 1);   // d's row, column
-            e[WA ? c * EP + m : m * EP + c] = d[n * 4 + i];
-        }
+    sums_to(e, d);
     __syncthreads();
     if (SK > 1 && !gather_splits(e, BM * EP, SK))
         return;

@@ -741,13 +741,39 @@ long mmh_tiles(long bn, long gate, const long *np, int parts)
     return t;
 }
 
-long mmh_smem(long bn, long xin, long tm)
+long mmh_smem(long bn, long xin, long tm, long kper)
 {
+    if (tm == 64)   /* x resident: 5 stages of W and its scales, x's kper atoms, the mbarriers, the sums' tile */
+        return 5 * (cdiv(bn * 64 + bn * 16, 1024) * 1024) + kper * 64 * 128 + cdiv(8 * (5 + kper), 16) * 16 +
+               64 * (bn + 1) * 4 + 1024;
     if (tm)   /* W in registers: 5 stages of x's 256 rows (f16), W and its scales; no f16 tiles */
         return 5 * (cdiv(tm * 128 + bn * 64 + bn * 16, 1024) * 1024) + 8 * 5 + 1024;
     long x = xin == 3 ? 128 * 64 * 2 : 128 * 64 + 128 * 16;   /* a stage's x: a8h's f16, or a8's with scales */
     long stages = bn == 256 ? 4 : 6, slot = cdiv(x + bn * 64 + bn * 16, 1024) * 1024;
     return stages * slot + (xin == 3 ? 0 : 2 * 128 * 128) + 2 * bn * 128 + 8 * stages + 1024;
+}
+
+/* mmh with x resident (TM 64, mmh.cu's XR): at most 64 rows of x a8h,
+ * tiles of 128 weight rows, a cluster of SK blocks along z a tile (each
+ * its K / SK values of x held whole: 256 to 1024, whole 256-value blocks),
+ * CY clusters along y taking the tiles in turn. */
+static int need_mmh_xr(Need *n, long K, long sk, long cy, long rows, long bn)
+{
+    if (C(n, "XIN") != 3 || bn != 128)
+        return bad(n, "x resident (TM 64) reads x a8h (XIN 3) in tiles of 128 weight rows (BN)");
+    if (rows > 64)
+        return bad(n, "x resident (TM 64) holds at most 64 rows of x");
+    if (C(n, "TAIL"))
+        return bad(n, "x resident (TM 64) takes no tail split (TAIL)");
+    if (K % (sk * 256) || K / sk > 1024)
+        return bad(n, "x resident (TM 64) splits K (SK) into whole 256-value blocks of at most 1024 values");
+    if (cy < 1)
+        return bad(n, "x resident (TM 64) takes 1 or more clusters along y (CY)");
+    need(n, "x", rows * K);
+    need_etype(n, "x", act_etype(3));
+    grid(n, 1, cy, sk);
+    n->out->smem = mmh_smem(bn, 3, 64, K / 64 / sk);
+    return 0;
 }
 
 static int need_mmh(Need *n)
@@ -766,13 +792,17 @@ static int need_mmh(Need *n)
         return -1;
     if (C(n, "XIN") == 2)
         return bad(n, "the f16 tiles read x a8 (XIN 1) or a8h (XIN 3)");
-    if (C(n, "SK") == 3)
+    long tail = C(n, "TAIL"), tm = C(n, "TM"), bm = tm ? tm : 128, sk = C(n, "SK"), cy = C(n, "CY");
+    if (tm == 64)
+        return need_mmh_xr(n, K, sk, cy, rows, bn);
+    if (sk == 3 || sk > 4)
         return bad(n, "K splits in 1, 2 or 4 (SK)");
-    long tail = C(n, "TAIL"), tm = C(n, "TM"), bm = tm ? tm : 128;
-    if (tail && C(n, "SK") > 1)
+    if (cy)
+        return bad(n, "clusters along y (CY) only with x resident (TM 64)");
+    if (tail && sk > 1)
         return bad(n, "a tail split (TAIL) or clusters (SK), not both");
     if (tm && tm != 256)
-        return bad(n, "W in registers takes tiles of 256 rows of x (TM 256), or none (TM 0)");
+        return bad(n, "W in registers takes tiles of 256 rows of x (TM 256) or 64 with x resident (TM 64), or none (TM 0)");
     if (tm && (C(n, "XIN") != 3 || bn != 128))
         return bad(n, "W in registers (TM) reads x a8h (XIN 3) in tiles of 128 weight rows (BN)");
     need(n, "x", rows * K);
@@ -788,7 +818,7 @@ static int need_mmh(Need *n)
     }
     /* under TAIL the second halves' blocks in rows of the grid's own after the tiles' */
     grid(n, cdiv(rows, bm), tiles + (tail ? cdiv(tail, cdiv(rows, bm)) : 0), C(n, "SK"));
-    n->out->smem = mmh_smem(bn, C(n, "XIN"), tm);
+    n->out->smem = mmh_smem(bn, C(n, "XIN"), tm, 0);
     return 0;
 }
 

@@ -357,6 +357,45 @@ static long mmh_tail(const Fz *f, long tiles, long K)
     return tiles > f->o->sms && rest && 2 * rest <= f->o->sms && K / 64 / 2 >= 32 ? rest : 0;
 }
 
+/* Clusters of sk blocks the chip holds at once (a block a multiprocessor):
+ * its multiprocessors in groups (GPCs) of about 16.5, a cluster within one
+ * (cudaOccupancyMaxActiveClusters on the H200, bench/NOTES.md run180). */
+static long xr_clusters(const Fz *f, long sk)
+{
+    long sms = f->o->sms, gpcs = (sms + 17) / 18;
+    return sk == 1 ? sms : gpcs * (sms / gpcs / sk);
+}
+
+/* mmh with x resident (TM 64, mmh.cu's XR): the split of K (SK, 1 to 8:
+ * each block K / SK values of x, 256 to 1024 in whole 256-value blocks)
+ * whose rounds of tiles over the clusters the chip holds take the fewest
+ * stages (ties: the fewer splits), and those clusters (*cy); 0 where K has
+ * no such split. */
+static long xr_splits(const Fz *f, long tiles, long K, long *cy)
+{
+    long best = 0, cost = 0;
+    for (long sk = 1; sk <= 8; sk++) {
+        if (K % (sk * 256) || K / sk > 1024)
+            continue;
+        long c = xr_clusters(f, sk), y = tiles < c ? tiles : c, r = (tiles + y - 1) / y;
+        if (!best || r * (K / sk) < cost)
+            best = sk, cost = r * (K / sk), *cy = y;
+    }
+    return best;
+}
+
+static int writes_a8h(Fz *f, const Group *gr);
+
+/* Does the activation of group gr come a8h, or from a launch that can
+ * write it so (half_acts)? */
+static int a8h_source(Fz *f, const Group *gr)
+{
+    int k = view_root(f->g, gr->x), g = f->group[k];
+    if (g < 0 || f->gs[g].out[0] != k)
+        return 0;
+    return f->gs[g].oq == 3 || writes_a8h(f, &f->gs[g]);
+}
+
 /* The kernel of a product group whose activation arrives in format xin (0
  * f32, 1 a8 (or a8h, its values in f16), 2 a8x2); with say, -v's lines. */
 static int product_kernel(Fz *f, const Group *gr, int xin, int say)
@@ -398,6 +437,14 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
             fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 tiles (mma): at least "
                       "--mma-rows %d; not f16 tiles: %s", rows, cross, no);
         return KN_MMA;
+    }
+    long cy;
+    if (rows >= xr_crossover(f->o) && rows <= 64 && xq == 1 && K % 256 == 0 && (!gr->gate || gr->parts == 2) &&
+        xr_splits(f, mmh_blocks(f, gr, rows, 64), K, &cy) && a8h_source(f, gr)) {
+        if (say)
+            fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in f16 with x resident (mmh TM "
+                      "64): at least --xr-rows %d, at most 64", rows, xr_crossover(f->o));
+        return KN_MMH;
     }
     long per = 8 * mmv_tiles(rows, xq), passes = (rows + per - 1) / per;
     if (say)
@@ -571,6 +618,8 @@ static void emit_mma(Fz *f, const Group *gr)
  * multiprocessors, lost split (2.2 -> 3.3, 5.1 -> 5.4). */
 static long mmh_tm(Fz *f, const Group *gr, long rows, int xin)
 {
+    if (xin == 3 && rows <= 64)
+        return 64;
     if (xin != 3 || rows < 256 || (rows % 256 && rows < 2048))
         return 0;
     return mmh_blocks(f, gr, rows, 256) * 2 > f->o->sms ? 256 : 0;
@@ -585,13 +634,19 @@ static void emit_mmh(Fz *f, const Group *gr)
     product_consts(L, f, gr, rows, n);
     int xin = x_format(f, gr);
     long tm = mmh_tm(f, gr, rows, xin), K = prod_k(f, gr), blocks = mmh_blocks(f, gr, rows, tm);
-    long sk = mmh_splits(f, blocks, K), tail = mmh_tail(f, blocks, K);
+    long sk = mmh_splits(f, blocks, K), tail = mmh_tail(f, blocks, K), cy = 0;
     C(L, "XIN", xin);
     C(L, "BN", (double)mmh_bn(f, gr, tm));
-    if (tm)
+    if (tm == 64) {
+        sk = xr_splits(f, blocks, K, &cy), tail = 0;
+        fuse_note(f, gr->node, "x resident: %ld tiles of 128 weight rows by %ld clusters of %ld blocks, each block "
+                  "%ld values of K of the %ld rows of x held in shared memory (TM 64)", blocks, cy, sk, K / sk, rows);
+    } else if (rows <= 64)
+        fuse_note(f, gr->node, "x not a8h: %ld rows in a tile of 128 (TM 0), not x resident", rows);
+    else if (tm)
         fuse_note(f, gr->node, "%ld tiles of %ld rows of x by 128 weight rows, the weights dequantized in registers (TM)",
                   blocks, tm);
-    if (sk > 1)
+    if (sk > 1 && tm != 64)
         fuse_note(f, gr->node, "%ld tiles of the product fill %ld of %d multiprocessors: K split over clusters of %ld "
                   "blocks", blocks, blocks, f->o->sms, sk);
     if (tail) {
@@ -603,6 +658,7 @@ static void emit_mmh(Fz *f, const Group *gr)
     C(L, "SK", (double)sk);
     C(L, "TAIL", (double)tail);
     C(L, "TM", (double)tm);
+    C(L, "CY", (double)cy);
     finish(L);
 }
 

@@ -682,7 +682,7 @@ long mmv_smem(long K, long nt, long xq, int xs, int depth);
 int act_etype(long f);
 int etype_format(int et);
 long mmh_tiles(long bn, long gate, const long *np, int parts);
-long mmh_smem(long bn, long xin, long tm);
+long mmh_smem(long bn, long xin, long tm, long kper);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
 const char *kernel_common(void);                   /* common.cuh */
 /* The blocks of gemv a multiprocessor holds for a warp's weight rows
@@ -801,6 +801,7 @@ typedef struct FuseOpts {
     int mmv_rows;        /* stacked rows from which they run there in passes of 32 (mmv); 0: MMV_ROWS */
     int latent_rows;     /* stacked rows from which a latent attention runs expanded; 0: LATENT_ROWS */
     int mmh_rows;        /* stacked rows from which mma's products run in f16 tiles (mmh); 0: MMH_ROWS */
+    int xr_rows;         /* stacked rows from which, up to 64, products run on mmh with x resident; 0: XR_ROWS */
 } FuseOpts;
 /* The default crossover of --mma-rows: the first row count at which the
  * bench timed mma ahead of mmv (run96: 64 rows 9.63 against 9.32 ms, 128
@@ -841,6 +842,14 @@ static inline int latent_crossover(const FuseOpts *o)
 static inline int mmh_crossover(const FuseOpts *o)
 {
     return o->mmh_rows > 0 ? o->mmh_rows : MMH_ROWS;
+}
+/* The default of --xr-rows: the stacked rows from which, up to 64, the
+ * products whose activation comes a8h run on mmh with x resident (TM 64,
+ * mmh.cu's XR) rather than mmv. */
+#define XR_ROWS 33
+static inline int xr_crossover(const FuseOpts *o)
+{
+    return o->xr_rows > 0 ? o->xr_rows : XR_ROWS;
 }
 /* The fewest stacked rows either tensor-core kernel takes. */
 static inline int tc_crossover(const FuseOpts *o)

@@ -10,7 +10,7 @@ typedef struct Opts {
     const char *out, *crossover;
     FuseOpts f;
     int numerics, no_lane_rules, no_fuse_quant;
-    long rows, sms, mma_rows, mmv_rows, latent_rows, mmh_rows;
+    long rows, sms, mma_rows, mmv_rows, latent_rows, mmh_rows, xr_rows;
     int quiet;
 } Opts;
 
@@ -53,6 +53,10 @@ static const Opt opts[] = {
     {.l = "mmh-rows", .kind = OPT_LONG, .at = offsetof(Opts, mmh_rows), .arg = "N", .lo = 1, .hi = 65536,
      .what = "a number of rows",
      .help = "stacked rows from which products in tiles run in f16 (mmh; default 128)"},
+    {.l = "xr-rows", .kind = OPT_LONG, .at = offsetof(Opts, xr_rows), .arg = "N", .lo = 1, .hi = 65,
+     .what = "a number of rows",
+     .help = "stacked rows from which, up to 64, products run in f16 with x resident\n"
+             "(mmh TM 64; default 33; 65: never)"},
     {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
      .help = "the two crossovers from FILE, a table of the bench's times\n"
              "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},
@@ -63,7 +67,8 @@ static const Opt opts[] = {
 };
 static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]\n"
                         "                  [--rows N] [--sms N] [--mma-rows N] [--mmv-rows N]\n"
-                        "                  [--latent-rows N] [--mmh-rows N] [--crossover FILE]\n"
+                        "                  [--latent-rows N] [--mmh-rows N] [--xr-rows N]\n"
+                        "                  [--crossover FILE]\n"
                         "                  [-o FILE] [-v] [FILE]\n",
                         opts};
 
@@ -134,6 +139,7 @@ int main(int argc, char **argv)
     o.f.mmv_rows = (int)o.mmv_rows;
     o.f.latent_rows = (int)o.latent_rows;
     o.f.mmh_rows = (int)o.mmh_rows;
+    o.f.xr_rows = (int)o.xr_rows;
     o.f.verbose &= !o.quiet;
     if (!s && o.crossover)
         s = crossovers(a, &o);
