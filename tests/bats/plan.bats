@@ -396,16 +396,16 @@ got.tofile("got.f32")'
     [ "$status" -eq 0 ]
     # q/k/v and the gated pair with the weights in registers (TM 256: tiles of 256 rows of x, their 96 and 448
     # fill the chip), o and down as before (64 such tiles: half the chip)
-    [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=512 BN=128 .* TM=256 grid 2 48 1 block 256 smem 216104 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=128 .* GATE=1 CAP=0 OQ=3 .* TAIL=52 TM=256 grid 2 250 1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=512 BN=128 .* TM=256 CY=0 grid 2 48 1 block 256 smem 216104 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* BN=128 .* GATE=1 CAP=0 OQ=3 .* TAIL=52 TM=256 CY=0 grid 2 250 1 ' <<<"$output")" -eq 32 ]
     [[ "$stderr" == *"448 tiles of 256 rows of x by 128 weight rows, the weights dequantized in registers (TM)"* ]]
     # its 448 tiles on 132 multiprocessors: the last 52 as two blocks of half K each, one scratch for all 32
     [[ "$stderr" == *"448 tiles of the product on 132 multiprocessors: the last 52, a round of their own, each as two blocks of half K"* ]]
     grep -q '^buffer mmh.tail.part scratch f32 3407872$' <<<"$output" && grep -q '^buffer mmh.tail.count scratch i32 52$' <<<"$output"
     [ "$(grep -c ' part=mmh.tail.part cnt=mmh.tail.count ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmh .* TAIL=0 ' <<<"$output")" -eq 96 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* BN=128 .* RES=1 .* TM=0 grid 4 32 1 block 256 smem 193584 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch mmh K=14336 .* TM=0 grid 4 32 1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* BN=128 .* RES=1 .* TM=0 CY=0 grid 4 32 1 block 256 smem 193584 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=14336 .* TM=0 CY=0 grid 4 32 1 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmh K=14336 PARTS=1 ' <<<"$output")" -eq 32 ]
     ! grep -q '^launch mma ' <<<"$output"
     [[ "$stderr" == *"products of 512 stacked rows on the tensor cores in f16 tiles (mmh): at least --mma-rows 128 and --mmh-rows 128"* ]]
@@ -416,7 +416,7 @@ got.tofile("got.f32")'
     [[ "$stderr" == *"a8h: bfn0 written as f16 (each a8 value f16(q f16(d))): its every reader an mmh launch, which takes it by TMA as it is"* ]]
     # 2048 rows: every product's tiles of 256 rows fill the chip; a chunk of 300 rows is not whole tiles of 256
     run --separate-stderr logos-fuse --numerics q8 --rows 2048 p.logos
-    [ "$(grep -c '^launch mmh .* TM=256 grid 8 ' <<<"$output")" -eq 128 ]
+    [ "$(grep -c '^launch mmh .* TM=256 CY=0 grid 8 ' <<<"$output")" -eq 128 ]
     run --separate-stderr logos-fuse --numerics q8 --rows 300 p.logos
     [ "$(grep -c '^launch mmh ' <<<"$output")" -eq 128 ] && ! grep -q '^launch mmh .* TM=256 ' <<<"$output"
     # a norm's output that an mma launch reads too stays a8 (and mmh reads it so, XIN 1)
@@ -439,9 +439,9 @@ got.tofile("got.f32")'
     # of 32 stages of K at least) stays int8, where mma splits K; q/k/v and the gated pair whole
     run --separate-stderr logos-fuse -v --numerics q8 <(logos-author prefill "$EX/llama-3.2-1b.yaml")
     [ "$(grep -c '^launch mma .* N0=2048 .* RES=1 ' <<<"$output")" -eq 16 ]
-    [ "$(grep -c '^launch mmh K=8192 .* BN=128 .* RES=1 .* SK=2 TAIL=0 TM=0 grid 4 16 2 ' <<<"$output")" -eq 16 ]
-    [ "$(grep -c '^launch mmh .* SK=1 TAIL=0 TM=0 grid 4 24 1 ' <<<"$output")" -eq 16 ]
-    [ "$(grep -c '^launch mmh .* GATE=1 .* SK=1 TAIL=0 TM=256 grid 2 128 1 ' <<<"$output")" -eq 16 ]
+    [ "$(grep -c '^launch mmh K=8192 .* BN=128 .* RES=1 .* SK=2 TAIL=0 TM=0 CY=0 grid 4 16 2 ' <<<"$output")" -eq 16 ]
+    [ "$(grep -c '^launch mmh .* SK=1 TAIL=0 TM=0 CY=0 grid 4 24 1 ' <<<"$output")" -eq 16 ]
+    [ "$(grep -c '^launch mmh .* GATE=1 .* SK=1 TAIL=0 TM=256 CY=0 grid 2 128 1 ' <<<"$output")" -eq 16 ]
     [[ "$stderr" == *"64 tiles of the product fill 64 of 132 multiprocessors: K split over clusters of 2 blocks"* ]]
     [[ "$stderr" == *"not f16 tiles: its tiles, K split, fill less than half the chip (mma splits K further)"* ]]
     # on a chip of 1000 none fills half of it, K split or whole: all int8 tiles
@@ -467,6 +467,48 @@ got.tofile("got.f32")'
     [ "$(wc -l <c.tok)" -eq 4 ] && ! cmp -s h.f32 m.f32
     run --separate-stderr logos-fuse --mmh-rows 0 p.logos
     [ "$status" -eq 2 ]
+}
+
+@test "logos-fuse --xr-rows: 33 to 64 stacked rows of an a8h activation on mmh with x resident (TM 64), -v says so; the CPU reference models them" {
+    logos-author decode_batch --batch 64 "$EX/llama-3-8b.yaml" >b.logos
+    run --separate-stderr logos-fuse -v --numerics q8 b.logos
+    [ "$status" -eq 0 ]
+    # q/k/v in 8 splits of 512 (48 tiles on 16 clusters), the gated pair in 4 of 1024 (224 tiles on 32)
+    [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=64 BN=128 .* SK=8 TAIL=0 TM=64 CY=16 grid 1 16 8 block 256 smem 150896 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* GATE=1 CAP=0 OQ=1 .* SK=4 TAIL=0 TM=64 CY=32 grid 1 32 4 block 256 smem 216496 ' <<<"$output")" -eq 32 ]
+    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in f16 with x resident (mmh TM 64): at least --xr-rows 33, at most 64"* ]]
+    [[ "$stderr" == *"x resident: 224 tiles of 128 weight rows by 32 clusters of 4 blocks, each block 1024 values of K of the 64 rows of x held in shared memory (TM 64)"* ]]
+    # o (its activation from the attention, a8) and down (K 14336: no split of at most 1024 values in 8) on mmv
+    [ "$(grep -c '^launch mmv K=4096 PARTS=1 N0=4096 ' <<<"$output")" -eq 32 ] && [ "$(grep -c '^launch mmv K=14336 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch rownorm .* OQ=3 ' <<<"$output")" -eq 65 ]
+    logos-check - <<<"$output"
+    # 16 rows stay on mmv, unless --xr-rows says from 16; --xr-rows 65 keeps 64 rows there
+    run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
+    ! grep -q '^launch mmh ' <<<"$output"
+    run --separate-stderr logos-fuse --numerics q8 --xr-rows 16 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
+    [ "$(grep -c '^launch mmh .* ROWS=16 .* TM=64 ' <<<"$output")" -eq 65 ]
+    run --separate-stderr logos-fuse --numerics q8 --xr-rows 65 b.logos
+    ! grep -q '^launch mmh ' <<<"$output"
+    # q8x2 and precise: mmv and GEMVs
+    run --separate-stderr logos-fuse b.logos
+    ! grep -q '^launch mmh ' <<<"$output"
+    run --separate-stderr logos-fuse --xr-rows 66 b.logos
+    [ "$status" -eq 2 ]
+    # a tiny Llama of width 256, a batch of 40: the CPU reference runs the x resident plan to its program's
+    # tokens, and as mmh computes (its operands in f16) under LOGOS_REF_NUMERICS, where mmv's logits differ
+    sed 's/^dim: 64/dim: 256/; s/head_dim: 16/head_dim: 64/; s/hidden: 128/hidden: 512/' "$TINY/llama.yaml" >w.yaml
+    logos-author decode_batch --batch 40 w.yaml >t.logos
+    logos-fuse --numerics q8 t.logos >x.plan
+    [ "$(grep -c '^launch mmh .* TM=64 ' x.plan)" -eq 7 ]
+    logos-fuse --numerics q8 --xr-rows 65 t.logos >v.plan
+    ! grep -q '^launch mmh ' v.plan
+    for i in $(seq 40); do echo "$i $((i + 7)) 3"; done >prompts
+    logos-run --device cpu -q --synthetic 3 -P prompts -n 3 t.logos >a.tok
+    logos-run --device cpu -q --synthetic 3 -P prompts -n 3 x.plan >b.tok
+    cmp a.tok b.tok
+    LOGOS_REF_NUMERICS=1 logos-run --device cpu -q --synthetic 3 -P prompts -n 3 --logits x.f32 x.plan >c.tok
+    LOGOS_REF_NUMERICS=1 logos-run --device cpu -q --synthetic 3 -P prompts -n 3 --logits v.f32 v.plan >d.tok
+    [ "$(wc -l <c.tok)" -eq 120 ] && ! cmp -s x.f32 v.f32
 }
 
 @test "logos-fuse --crossover: both crossovers from tests/gpu/crossover's table, -v says the times that decided them; the flags override it; a bad table located, nothing written" {
