@@ -845,8 +845,10 @@ static inline int mmh_crossover(const FuseOpts *o)
 }
 /* The default of --xr-rows: the stacked rows from which, up to 64, the
  * products whose activation comes a8h run on mmh with x resident (TM 64,
- * mmh.cu's XR) rather than mmv. */
-#define XR_ROWS 33
+ * mmh.cu's XR) rather than mmv: 65, none, until the kernel has run on a
+ * GPU and been timed against mmv (bench/NOTES.md run181; --xr-rows 33
+ * takes it from 33 rows). */
+#define XR_ROWS 65
 static inline int xr_crossover(const FuseOpts *o)
 {
     return o->xr_rows > 0 ? o->xr_rows : XR_ROWS;

@@ -56,7 +56,7 @@ static const Opt opts[] = {
     {.l = "xr-rows", .kind = OPT_LONG, .at = offsetof(Opts, xr_rows), .arg = "N", .lo = 1, .hi = 65,
      .what = "a number of rows",
      .help = "stacked rows from which, up to 64, products run in f16 with x resident\n"
-             "(mmh TM 64; default 33; 65: never)"},
+             "(mmh TM 64; default 65: never)"},
     {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
      .help = "the two crossovers from FILE, a table of the bench's times\n"
              "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},

@@ -113,6 +113,13 @@ same() {
     # the f16 tiles (sm_90a's wgmma): of 256 and of 128 weight rows, a gated pair's
     grep -q '^launch mmh .* BN=256 ' all.plans && grep -q '^launch mmh .* BN=128 ' all.plans &&
         grep -q '^launch mmh .* GATE=1 ' all.plans
+    # x resident (TM 64): K in 1 to 8 splits, a gated pair's
+    for s in llama-3.2-1b llama-3-8b qwen3-0.6b gemma-2-2b; do
+        for b in 40 64; do
+            logos-author decode_batch --batch "$b" "$EX/$s.yaml" | logos-fuse --numerics q8 --xr-rows 33 >>all.plans
+        done
+    done
+    grep -q '^launch mmh .* GATE=1 .* TM=64 ' all.plans && grep -q '^launch mmh .* SK=8 .* TM=64 ' all.plans
     run --separate-stderr logos-run --compile --arch 90 all.plans
     [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
     [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]] ||
@@ -471,7 +478,10 @@ got.tofile("got.f32")'
 
 @test "logos-fuse --xr-rows: 33 to 64 stacked rows of an a8h activation on mmh with x resident (TM 64), -v says so; the CPU reference models them" {
     logos-author decode_batch --batch 64 "$EX/llama-3-8b.yaml" >b.logos
-    run --separate-stderr logos-fuse -v --numerics q8 b.logos
+    # by default none (the kernel waits for its first GPU run): mmv
+    run --separate-stderr logos-fuse --numerics q8 b.logos
+    [ "$status" -eq 0 ] && ! grep -q '^launch mmh ' <<<"$output"
+    run --separate-stderr logos-fuse -v --numerics q8 --xr-rows 33 b.logos
     [ "$status" -eq 0 ]
     # q/k/v in 8 splits of 512 (48 tiles on 16 clusters), the gated pair in 4 of 1024 (224 tiles on 32)
     [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=64 BN=128 .* SK=8 TAIL=0 TM=64 CY=16 grid 1 16 8 block 256 smem 150896 ' <<<"$output")" -eq 32 ]
@@ -482,15 +492,13 @@ got.tofile("got.f32")'
     [ "$(grep -c '^launch mmv K=4096 PARTS=1 N0=4096 ' <<<"$output")" -eq 32 ] && [ "$(grep -c '^launch mmv K=14336 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch rownorm .* OQ=3 ' <<<"$output")" -eq 65 ]
     logos-check - <<<"$output"
-    # 16 rows stay on mmv, unless --xr-rows says from 16; --xr-rows 65 keeps 64 rows there
-    run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
+    # 16 rows stay on mmv at --xr-rows 33, not at --xr-rows 16
+    run --separate-stderr logos-fuse --numerics q8 --xr-rows 33 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
     ! grep -q '^launch mmh ' <<<"$output"
     run --separate-stderr logos-fuse --numerics q8 --xr-rows 16 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
     [ "$(grep -c '^launch mmh .* ROWS=16 .* TM=64 ' <<<"$output")" -eq 65 ]
-    run --separate-stderr logos-fuse --numerics q8 --xr-rows 65 b.logos
-    ! grep -q '^launch mmh ' <<<"$output"
     # q8x2 and precise: mmv and GEMVs
-    run --separate-stderr logos-fuse b.logos
+    run --separate-stderr logos-fuse --xr-rows 33 b.logos
     ! grep -q '^launch mmh ' <<<"$output"
     run --separate-stderr logos-fuse --xr-rows 66 b.logos
     [ "$status" -eq 2 ]
@@ -498,9 +506,9 @@ got.tofile("got.f32")'
     # tokens, and as mmh computes (its operands in f16) under LOGOS_REF_NUMERICS, where mmv's logits differ
     sed 's/^dim: 64/dim: 256/; s/head_dim: 16/head_dim: 64/; s/hidden: 128/hidden: 512/' "$TINY/llama.yaml" >w.yaml
     logos-author decode_batch --batch 40 w.yaml >t.logos
-    logos-fuse --numerics q8 t.logos >x.plan
+    logos-fuse --numerics q8 --xr-rows 33 t.logos >x.plan
     [ "$(grep -c '^launch mmh .* TM=64 ' x.plan)" -eq 7 ]
-    logos-fuse --numerics q8 --xr-rows 65 t.logos >v.plan
+    logos-fuse --numerics q8 t.logos >v.plan
     ! grep -q '^launch mmh ' v.plan
     for i in $(seq 40); do echo "$i $((i + 7)) 3"; done >prompts
     logos-run --device cpu -q --synthetic 3 -P prompts -n 3 t.logos >a.tok

@@ -505,21 +505,21 @@ static const MmaCase mma_cases[] = {
     {{"mmh weights in registers, rows past a whole tile: soft-cap after a norm 1024x1024, 2100 rows (--sms 8)",
      "in x : f32[2100,1024]\nweight nw : f32[1024]\nweight w : q8[1024,1024]\nout y : f32[2100,1024]\n"
      "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 1, 8}, 0, 0},
-    /* mmh with x resident (TM 64): 33 to 64 rows of a8h, K split over
-     * clusters whose blocks each hold their values of x, the clusters
-     * taking the tiles in turn */
+    /* mmh with x resident (TM 64, --xr-rows 33): 33 to 64 rows of a8h, K
+     * split over clusters whose blocks each hold their values of x, the
+     * clusters taking the tiles in turn */
     {{"mmh x resident: parts after a norm, bias, residual, 40 rows (--sms 8)",
      "in x : f32[40,1024]\nin r : f32[40,384]\nweight nw : f32[1024]\nweight w0 : q8[512,1024]\n"
      "weight w1 : q8[128,1024]\nweight w2 : q8[384,1024]\nweight b0 : f32[512]\nout y0 : f32[40,512]\n"
      "out y1 : f32[40,128]\nout y2 : f32[40,384]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 33},
     {{"mmh x resident: a gated pair of 17 tiles writing a8 for mmv's down (K 1056), 64 rows (--sms 12)",
-     GATED_DOWN("64", "2048", "1056"), 2, 12}, 0, 0},
+     GATED_DOWN("64", "2048", "1056"), 2, 12}, 0, 33},
     {{"mmh x resident: a gated pair writing a8h for its down, both split, 50 rows",
-     GATED_DOWN("50", "4096", "1536"), 2, 0}, 0, 0},
+     GATED_DOWN("50", "4096", "1536"), 2, 0}, 0, 33},
     {{"mmh x resident: soft-cap after a norm, K 8192 over clusters of 8, 33 rows (--sms 16)",
      "in x : f32[33,8192]\nweight nw : f32[8192]\nweight w : q8[300,8192]\nout y : f32[33,300]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 33},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
@@ -529,9 +529,9 @@ static const MmaCase mma_cases[] = {
      "out y : f32[5,100]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + sigmoid(s) * (w @ a)\n", 2, 0}, 0, 0},
     {{"mmv gated silu, quantizing epilogue, down, 17 rows",
      GATED_DOWN("17", "512", "1536"), 2, 0}, 0, 0},
-    {{"mmv gated gelu_tanh 80x2048, 40 rows (2 passes; --xr-rows 65)",
+    {{"mmv gated gelu_tanh 80x2048, 40 rows (2 passes)",
      "in x : f32[40,2048]\nweight nw : f32[2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\n"
-     "out h : f32[40,80]\na = rmsnorm(x, nw, eps=1e-06)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0, 65},
+     "out h : f32[40,80]\na = rmsnorm(x, nw, eps=1e-06)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0, 0},
     {{"mmv q8 512x4096, soft-cap, 9 rows",
      "in x : f32[9,4096]\nweight nw : f32[4096]\nweight w : q8[512,4096]\nout y : f32[9,512]\n"
      "y = softcap(w @ rmsnorm(x, nw, eps=1e-06), cap=30)\n", 2, 0}, 0, 0},
