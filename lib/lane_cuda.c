@@ -386,12 +386,21 @@ static long xr_splits(const Fz *f, long tiles, long K, long *cy)
 
 static int writes_a8h(Fz *f, const Group *gr);
 
+/* The node a group's quantizing epilogue writes: its output, or a batch's
+ * attention's stack of its rows (fuse.c's quantizing). */
+static int quant_out(Fz *f, const Group *gr)
+{
+    return gr->kind == GK_ATTEND && gr->nseq > 1 ? f->cons[gr->node][0] : gr->out[0];
+}
+
 /* Does the activation of group gr come a8h, or from a launch that can
  * write it so (half_acts)? */
 static int a8h_source(Fz *f, const Group *gr)
 {
     int k = view_root(f->g, gr->x), g = f->group[k];
-    if (g < 0 || f->gs[g].out[0] != k)
+    if (N(f, k)->op == OP_STACK && N(f, k)->view)   /* written whole by a batch's attention */
+        g = f->group[N(f, k)->args[0]];
+    if (g < 0 || quant_out(f, &f->gs[g]) != k)
         return 0;
     return f->gs[g].oq == 3 || writes_a8h(f, &f->gs[g]);
 }
@@ -490,7 +499,7 @@ static int writes_a8h(Fz *f, const Group *gr)
         return 0;   /* placed already: a view inside another buffer, or a declared one */
     switch (gr->kind) {
     case GK_NORM: case GK_CONV: return 1;
-    case GK_ATTEND: return gr->nseq <= 1;
+    case GK_ATTEND: return 1;
     case GK_GEMV: {
         int kn = product_kernel(f, gr, act_format(f, gr->x), 0);
         return kn == KN_MMA || kn == KN_MMH;
@@ -508,11 +517,13 @@ static void half_acts(Fz *f)
 {
     for (int i = 0; i < f->ng; i++) {
         Group *gr = &f->gs[i];
-        if (!writes_a8h(f, gr) || !read_by_mmh(f, gr->out[0]))
+        if (!writes_a8h(f, gr) || !read_by_mmh(f, quant_out(f, gr)))
             continue;
         gr->oq = 3;
-        fuse_note(f, gr->out[0], "a8h: %s written as f16 (each a8 value f16(q f16(d))): its every reader an mmh "
-                  "launch, which takes it by TMA as it is", node_name(f, gr->out[0]));
+        if (f->buf[quant_out(f, gr)] >= 0)   /* a batch's stack, placed (stack_rows) as a8 */
+            f->pl->bufs[f->buf[quant_out(f, gr)]].etype = act_etype(3);
+        fuse_note(f, quant_out(f, gr), "a8h: %s written as f16 (each a8 value f16(q f16(d))): its every reader an "
+                  "mmh launch, which takes it by TMA as it is", node_name(f, quant_out(f, gr)));
     }
 }
 

@@ -488,15 +488,19 @@ got.tofile("got.f32")'
     [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* GATE=1 CAP=0 OQ=1 .* SK=4 TAIL=0 TM=64 CY=32 grid 1 32 4 block 256 smem 216496 ' <<<"$output")" -eq 32 ]
     [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in f16 with x resident (mmh TM 64): at least --xr-rows 33, at most 64"* ]]
     [[ "$stderr" == *"x resident: 224 tiles of 128 weight rows by 32 clusters of 4 blocks, each block 1024 values of K of the 64 rows of x held in shared memory (TM 64)"* ]]
-    # o (its activation from the attention, a8) and down (K 14336: no split of at most 1024 values in 8) on mmv
-    [ "$(grep -c '^launch mmv K=4096 PARTS=1 N0=4096 ' <<<"$output")" -eq 32 ] && [ "$(grep -c '^launch mmv K=14336 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch rownorm .* OQ=3 ' <<<"$output")" -eq 65 ]
+    # o, its activation written a8h by the batch's attention, in 4 splits; down (K 14336: no split of at most
+    # 1024 values in 8) on mmv
+    [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* RES=1 .* SK=4 TAIL=0 TM=64 CY=32 grid 1 32 4 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmv ' <<<"$output")" -eq 32 ] && [ "$(grep -c '^launch mmv K=14336 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch rownorm .* OQ=3 ' <<<"$output")" -eq 65 ] && [ "$(grep -c '^launch attend .* OQ=3 ' <<<"$output")" -eq 32 ]
+    [[ "$stderr" == *"a8h: bo0 written as f16 (each a8 value f16(q f16(d))): its every reader an mmh launch, which takes it by TMA as it is"* ]]
+    grep -q '^buffer bo0 temp a8h ' <<<"$output"
     logos-check - <<<"$output"
     # 16 rows stay on mmv at --xr-rows 33, not at --xr-rows 16
     run --separate-stderr logos-fuse --numerics q8 --xr-rows 33 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
     ! grep -q '^launch mmh ' <<<"$output"
     run --separate-stderr logos-fuse --numerics q8 --xr-rows 16 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
-    [ "$(grep -c '^launch mmh .* ROWS=16 .* TM=64 ' <<<"$output")" -eq 65 ]
+    [ "$(grep -c '^launch mmh .* ROWS=16 .* TM=64 ' <<<"$output")" -eq 97 ]
     # q8x2 and precise: mmv and GEMVs
     run --separate-stderr logos-fuse --xr-rows 33 b.logos
     ! grep -q '^launch mmh ' <<<"$output"
@@ -507,7 +511,7 @@ got.tofile("got.f32")'
     sed 's/^dim: 64/dim: 256/; s/head_dim: 16/head_dim: 64/; s/hidden: 128/hidden: 512/' "$TINY/llama.yaml" >w.yaml
     logos-author decode_batch --batch 40 w.yaml >t.logos
     logos-fuse --numerics q8 --xr-rows 33 t.logos >x.plan
-    [ "$(grep -c '^launch mmh .* TM=64 ' x.plan)" -eq 7 ]
+    [ "$(grep -c '^launch mmh .* TM=64 ' x.plan)" -eq 9 ]
     logos-fuse --numerics q8 t.logos >v.plan
     ! grep -q '^launch mmh ' v.plan
     for i in $(seq 40); do echo "$i $((i + 7)) 3"; done >prompts

@@ -80,6 +80,18 @@ typedef struct Case {
     "window=" W ")\n"
 #define BATCH_SEQ(S) BATCH_SEQW(S, "40")
 
+/* Four sequences' attention over f16 caches, its stack read by the o
+ * product with a residual. */
+#define BATCH_O \
+     "in q : f32[4,16,128]\nin k : f32[4,2,128]\nin v : f32[4,2,128]\nin pos_s0 : i32\nin pos_s1 : i32\n" \
+     "in pos_s2 : i32\nin pos_s3 : i32\nin r : f32[4,512]\nweight nq : f32[128]\nweight nk : f32[128]\n" \
+     "weight wo : q8[512,2048]\n" \
+     "state Kc_s0 : f16[256,2,128]\nstate Vc_s0 : f16[256,2,128]\nstate Kc_s1 : f16[256,2,128]\n" \
+     "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n" \
+     "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout y : f32[4,512]\n" \
+     BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n" \
+     "y = r + wo @ (o ~ [4,2048])\n"
+
 static const Case cases[] = {
     {"gemv q8 96x64", "in x : f32[64]\nweight w : q8[96,64]\nout y : f32[96]\ny = w @ x\n", 2, 0},
     {"gemv q8 4096x4096", "in x : f32[4096]\nweight w : q8[4096,4096]\nout y : f32[4096]\ny = w @ x\n", 2, 0},
@@ -199,14 +211,7 @@ static const Case cases[] = {
      BATCH_ROPE("5") BATCH_ROPE("6") BATCH_ROPE("7") "o = stack(o_s0, o_s1, o_s2, o_s3, o_s4, o_s5, o_s6, o_s7)\n",
      30, 1},
     {"batch_attend quantizing its stack for the o product (mmv under q8, q8x2): 4 sequences",
-     "in q : f32[4,16,128]\nin k : f32[4,2,128]\nin v : f32[4,2,128]\nin pos_s0 : i32\nin pos_s1 : i32\n"
-     "in pos_s2 : i32\nin pos_s3 : i32\nin r : f32[4,512]\nweight nq : f32[128]\nweight nk : f32[128]\n"
-     "weight wo : q8[512,2048]\n"
-     "state Kc_s0 : f16[256,2,128]\nstate Vc_s0 : f16[256,2,128]\nstate Kc_s1 : f16[256,2,128]\n"
-     "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n"
-     "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout y : f32[4,512]\n"
-     BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n"
-     "y = r + wo @ (o ~ [4,2048])\n", 24, 0},
+     BATCH_O, 24, 0},
     {"batch_attend without a rope: 2 sequences, appends a launch each, sinks, head 32",
      "in q : f32[2,4,32]\nin k : f32[2,2,32]\nin v : f32[2,2,32]\nin pos_s0 : i32\nin pos_s1 : i32\nweight sk : f32[4]\n"
      "state Kc_s0 : f32[128,2,32]\nstate Vc_s0 : f32[128,2,32]\nstate Kc_s1 : f32[128,2,32]\n"
@@ -520,6 +525,8 @@ static const MmaCase mma_cases[] = {
     {{"mmh x resident: soft-cap after a norm, K 8192 over clusters of 8, 33 rows (--sms 16)",
      "in x : f32[33,8192]\nweight nw : f32[8192]\nweight w : q8[300,8192]\nout y : f32[33,300]\n"
      "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 33},
+    {{"mmh x resident: the o product of a batch's attention, which writes its stack a8h, 4 sequences (--xr-rows 3)",
+     BATCH_O, 24, 0}, 0, 3},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
