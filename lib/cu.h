@@ -37,7 +37,8 @@ typedef struct CuLaunchConfig {
     CuLaunchAttr *attrs;
     unsigned nattrs;
 } CuLaunchConfig;
-enum { CU_ATTR_CLUSTER_DIMENSION = 4, CU_ATTR_PROGRAMMATIC_SERIALIZATION = 6, CU_FUNC_MAX_DYNAMIC_SMEM = 8 };
+enum { CU_ATTR_CLUSTER_DIMENSION = 4, CU_ATTR_PROGRAMMATIC_SERIALIZATION = 6, CU_FUNC_MAX_DYNAMIC_SMEM = 8,
+       CU_FUNC_NON_PORTABLE_CLUSTER = 14 };
 
 typedef struct Cu {
     void *lib;

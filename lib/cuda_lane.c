@@ -374,6 +374,9 @@ static int plan_params(CudaLane *c, int k)
             }
             CK(cu.FuncSetAttribute(c->kerns[rt->kern[i]].fn, CU_FUNC_MAX_DYNAMIC_SMEM, (int)l->smem));
         }
+        /* clusters past the portable 8 (mmh's x resident splits up to 16) */
+        if (kernel_cluster(l->kernel, l->c) > 8)
+            CK(cu.FuncSetAttribute(c->kerns[rt->kern[i]].fn, CU_FUNC_NON_PORTABLE_CLUSTER, 1));
     }
     return 0;
 }

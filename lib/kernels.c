@@ -754,7 +754,7 @@ long mmh_smem(long bn, long xin, long tm, long kper)
 }
 
 /* mmh with x resident (TM 64, mmh.cu's XR): at most 64 rows of x a8h,
- * tiles of 128 weight rows, a cluster of SK blocks along z a tile (each
+ * tiles of 128 weight rows, a cluster of SK (1 to 16) blocks along z a tile (each
  * its K / SK values of x held whole: 256 to 1024, whole 256-value blocks),
  * CY clusters along y taking the tiles in turn. */
 static int need_mmh_xr(Need *n, long K, long sk, long cy, long rows, long bn)

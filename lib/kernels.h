@@ -113,7 +113,7 @@ K(MMA, "mma", "mma.cu",
 
 K(MMH, "mmh", "mmh.cu",
   "K:i:256:1048576 PARTS:i:1:4 N0:i:1:1048576 N1:i:0:1048576 N2:i:0:1048576 N3:i:0:1048576 "
-  "XIN:i:1:3 ROWS:i:1:65536 BN:i:128:256 BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 OQ:i:0:3 GS:i:0:1 SK:i:1:8 "
+  "XIN:i:1:3 ROWS:i:1:65536 BN:i:128:256 BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 OQ:i:0:3 GS:i:0:1 SK:i:1:16 "
   "TAIL:i:0:65535 TM:i:0:256 CY:i:0:65535",
   "W0:w:q8 W1:w?:q8 W2:w?:q8 W3:w?:q8 x:tiso:a8,a8h n:z?:i32 "
   "y0:tos:f32,a8,a8x2,a8h y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "

@@ -366,15 +366,16 @@ static long xr_clusters(const Fz *f, long sk)
     return sk == 1 ? sms : gpcs * (sms / gpcs / sk);
 }
 
-/* mmh with x resident (TM 64, mmh.cu's XR): the split of K (SK, 1 to 8:
- * each block K / SK values of x, 256 to 1024 in whole 256-value blocks)
+/* mmh with x resident (TM 64, mmh.cu's XR): the split of K (SK, 1 to 16,
+ * past 8 clusters that are not portable, one a GPC: each block K / SK
+ * values of x, 256 to 1024 in whole 256-value blocks)
  * whose rounds of tiles over the clusters the chip holds take the fewest
  * stages (ties: the fewer splits), and those clusters (*cy); 0 where K has
  * no such split. */
 static long xr_splits(const Fz *f, long tiles, long K, long *cy)
 {
     long best = 0, cost = 0;
-    for (long sk = 1; sk <= 8; sk++) {
+    for (long sk = 1; sk <= 16; sk++) {
         if (K % (sk * 256) || K / sk > 1024)
             continue;
         long c = xr_clusters(f, sk), y = tiles < c ? tiles : c, r = (tiles + y - 1) / y;

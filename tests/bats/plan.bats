@@ -119,7 +119,8 @@ same() {
             logos-author decode_batch --batch "$b" "$EX/$s.yaml" | logos-fuse --numerics q8 --xr-rows 33 >>all.plans
         done
     done
-    grep -q '^launch mmh .* GATE=1 .* TM=64 ' all.plans && grep -q '^launch mmh .* SK=8 .* TM=64 ' all.plans
+    grep -q '^launch mmh .* GATE=1 .* TM=64 ' all.plans && grep -q '^launch mmh .* SK=8 .* TM=64 ' all.plans &&
+        grep -q '^launch mmh .* SK=14 .* TM=64 ' all.plans
     run --separate-stderr logos-run --compile --arch 90 all.plans
     [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
     [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]] ||
@@ -485,13 +486,14 @@ got.tofile("got.f32")'
     [ "$status" -eq 0 ]
     # q/k/v in 8 splits of 512 (48 tiles on 16 clusters), the gated pair in 4 of 1024 (224 tiles on 32)
     [ "$(grep -c '^launch mmh K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XIN=3 ROWS=64 BN=128 .* SK=8 TAIL=0 TM=64 CY=16 grid 1 16 8 block 256 smem 150896 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* GATE=1 CAP=0 OQ=1 .* SK=4 TAIL=0 TM=64 CY=32 grid 1 32 4 block 256 smem 216496 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=4096 PARTS=2 N0=14336 N1=14336 .* GATE=1 CAP=0 OQ=3 .* SK=4 TAIL=0 TM=64 CY=32 grid 1 32 4 block 256 smem 216496 ' <<<"$output")" -eq 32 ]
     [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in f16 with x resident (mmh TM 64): at least --xr-rows 33, at most 64"* ]]
     [[ "$stderr" == *"x resident: 224 tiles of 128 weight rows by 32 clusters of 4 blocks, each block 1024 values of K of the 64 rows of x held in shared memory (TM 64)"* ]]
-    # o, its activation written a8h by the batch's attention, in 4 splits; down (K 14336: no split of at most
-    # 1024 values in 8) on mmv
+    # o, its activation written a8h by the batch's attention, in 4 splits; down (K 14336) in 14 of 1024, 8
+    # clusters of 14 (past the portable 8: one a GPC); nothing on mmv
     [ "$(grep -c '^launch mmh K=4096 PARTS=1 N0=4096 .* RES=1 .* SK=4 TAIL=0 TM=64 CY=32 grid 1 32 4 ' <<<"$output")" -eq 32 ]
-    [ "$(grep -c '^launch mmv ' <<<"$output")" -eq 32 ] && [ "$(grep -c '^launch mmv K=14336 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmh K=14336 PARTS=1 N0=4096 .* RES=1 .* SK=14 TAIL=0 TM=64 CY=8 grid 1 8 14 ' <<<"$output")" -eq 32 ]
+    ! grep -q '^launch mmv ' <<<"$output"
     [ "$(grep -c '^launch rownorm .* OQ=3 ' <<<"$output")" -eq 65 ] && [ "$(grep -c '^launch attend .* OQ=3 ' <<<"$output")" -eq 32 ]
     [[ "$stderr" == *"a8h: bo0 written as f16 (each a8 value f16(q f16(d))): its every reader an mmh launch, which takes it by TMA as it is"* ]]
     grep -q '^buffer bo0 temp a8h ' <<<"$output"
@@ -500,7 +502,7 @@ got.tofile("got.f32")'
     run --separate-stderr logos-fuse --numerics q8 --xr-rows 33 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
     ! grep -q '^launch mmh ' <<<"$output"
     run --separate-stderr logos-fuse --numerics q8 --xr-rows 16 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
-    [ "$(grep -c '^launch mmh .* ROWS=16 .* TM=64 ' <<<"$output")" -eq 97 ]
+    [ "$(grep -c '^launch mmh .* ROWS=16 .* TM=64 ' <<<"$output")" -eq 129 ]
     # q8x2 and precise: mmv and GEMVs
     run --separate-stderr logos-fuse --xr-rows 33 b.logos
     ! grep -q '^launch mmh ' <<<"$output"

@@ -525,6 +525,9 @@ static const MmaCase mma_cases[] = {
     {{"mmh x resident: soft-cap after a norm, K 8192 over clusters of 8, 33 rows (--sms 16)",
      "in x : f32[33,8192]\nweight nw : f32[8192]\nweight w : q8[300,8192]\nout y : f32[33,300]\n"
      "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 33},
+    {{"mmh x resident: K 14336 over clusters of 14 (not portable), residual after a norm, 40 rows",
+     "in x : f32[40,14336]\nin r : f32[40,256]\nweight nw : f32[14336]\nweight w : q8[256,14336]\n"
+     "out y : f32[40,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 0}, 0, 33},
     {{"mmh x resident: the o product of a batch's attention, which writes its stack a8h, 4 sequences (--xr-rows 3)",
      BATCH_O, 24, 0}, 0, 3},
     {{"mmv parts after a norm, bias, residual, 5 rows",
