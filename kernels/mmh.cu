@@ -71,6 +71,21 @@
 // fewer bytes of shared memory a product, but not fewer from the L2, the
 // wall: a win only where the tiles fill the chip unsplit (the lane's
 // rule).
+//
+// TM 64 (x resident, XR: at most 64 rows of x a8h, BN 128, no TAIL) keeps
+// TM 256's roles for a decode batch, whose 64 rows of f16 x are as many
+// bytes from the L2 as the int8 weight tile they multiply: a cluster of SK
+// blocks (1 to 16) along z takes one tile at a time, block z holding x's
+// rows for its KPER stages of K (K / SK values, 256 to 1024: an 8 KB atom
+// of 64 rows x 64 values and an mbarrier each, by TMA in the 128-byte
+// swizzle, loaded once) in shared memory for every tile it takes; the CY
+// clusters (the grid's y) take tiles y, y + CY, ...; W streams through the
+// ring of 5 stages (10 KB: W alone) from tile to tile; each stage's
+// wgmmas m64n64k16 (a warpgroup's 64 weight rows by x's 64 rows); at each
+// tile's end the blocks' sums go to the sums' tile (64 x 129 floats, its
+// own place past the atoms) and meet at rank 0 (gather_splits), whose
+// epilogue is the one above. Launch: grid (1, CY, SK), a cluster (1, 1,
+// SK). Not yet run on a GPU (bench/NOTES.md run181).
 
 constexpr int KT = 64, THREADS = 256;
 constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, PART_AT = 19, CNT_AT = 20, MAPS_AT = 21;
