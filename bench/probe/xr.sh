@@ -9,7 +9,8 @@
 bin=${LOGOS_BIN:-build/bin}
 out=${OUT:-/tmp}
 sed "s/^ctx: .*/ctx: 1024/; s/^dim: \(.*\)/dim: \1\ncache: f16/" examples/llama-3-8b.yaml >/tmp/xr8b.yaml
-for b in ${*:-16 32 48 64}; do
+[ $# -gt 0 ] || set -- 16 32 48 64
+for b in "$@"; do
     for x in 65 1; do
         "$bin/logos-author" decode_batch --batch "$b" /tmp/xr8b.yaml | "$bin/logos-fuse" --numerics q8 --xr-rows $x >/tmp/xr.plan
         timeout 120 "$bin/logos-bench" --synthetic 1 --form decode_batch --batch "$b" --pos 512 -n 20 --launch-reps 3 \
