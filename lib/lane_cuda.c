@@ -500,7 +500,8 @@ static int writes_a8h(Fz *f, const Group *gr)
         return 0;   /* placed already: a view inside another buffer, or a declared one */
     switch (gr->kind) {
     case GK_NORM: case GK_CONV: return 1;
-    case GK_ATTEND: return 1;
+    case GK_ATTEND:   /* a batch's: up to x resident's 64 rows (past them unchecked on a GPU yet: run181) */
+        return gr->nseq <= 64;
     case GK_GEMV: {
         int kn = product_kernel(f, gr, act_format(f, gr->x), 0);
         return kn == KN_MMA || kn == KN_MMH;
