@@ -180,15 +180,20 @@ __device__ __forceinline__ Pos pos_of(long L, int T)
     return Pos{(int)(item / T), (int)(item % T), (int)(L % NA)};
 }
 
-// the block's i-th stage (stage L of all) into its slot
+// the block's i-th stage, K stage kt of tile t, into its slot
+__device__ void issue_stage(const P &p, u32 base, long i, int kt, int t)
+{
+    u32 st = base + RING_AT + (u32)(i % STAGES) * SLOT, bar = base + BAR_AT + 8 * (u32)(i % STAGES);
+    mb_expect(bar, WBYTES);
+    tma2d(st + S_WQ, &p.q, kt * KT, t * BNW, bar);
+    tma2d(st + S_WS, &p.d, kt / 4 * 8, t * BNW, bar);
+}
+
+// the block's i-th stage, stage L of all
 __device__ void issue_w(const P &p, u32 base, long i, long L, int T)
 {
     Pos q = pos_of(L, T);
-    int kt = q.s * NA + q.j;
-    u32 st = base + RING_AT + (u32)(i % STAGES) * SLOT, bar = base + BAR_AT + 8 * (u32)(i % STAGES);
-    mb_expect(bar, WBYTES);
-    tma2d(st + S_WQ, &p.q, kt * KT, q.t * BNW, bar);
-    tma2d(st + S_WS, &p.d, kt / 4 * 8, q.t * BNW, bar);
+    issue_stage(p, base, i, q.s * NA + q.j, q.t);
 }
 
 // slice s of x, atom by atom
@@ -321,11 +326,7 @@ __device__ __forceinline__ float ld_cluster(u32 addr, u32 r)
 // the block's i-th stage: tile y + C (i / NA), K stage z NA + i % NA
 __device__ void issue_c(const P &p, u32 base, long i)
 {
-    int t = (int)(blockIdx.y + gridDim.y * (i / NA)), kt = (int)(blockIdx.z * NA + i % NA);
-    u32 st = base + RING_AT + (u32)(i % STAGES) * SLOT, bar = base + BAR_AT + 8 * (u32)(i % STAGES);
-    mb_expect(bar, WBYTES);
-    tma2d(st + S_WQ, &p.q, kt * KT, t * BNW, bar);
-    tma2d(st + S_WS, &p.d, kt / 4 * 8, t * BNW, bar);
+    issue_stage(p, base, i, (int)(blockIdx.z * NA + i % NA), (int)(blockIdx.y + gridDim.y * (i / NA)));
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) wrc(const __grid_constant__ P p)

@@ -382,32 +382,43 @@ DEV void wa_make(const u32 (&w)[16], const u32 (&sc)[2], u32 (&a)[16])
         asm volatile("" : "+r"(a[j])::"memory");
 }
 
-// Under WA, K's stages: each stage's fragments made from the words fetched
-// while the stage before ran, its wgmmas issued, the next stage's words
-// fetched while they run; then (both warpgroups done with it) its slot
-// refilled. Each stage's wgmmas are waited for before the next's
-// fragments are made (ptxas serializes the wgmmas where registers they
-// read are written while any runs).
+// Under WA, one stage: its fragments made from the words fetched (w, sc)
+// while the stage before ran, its wgmmas issued on x's rows at b (in the
+// slot; under XR an atom of x), the next stage's words fetched from slot
+// next (of stage kt, once its mbarrier bar is past parity par; none where
+// next is null) while they run, then they waited for (ptxas serializes the
+// wgmmas where registers they read are written while any runs).
+DEV void wa_step(float *d, u32 (&w)[16], u32 (&sc)[2], u32 b, const char *next, int kt, u32 bar, int par)
+{
+    u32 a[16];
+    wa_make(w, sc, a);
+    wg_fence();
+#pragma unroll
+    for (int j = 0; j < KT / 16; j++)
+        if constexpr (XR)
+            wgmma_ra64(d, a + 4 * j, desc(b + 32 * j));
+        else
+            wgmma_ra(d, a + 4 * j, desc(b + 32 * j));
+    wg_commit();
+    if (next) {
+        mb_wait(bar, par);
+        wa_fetch(next, kt, w, sc);
+    }
+    wg_wait<0>();
+}
+
+// Under WA (TM 256), K's stages (wa_step), each slot refilled once both
+// warpgroups are done with it.
 DEV void wa_stages(const Params &p, u32 base, const char *sm, int k0, int nk, Unit tile, int m0, float *d)
 {
-    u32 w[16], sc[2], a[16];
+    u32 w[16], sc[2];
     mb_wait(base + BAR_AT, 0);
     wa_fetch(sm, k0, w, sc);
     for (int i = 0; i < nk; i++) {
-        int s = i % STAGES, n = (i + 1) % STAGES;
-        wa_make(w, sc, a);
-        wg_fence();
-        u32 b = base + s * SLOT + S_XQ;
-#pragma unroll
-        for (int j = 0; j < KT / 16; j++)
-            wgmma_ra(d, a + 4 * j, desc(b + 32 * j));
-        wg_commit();
-        if (i + 1 < nk) {
-            mb_wait(base + BAR_AT + 8 * n, ((i + 1) / STAGES) & 1);
-            wa_fetch(sm + n * SLOT, k0 + i + 1, w, sc);
-        }
-        wg_wait<0>();
-        __syncthreads();   // both warpgroups done with slot s
+        int n = (i + 1) % STAGES;
+        wa_step(d, w, sc, base + i % STAGES * SLOT + S_XQ, i + 1 < nk ? sm + n * SLOT : nullptr, k0 + i + 1,
+                base + BAR_AT + 8 * n, ((i + 1) / STAGES) & 1);
+        __syncthreads();   // both warpgroups done with slot i % STAGES
         if (threadIdx.x == 0 && i + STAGES < nk) {
             issue(p, base, i + STAGES, k0 + i + STAGES, tile, m0, true);
             issue(p, base, i + STAGES, k0 + i + STAGES, tile, m0, false);
@@ -545,7 +556,7 @@ DEV void xr_tiles(const Params &p, u32 base, char *sm)
         }
     __syncthreads();
     float d[32], *e = (float *)(sm + E_AT);
-    u32 w[16], sc[2], a[16];
+    u32 w[16], sc[2];
 #pragma unroll
     for (int i = 0; i < 32; i++)
         d[i] = 0.0f;
@@ -555,21 +566,10 @@ DEV void xr_tiles(const Params &p, u32 base, char *sm)
     } else
         pdl_launch();
     for (long i = 0; i < n; i++) {
-        int j = (int)(i % KPER);
+        int j = (int)(i % KPER), s = (int)((i + 1) % STAGES);
         mb_wait(base + XBAR_AT + 8 * j, 0);
-        wa_make(w, sc, a);
-        wg_fence();
-        u32 b = base + XR_AT + j * XA;
-#pragma unroll
-        for (int k = 0; k < KT / 16; k++)
-            wgmma_ra64(d, a + 4 * k, desc(b + 32 * k));
-        wg_commit();
-        if (i + 1 < n) {
-            int s = (int)((i + 1) % STAGES);
-            mb_wait(base + BAR_AT + 8 * s, (int)((i + 1) / STAGES) & 1);
-            wa_fetch(sm + s * SLOT, (int)(blockIdx.z * KPER + (i + 1) % KPER), w, sc);
-        }
-        wg_wait<0>();
+        wa_step(d, w, sc, base + XR_AT + j * XA, i + 1 < n ? sm + s * SLOT : nullptr,
+                (int)(blockIdx.z * KPER + (i + 1) % KPER), base + BAR_AT + 8 * s, (int)((i + 1) / STAGES) & 1);
         __syncthreads();   // both warpgroups done with the slot
         if (threadIdx.x == 0 && i + STAGES < n)
             xr_issue(p, base, i + STAGES);

@@ -1248,17 +1248,22 @@ static int read_by_products(const Fz *f, int k)
     return 1;
 }
 
+/* The node a group's quantizing epilogue writes: its output, or under
+ * batch_attend the stack of its rows. */
+int quant_out(const Fz *f, const Group *gr)
+{
+    return gr->kind == GK_ATTEND && gr->nseq > 1 ? f->cons[gr->node][0] : gr->out[0];
+}
+
 static void quantizing(Fz *f)
 {
     if (f->o->numerics == NUM_PRECISE || !f->o->fuse_quant)
         return;
     for (int i = 0; i < f->ng; i++) {
         Group *gr = &f->gs[i];
-        int k = gr->out[0], width = 0;
+        int k = quant_out(f, gr), width = 0;
         if (!gr->nn)   /* taken into another launch */
             continue;
-        if (gr->kind == GK_ATTEND && gr->nseq > 1)   /* batch_attend: the stack of its rows */
-            k = f->cons[gr->node][0];
         if (k < 0 || !read_by_products(f, k))
             continue;
         switch (gr->kind) {

@@ -86,6 +86,7 @@ enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESI
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */
 int view_root(const Graph *g, int node);         /* through reshapes */
+int quant_out(const Fz *f, const Group *gr);     /* the node its quantizing epilogue writes */
 void fuse_note(Fz *f, int node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void took(Fz *f, int rule);
 /* lane_cuda.c */

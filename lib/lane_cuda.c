@@ -60,6 +60,14 @@ static const char *node_name(const Fz *f, int k)
     return f->g->stmt_node[n->stmt] == k ? s->name : arena_printf(f->a, "%s.%d", s->name, n->sub);
 }
 
+/* The group whose launch writes node k: its own, or for a stack computed
+ * in place its first row's (a batch's attention writes its stack whole). */
+static int writer_of(const Fz *f, int k)
+{
+    const GNode *n = N(f, k);
+    return n->op == OP_STACK && n->view ? f->group[n->args[0]] : f->group[k];
+}
+
 static int etype_of(const Fz *f, int k)
 {
     if (N(f, k)->ty.base == T_I32)
@@ -67,11 +75,9 @@ static int etype_of(const Fz *f, int k)
     int g = f->group[k];
     if (g >= 0 && f->gs[g].oq && f->gs[g].out[0] == k)
         return act_etype(f->gs[g].oq);
-    if (N(f, k)->op == OP_STACK && N(f, k)->view) {   /* written whole by a batch's attention (batch_attend) */
-        g = f->group[N(f, k)->args[0]];
-        if (g >= 0 && f->gs[g].nseq > 1 && f->gs[g].oq)
-            return act_etype(f->gs[g].oq);
-    }
+    g = writer_of(f, k);
+    if (g >= 0 && f->gs[g].oq && quant_out(f, &f->gs[g]) == k)   /* batch_attend's quantized stack */
+        return act_etype(f->gs[g].oq);
     return ET_F32;
 }
 
@@ -358,8 +364,9 @@ static long mmh_tail(const Fz *f, long tiles, long K)
 }
 
 /* Clusters of sk blocks the chip holds at once (a block a multiprocessor):
- * its multiprocessors in groups (GPCs) of about 16.5, a cluster within one
- * (cudaOccupancyMaxActiveClusters on the H200, bench/NOTES.md run180). */
+ * its multiprocessors taken as groups (GPCs) of about 16.5, a cluster
+ * within one. An estimate: bench/wr64.cu prints the H200's own count
+ * (cudaOccupancyMaxActiveClusters), not yet run (bench/NOTES.md run180). */
 static long xr_clusters(const Fz *f, long sk)
 {
     long sms = f->o->sms, gpcs = (sms + 17) / 18;
@@ -387,20 +394,11 @@ static long xr_splits(const Fz *f, long tiles, long K, long *cy)
 
 static int writes_a8h(Fz *f, const Group *gr);
 
-/* The node a group's quantizing epilogue writes: its output, or a batch's
- * attention's stack of its rows (fuse.c's quantizing). */
-static int quant_out(Fz *f, const Group *gr)
-{
-    return gr->kind == GK_ATTEND && gr->nseq > 1 ? f->cons[gr->node][0] : gr->out[0];
-}
-
 /* Does the activation of group gr come a8h, or from a launch that can
  * write it so (half_acts)? */
 static int a8h_source(Fz *f, const Group *gr)
 {
-    int k = view_root(f->g, gr->x), g = f->group[k];
-    if (N(f, k)->op == OP_STACK && N(f, k)->view)   /* written whole by a batch's attention */
-        g = f->group[N(f, k)->args[0]];
+    int k = view_root(f->g, gr->x), g = writer_of(f, k);
     if (g < 0 || quant_out(f, &f->gs[g]) != k)
         return 0;
     return f->gs[g].oq == 3 || writes_a8h(f, &f->gs[g]);
@@ -431,11 +429,12 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
         return KN_GEMV;
     }
     if (mma) {
+        long blocks = mmh_blocks(f, gr, rows, 0);
         const char *no = rows < mmh_crossover(f->o) ? "fewer rows than --mmh-rows" : xq != 1 || xin != 1
                          ? "activations not a8 (q8 numerics, quantized before it)"
                          : K % 256 ? "K not whole 256-value blocks" : gr->gate && gr->parts != 2
                          ? "a gated pair beside other parts"
-                         : mmh_blocks(f, gr, rows, 0) * mmh_splits(f, mmh_blocks(f, gr, rows, 0), K) < f->o->sms / 2
+                         : blocks * mmh_splits(f, blocks, K) < f->o->sms / 2
                          ? "its tiles, K split, fill less than half the chip (mma splits K further)" : NULL;
         if (!no) {
             if (say)
@@ -519,13 +518,12 @@ static void half_acts(Fz *f)
 {
     for (int i = 0; i < f->ng; i++) {
         Group *gr = &f->gs[i];
-        if (!writes_a8h(f, gr) || !read_by_mmh(f, quant_out(f, gr)))
+        int k = quant_out(f, gr);
+        if (!writes_a8h(f, gr) || !read_by_mmh(f, k))
             continue;
         gr->oq = 3;
-        if (f->buf[quant_out(f, gr)] >= 0)   /* a batch's stack, placed (stack_rows) as a8 */
-            f->pl->bufs[f->buf[quant_out(f, gr)]].etype = act_etype(3);
-        fuse_note(f, quant_out(f, gr), "a8h: %s written as f16 (each a8 value f16(q f16(d))): its every reader an "
-                  "mmh launch, which takes it by TMA as it is", node_name(f, quant_out(f, gr)));
+        fuse_note(f, k, "a8h: %s written as f16 (each a8 value f16(q f16(d))): its every reader an mmh launch, which "
+                  "takes it by TMA as it is", node_name(f, k));
     }
 }
 
@@ -647,11 +645,11 @@ static void emit_mmh(Fz *f, const Group *gr)
     product_consts(L, f, gr, rows, n);
     int xin = x_format(f, gr);
     long tm = mmh_tm(f, gr, rows, xin), K = prod_k(f, gr), blocks = mmh_blocks(f, gr, rows, tm);
-    long sk = mmh_splits(f, blocks, K), tail = mmh_tail(f, blocks, K), cy = 0;
+    long cy = 0, sk = tm == 64 ? xr_splits(f, blocks, K, &cy) : mmh_splits(f, blocks, K),
+         tail = tm == 64 ? 0 : mmh_tail(f, blocks, K);
     C(L, "XIN", xin);
     C(L, "BN", (double)mmh_bn(f, gr, tm));
     if (tm == 64) {
-        sk = xr_splits(f, blocks, K, &cy), tail = 0;
         fuse_note(f, gr->node, "x resident: %ld tiles of 128 weight rows by %ld clusters of %ld blocks, each block "
                   "%ld values of K of the %ld rows of x held in shared memory (TM 64)", blocks, cy, sk, K / sk, rows);
     } else if (rows <= 64)
@@ -1884,9 +1882,9 @@ int lane_emit(Fz *f)
     for (int k = 0; k < f->g->nn; k++)
         f->buf[k] = -1;
     decl_bufs(f);
-    stack_rows(f);
     concat_places(f);
-    half_acts(f);
+    half_acts(f);   /* before stack_rows places a batch's quantized stack in its format */
+    stack_rows(f);
     for (int i = 0; i < f->ng; i++) {
         const Group *gr = &f->gs[f->order[i]];
         if (!gr->nn)
