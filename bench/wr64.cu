@@ -196,6 +196,14 @@ __device__ void issue_w(const P &p, u32 base, long i, long L, int T)
     issue_stage(p, base, i, q.s * NA + q.j, q.t);
 }
 
+// the ring's and x's atoms' mbarriers
+__device__ void init_bars(u32 base)
+{
+    for (int s = 0; s < STAGES + NA; s++)   // XBAR_AT follows the ring's
+        mb_init(base + BAR_AT + 8 * s, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
 // slice s of x, atom by atom
 __device__ void issue_x(const P &p, u32 base, int s)
 {
@@ -238,11 +246,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wr(const __grid_constan
     if (lo >= hi)
         return;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++)
-            mb_init(base + BAR_AT + 8 * s, 1);
-        for (int a = 0; a < NA; a++)
-            mb_init(base + XBAR_AT + 8 * a, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        init_bars(base);
         for (int i = 0; i < STAGES && lo + i < hi; i++)
             issue_w(p, base, i, lo + i, T);
         issue_x(p, base, pos_of(lo, T).s);
@@ -338,11 +342,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wrc(const __grid_consta
     int T = p.N / BNW, mine = (T - (int)blockIdx.y + (int)gridDim.y - 1) / (int)gridDim.y;
     long n = (long)mine * NA;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++)
-            mb_init(base + BAR_AT + 8 * s, 1);
-        for (int a = 0; a < NA; a++)
-            mb_init(base + XBAR_AT + 8 * a, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        init_bars(base);
         for (int i = 0; i < STAGES && i < n; i++)
             issue_c(p, base, i);
         issue_x(p, base, blockIdx.z);
