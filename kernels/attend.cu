@@ -39,12 +39,13 @@
 // ROPE, the same values), and returns at once when they are none of them (so a
 // short context keeps few blocks busy, and those few finish soon); its
 // warps take the rows in turn, R a round each (their keys and values loaded
-// before any is used), each keeping a running maximum, sum and weighted values per head,
-// then merge in shared memory. When a row's keys span
-// several chunks, each busy block leaves (m, l, o[VD]) per head in part,
-// and the last of them to finish (cnt counts them) merges them into y and
-// sets its count back to 0: each row its own part and count (a batch's
-// sequences never share them).
+// before any is used), each keeping a running maximum, sum and weighted
+// values per head, then merge in shared memory. When a row's keys span
+// several chunks, each busy block leaves (m, l, o[VD]) per head in part
+// (PS slots a row and head group: BUSY, or SPLIT where BUSY is 0), and the
+// last of them to finish (cnt counts them) merges them into y and sets its
+// count back to 0: each row its own part and count (a batch's sequences
+// never share them).
 // LR (a batch's attention, MODE 3, heads of whole 32-value blocks, at most
 // 4 a block): a warp takes its rows 32 at a time, a row a lane for the
 // scores (the whole dot product of each query head, the block's queries
@@ -65,6 +66,7 @@ constexpr int CONT = HD % 32 == 0 && VD % 32 == 0;
 constexpr int QP = (HD + 31) / 32;                  // key values a lane holds
 constexpr int VN = CONT ? VD / 32 : 2 * ((VD + 63) / 64);   // values a lane holds
 constexpr int SLOT = VD + 2;                        // m, l, then the values
+constexpr int PS = BUSY ? BUSY : SPLIT;             // chunks' slots a row and head group in part
 // Key rows a warp loads together: as many as the registers left by the
 // heads' queries and sums hold with a score a head each (88 values in
 // all; 80 with the heads' running maxima and sums counted when the rope's
@@ -760,7 +762,7 @@ extern "C" __global__ void __launch_bounds__(128, TC ? 3 : 4) attend(const Param
             write_head(p, t, h0 + h, sl + (long)h * SLOT);
         return;
     }
-    float *part = (float *)p.a[7] + (((long)t * NKV * GB + u) * SPLIT + c) * G * SLOT;
+    float *part = (float *)p.a[7] + (((long)t * NKV * GB + u) * PS + c) * G * SLOT;
     for (long i = threadIdx.x; i < (long)G * SLOT; i += blockDim.x)
         part[i] = sl[i];
     // each thread's partials before the count (a release fence, not a
@@ -783,7 +785,7 @@ extern "C" __global__ void __launch_bounds__(128, TC ? 3 : 4) attend(const Param
     // independent of each other, sixteen chunks' in flight (a warp a head:
     // with many heads, warps that split a head's chunks would wait on each
     // other a head at a time)
-    const float *all = (const float *)p.a[7] + ((long)t * NKV * GB + u) * SPLIT * G * SLOT;
+    const float *all = (const float *)p.a[7] + ((long)t * NKV * GB + u) * PS * G * SLOT;
     constexpr int MC = BUSY && BUSY <= 64 ? (BUSY + 31) / 32 : 0;
     for (int h = w; h < G; h += 4) {
         float M = NEG_INF, L = 0.0f, acc[(VD + 31) / 32];

@@ -474,7 +474,8 @@ static int need_attend(Need *n)
     need(n, "y", R * nh * vd);
     need_out(n, "y");
     if (split > 1) {
-        need(n, "part", R * nkv * split * (nh / nkv) * (vd + 2));
+        long ps = C(n, "BUSY") ? C(n, "BUSY") : split;   /* attend.cu's PS: a chunk's slot each */
+        need(n, "part", R * nkv * ps * (nh / nkv) * (vd + 2));
         need(n, "cnt", R * nkv * (nh / nkv / hg));
     }
     int lr = mode == 3 && hd % 32 == 0 && vd % 32 == 0 && hg <= 4;

@@ -361,6 +361,16 @@ got.tofile("got.f32")'
     sed 's/head_dim: 32$/head_dim: 128/' f16.yaml >f16w.yaml
     run --separate-stderr logos-fuse --sms 9 <(logos-author --batch 4 decode_batch f16w.yaml)
     [ "$(grep -c '^launch attend .* BUSY=3 .* TC=1 grid 2 3 4 block 128 smem 73744 ' <<<"$output")" -eq 2 ]
+    # past one wave (8 head blocks, 1.33 waves of three on 2): 3 chunks a
+    # row fill 4 waves; within one (on 4), a block a row
+    run --separate-stderr logos-fuse -v --sms 2 <(logos-author --batch 4 decode_batch f16w.yaml)
+    [ "$(grep -c '^launch attend .* SPLIT=4 CHUNK=16 BUSY=3 .* TC=1 grid 2 3 4 ' <<<"$output")" -eq 2 ]
+    [[ "$stderr" == *"rule chunks_apart: 8 head blocks are 1.33 waves of 6: 3 chunks a row of at least 16 rows, 4.00 waves"* ]]
+    [ "$(grep -c '^buffer o[0-9]_s0\.part scratch f32 6240$' <<<"$output")" -eq 2 ]   # 4 rows x 2 key heads x 3 x 2 heads x 130
+    logos-check - <<<"$output"
+    run --separate-stderr logos-fuse -v --sms 4 <(logos-author --batch 4 decode_batch f16w.yaml)
+    [ "$(grep -c '^launch attend .* SPLIT=1 CHUNK=64 BUSY=0 .* TC=1 grid 2 1 4 ' <<<"$output")" -eq 2 ]
+    [[ "$stderr" != *"chunks_apart"* ]]
     run --separate-stderr logos-fuse --sms 9 b.logos
     [ "$(grep -c '^launch attend .* BUSY=4 .* TC=1 grid 2 4 4 ' <<<"$output")" -eq 2 ]
     run --separate-stderr logos-fuse --sms 9 <(logos-author --batch 4 decode_batch "$TINY/llama.yaml")
@@ -702,9 +712,10 @@ END
     [[ "$stderr" == *"attention: 8 query heads a key head of 256 values, 2 a block (a thread's registers)"* ]]
     [[ "$stderr" == *"rule chunks_apart: 8 head blocks leave the chip idle: up to 64 chunks of at least 16 rows"* ]]
     [ "$(grep -c '^launch attend NH=16 NKV=2 HG=2 HD=256 .* grid 8 64 1 ' <<<"$output")" -eq 12 ]
-    # a count a block of a chunk's heads; the partials as many as before (2 x 256 x 8 x 258)
+    # a count a block of a chunk's heads; the partials a slot for each of
+    # the 64 chunks that can be busy (2 x 64 x 8 x 258)
     [ "$(grep -c '^buffer o[0-9]*\.count scratch i32 8$' <<<"$output")" -eq 12 ]
-    [ "$(grep -c '^buffer o[0-9]*\.part scratch f32 1056768$' <<<"$output")" -eq 12 ]
+    [ "$(grep -c '^buffer o[0-9]*\.part scratch f32 264192$' <<<"$output")" -eq 12 ]
     # narrow heads: a block takes a key head's all
     logos-author decode_step "$EX/llama-3-8b.yaml" | logos-fuse -v >p8.plan 2>p8.err
     [ "$(grep -c '^launch attend NH=32 NKV=8 HG=4 .* grid 8 64 1 ' p8.plan)" -eq 32 ]

@@ -51,8 +51,9 @@ typedef struct Case {
     const char *what;    /* the kernels and variants it exercises */
     const char *src;     /* the program (its header is added) */
     int steps;           /* steps with fresh inputs, the states carried */
-    int sms;             /* the multiprocessors the fuser splits attention for (0: 132); 1 gives a
-                            block each row's whole cache, its warps several 32-row tiles each */
+    int sms;             /* the multiprocessors the fuser splits attention for (0: 132); as many as
+                            a batch's head blocks give a block each row's whole cache, its warps
+                            several 32-row tiles each; fewer, a wave's slots, its chunks */
 } Case;
 
 /* Sequence S of the f32 batch: rope, appends, attention. */
@@ -201,7 +202,12 @@ static const Case cases[] = {
      "o_s2 = attend(qh_s2, Kc_s2[..pos_s2], Vc_s2[..pos_s2], scale=0.125)\no = stack(o_s0, o_s1, o_s2)\n", 40, 0},
     {"batch_attend: 4 sequences, f16 caches, per-head norms, soft-cap, window, 8 query heads a key head of 128",
      BATCH_F16 BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 24, 0},
-    {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 1): 32-row tiles a warp",
+    {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 16): 32-row tiles a warp",
+     BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
+     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 16},
+    /* 16 head blocks, 1.33 waves of a multiprocessor's 3: each row in 3
+     * chunks (lane_cuda.c's wave_chunks), 48 blocks in 16 waves */
+    {"batch_attend: the f16 batch to 142 rows, window 130, in wave chunks (--sms 1): 3 chunks a row, merged",
      BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
      "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
     {"batch_attend: 8 sequences to 290 rows, a block a sequence (--sms 1): several 32-row tiles a warp",
