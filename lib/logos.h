@@ -929,6 +929,7 @@ struct Stream {
 };
 /* Reads a stream of programs or plans (each program checked); 0 or EXIT_INPUT. */
 int stream_load(Arena *a, const char *path, Stream *st);
+int stream_load_src(Arena *a, const Src *src, Stream *st);   /* the same, from text read already */
 /* Sorts the stream's programs into phases and finds the chips its split
  * programs run on (all alike); 0 or EXIT_INPUT. */
 int stream_phases(Stream *st);

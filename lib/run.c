@@ -37,8 +37,11 @@ static void add_prog(Stream *st, Prog *p, Plan *plan)
 int stream_load(Arena *a, const char *path, Stream *st)
 {
     Src *src = src_read(a, path);
-    if (!src)
-        return EXIT_INPUT;
+    return src ? stream_load_src(a, src, st) : EXIT_INPUT;
+}
+
+int stream_load_src(Arena *a, const Src *src, Stream *st)
+{
     st->a = a;
     st->src = src->name;
     Lexer lx;

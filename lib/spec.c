@@ -276,10 +276,14 @@ static int dim_blocks(P *p, int wc)
     return blocks(p, p->dim, wc, "dim", p->s->dim);
 }
 
-/* rope.dim (where given) is even and fits the rotated head width. */
+/* rope.dim (where given) is even and fits the rotated head width; without
+ * it the whole head turns, so the head width is even. */
 static int rope_fits(P *p, const Node *rope, const Rope *r, const char *head, int width)
 {
     const Node *at = map_get(rope, "dim");
+    if ((!at || !r->dim) && rope && width % 2)   /* the whole head turned */
+        return spec_fail(p, rope, "rope rotates pairs of values, and %s %d is odd (an even rope dim turns part of "
+                         "each head)", head, width);
     if (!at || !r->dim)
         return 0;
     if (r->dim % 2)

@@ -324,6 +324,10 @@ YAML
     rejects rope-odd.yaml "13:33: rope dim 7 is odd"
 }
 
+@test "rejects rope-odd-head" {
+    rejects rope-odd-head.yaml "13:13: rope rotates pairs of values, and head_dim 17 is odd (an even rope dim turns part of each head)"
+}
+
 @test "rejects rope-wide" {
     rejects rope-wide.yaml "13:33: rope dim 32 is wider than the head (head_dim 16)"
 }

@@ -1,0 +1,106 @@
+/* fuzz_text.c — libFuzzer harness: a stream of LOGOS programs or plans
+ * through the loader (lexer, parser, checker, dataflow graph; a plan's
+ * kernel table checks), with three properties a crash reports:
+ *   - a loaded stream printed (programs canonically, plans as plans) loads
+ *     again and prints the same bytes (but a launch's closing comment, the
+ *     program lines it covers: a fused plan's count the lines of the
+ *     program fused, a loaded plan's its own);
+ *   - every checked program fuses (logos-fuse --lane cuda, under the
+ *     numerics the input's length picks) or is refused with a message;
+ *   - a plan the fuser printed loads (logos-run's checks pass on it).
+ * Built by tests/fuzz/run. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "logos.h"
+
+/* The stream's programs (or plans) printed into a malloc'd string. */
+static char *printed(const Stream *st, size_t *len)
+{
+    char *t = NULL;
+    FILE *f = open_memstream(&t, len);
+    if (!f)
+        abort();
+    for (int k = 0; k < st->nprogs; k++) {
+        if (st->plans[k])
+            plan_print(f, st->plans[k]);
+        else
+            print_prog(f, st->progs[k]);
+    }
+    fclose(f);
+    return t;
+}
+
+/* t with each launch's closing comment ("  # line 4", "  # lines 4-9")
+ * taken out, in place. */
+static void uncomment(char *t)
+{
+    char *w = t;
+    for (const char *r = t; *r;) {
+        if (!strncmp(r, "  # line", 8))
+            r += strcspn(r, "\n");
+        else
+            *w++ = *r++;
+    }
+    *w = 0;
+}
+
+/* text loads, and prints back as itself (but its launches' closing
+ * comments): else a crash. */
+static void reloads(Arena *a, const char *what, char *text)
+{
+    Stream st = {0};
+    if (stream_load_src(a, src_from_string(a, what, text), &st)) {
+        fprintf(stderr, "fuzz_text: %s does not load again:\n%s", what, text);
+        abort();
+    }
+    size_t len;
+    char *again = printed(&st, &len);
+    uncomment(again);
+    uncomment(text);
+    if (strcmp(again, text)) {
+        fprintf(stderr, "fuzz_text: %s prints otherwise when loaded again:\n%s\n---\n%s", what, text, again);
+        abort();
+    }
+    free(again);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    memcpy(text, data, size);
+    text[size] = 0;
+    Arena *a = arena_new();
+    Stream st = {0};
+    if (!stream_load_src(a, src_from_string(a, "<fuzz>", text), &st) && !stream_phases(&st)) {
+        size_t len;
+        char *p = printed(&st, &len);
+        reloads(a, "the printed stream", p);
+        free(p);
+        FuseOpts fo;
+        fuse_defaults(&fo, 512);
+        fo.numerics = size % 3 == 0 ? NUM_Q8 : size % 3 == 1 ? NUM_Q8X2 : NUM_PRECISE;
+        fo.fuse_quant = fo.numerics != NUM_PRECISE;
+        fo.rows = st.ctx > 0 && st.ctx < 512 ? (int)st.ctx : 512;
+        fo.quiet = 1;
+        char *plans = NULL;
+        FILE *f = open_memstream(&plans, &len);
+        int fused = 1;
+        for (int k = 0; k < st.nprogs && fused; k++) {
+            Plan *pl = st.plans[k] ? NULL : fuse(a, st.progs[k], st.graphs[k], &fo);
+            if (pl)
+                plan_print(f, pl);
+            fused = pl != NULL;
+        }
+        fclose(f);
+        if (fused)
+            reloads(a, "the fused plan", plans);
+        free(plans);
+    }
+    arena_free(a);
+    free(text);
+    return 0;
+}
