@@ -248,6 +248,8 @@ typedef struct Rd {
     size_t cur;          /* start of the current line */
     Word *w; int nw, cw; /* the current line's words (comments dropped) */
     int at;              /* the current line's number */
+    size_t gap;          /* start of the lines without words before it */
+    int gapline;         /* their first's number */
     StmtIx ix;           /* the program's statements' nodes, once a cover asks */
     jmp_buf fail;
 } Rd;
@@ -297,6 +299,8 @@ static int next_line(Rd *r)
 /* The next line with words; 0 at the end. */
 static int next_words(Rd *r)
 {
+    r->gap = r->pos;
+    r->gapline = r->line;
     while (next_line(r))
         if (r->nw)
             return 1;
@@ -375,14 +379,45 @@ static void header_line(Rd *r, Plan *pl)
     }
 }
 
-/* The program, read by the language's parser from the line it starts on. */
-static void program(Rd *r, Plan *pl, size_t start)
+/* The comment lines (and blank runs, as one empty entry) from offset at up
+ * to the next line with words, into the program's comments after its end,
+ * as the language's parser keeps them after a stream's last end. */
+static void notes_after(Rd *r, Prog *p, size_t at)
 {
-    Lexer lx = {r->src, start, r->at, 1};
+    const char *t = r->src->text;
+    char **post = NULL;
+    int n = 0, cap = 0;
+    while (at < r->src->len) {
+        size_t e = at + strcspn(t + at, "\n"), b = at + strspn(t + at, " \t\r");
+        if (b < e && t[b] != '#')
+            break;
+        if (b < e) {
+            size_t k = e;
+            while (k > b && (t[k - 1] == ' ' || t[k - 1] == '\t' || t[k - 1] == '\r'))
+                k--;
+            *VEC_PUSH(r->a, post, n, cap) = arena_strndup(r->a, t + b, k - b);
+        } else if (n && post[n - 1][0]) {
+            *VEC_PUSH(r->a, post, n, cap) = "";
+        }
+        at = e < r->src->len ? e + 1 : e;
+    }
+    while (n && !post[n - 1][0])
+        n--;
+    p->post = post;
+    p->npost = n;
+}
+
+/* The program, read by the language's parser from the comment lines before
+ * it (its own, as in a stream of programs) and kept with the ones after. */
+static void program(Rd *r, Plan *pl)
+{
+    Lexer lx = {r->src, r->gap, r->gapline, 1};
     int err = 0;
     pl->prog = parse_prog(r->a, &lx, &err);
     if (err || !pl->prog || check_prog(r->a, pl->prog))
         longjmp(r->fail, 1);
+    if (!pl->prog->npost)
+        notes_after(r, pl->prog, lx.pos);
     pl->g = graph_build(r->a, pl->prog);
     r->pos = lx.pos;
     r->line = lx.line;
@@ -651,7 +686,7 @@ static Plan *parse_one(Rd *r)
         if (!next_words(r))
             fail_at(r, 1, "%s%s", "the plan ends before its program", "");
         if (word_is(&r->w[0], "logos")) {
-            program(r, pl, r->cur);
+            program(r, pl);
             break;
         }
         header_line(r, pl);

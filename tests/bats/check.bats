@@ -290,3 +290,18 @@ exp.logos: ok: 1 program" ]
     [ -z "$output" ]
     [ "$stderr" = "logos-check: <stdin>: larger than 256 MiB: too large for one input" ]
 }
+
+@test "-p prints a plan back to the same bytes, the program's comments before its header and after its end kept" {
+    cd "$BATS_TEST_TMPDIR"
+    printf '# a note before\nlogos 1 decode_layer 0 tiny\nin x : f32[64]\nout y : f32[64]\ny = silu(x)  # on its line\nend\n# a note after\n\n# and another\n' >c.logos
+    logos-fuse c.logos >c.plan
+    grep -q '^# a note before$' c.plan
+    grep -q '^# and another$' c.plan
+    logos-check -p c.plan >c2.plan
+    logos-check -p c2.plan >c3.plan
+    # the same but each launch's comment, which counts its program's lines
+    # in the file it was read from
+    diff <(sed 's/  # line.*//' c.plan) <(sed 's/  # line.*//' c2.plan)
+    diff c2.plan c3.plan
+    grep -q '# line 10$' c2.plan
+}
