@@ -513,6 +513,9 @@ static int shape_attend(Ck *c, Expr *e)
     if (want_dim(c, k, 2, last_dim(&q->ty), "the keys' width") ||
         want_dim(c, v, 1, &k->ty.d[1], "the values' heads") || want_dim(c, v, 0, &k->ty.d[0], "the values' rows"))
         return -1;
+    if (k->ty.d[0].n != v->ty.d[0].n)   /* row ranges of two states: the same positions of both */
+        return err(c, v, arena_printf(c->a, "the values' state holds %ld rows and the keys' %ld: an attention reads "
+                                      "the same rows of both", v->ty.d[0].n, k->ty.d[0].n));
     if (nh % nkv)
         return err(c, e, arena_printf(c->a, "%ld query heads do not group over %ld key heads", nh, nkv));
     if (e->nargs == 4 && (want_f32(c, e->args[3], "the sinks") || want_rank(c, e->args[3], 1, 1, "the sinks") ||

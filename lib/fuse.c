@@ -1436,6 +1436,14 @@ static void rope_into_attend(Fz *f)
         if (rg < 0 || !rope_feeds(f, a, &f->gs[rg]))
             continue;
         Group *r = &f->gs[rg];
+        const GNode *at = N(f, a->node);
+        long hd = last_dim(&N(f, at->args[0])->ty), vd = last_dim(&N(f, at->args[2])->ty),
+             g = N(f, at->args[0])->ty.d[0].n / N(f, at->args[1])->ty.d[1].n;
+        if (g * (vd + 2) < hd || hd > 1024) {   /* attend.cu turns a head in its query heads' slots */
+            fuse_note(f, a->node, "rope apart: a head of %ld values is wider than %ld query heads' slots of %ld "
+                      "(rope_attend turns a head in them)", hd, g, vd + 2);
+            continue;
+        }
         absorb(f, a, r);
         a->rparts = r->rparts;
         a->pos = r->pos;

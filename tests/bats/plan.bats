@@ -154,6 +154,21 @@ same() {
     [ "$(grep -c '^launch rope ' nolr.plan)" -eq 32 ]
 }
 
+@test "rope_attend only where a head fits its query heads' slots: heads of 64 over values of 16 keep the rope apart, -v says so" {
+    sed 's/head_dim: 16$/head_dim: 64\n      value_dim: 16/' "$TINY/llama.yaml" >w.yaml
+    for form in "--batch 2 decode_batch" decode_step; do
+        # shellcheck disable=SC2086
+        logos-author $form w.yaml >w.logos
+        run --separate-stderr logos-fuse -v --numerics q8 w.logos
+        [ "$status" -eq 0 ]
+        [[ "$stderr" == *"rope apart: a head of 64 values is wider than 2 query heads' slots of 18 (rope_attend turns a head in them)"* ]]
+        ! grep -qx 'rule rope_attend' <<<"$output"
+        [ "$(grep -c '^launch rope ' <<<"$output")" -ge 2 ]   # a layer's, or each sequence's
+        logos-check - <<<"$output"
+    done
+    plan_is_program w.logos 3   # the decode step's plan on the CPU reference
+}
+
 @test "a batch of decode steps: one attention launch a layer for all its sequences, tables of their caches" {
     local plan="$GOLD/llama-3-8b.decode_batch.plan"
     [ "$(grep -c '^launch attend ' "$plan")" -eq 32 ]
