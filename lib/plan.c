@@ -6,6 +6,7 @@
  * table with its constants, its grid, block and shared memory, a buffer
  * for each parameter, and the program statements (or nodes of them) it
  * covers. A plan never carries code. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,7 +513,7 @@ static void launch_const(Rd *r, PLaunch *l, const Word *w, char *given)
     char *v = arena_strndup(r->a, eq + 1, (size_t)(w->p + w->len - eq - 1)), *end;
     double x = strtod(v, &end);
     const KConst *c = &k->c[i];
-    if (!*v || *end || (!c->isf && x != (double)(long)x))
+    if (!*v || *end || !isfinite(x) || (!c->isf && x != floor(x)))
         fail_w(r, w, "'%s' is not a %s", c->isf ? "number" : "whole number");
     if (x < c->lo || x > c->hi) {
         char range[96];
