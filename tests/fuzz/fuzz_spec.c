@@ -42,10 +42,8 @@ static void authored(Arena *a, const Spec *s, const char *form, int batch)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    memcpy(text, data, size);
-    text[size] = 0;
     Arena *a = arena_new();
+    const char *text = arena_strndup(a, (const char *)data, size);
     Spec *s = spec_parse(a, src_from_string(a, "<fuzz>.yaml", text));
     int ok = s != NULL;
     for (int l = 0; ok && l < s->nlayers; l++)
@@ -56,6 +54,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         authored(a, s, "decode_batch", 2);
     }
     arena_free(a);
-    free(text);
     return 0;
 }

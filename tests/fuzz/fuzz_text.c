@@ -70,10 +70,8 @@ static void reloads(Arena *a, const char *what, char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    memcpy(text, data, size);
-    text[size] = 0;
     Arena *a = arena_new();
+    const char *text = arena_strndup(a, (const char *)data, size);
     Stream st = {0};
     if (!stream_load_src(a, src_from_string(a, "<fuzz>", text), &st) && !stream_phases(&st)) {
         size_t len;
@@ -101,6 +99,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(plans);
     }
     arena_free(a);
-    free(text);
     return 0;
 }
