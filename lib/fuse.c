@@ -664,6 +664,35 @@ static int rope_concat(Fz *f, Group *gr)
     return 0;
 }
 
+/* Does node k read (through its arguments and ordering edges, back to
+ * node lo, before which nothing reads a node of it) a node of group g? A
+ * launch of g cannot wait on what it makes. */
+static int reads_group(const Fz *f, int k, int g, int lo)
+{
+    char *seen = calloc((size_t)f->g->nn, 1);
+    int *stack = malloc(sizeof *stack * (size_t)f->g->nn), ns = 0, hit = 0;
+    if (!seen || !stack) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    stack[ns++] = k;
+    seen[k] = 1;
+    while (ns && !hit) {
+        const GNode *n = N(f, stack[--ns]);
+        for (int i = 0; i < n->nargs + n->nafter; i++) {
+            int a = i < n->nargs ? n->args[i] : n->after[i - n->nargs];
+            if (a < lo || seen[a])
+                continue;
+            hit |= f->group[a] == g;
+            seen[a] = 1;
+            stack[ns++] = a;
+        }
+    }
+    free(seen);
+    free(stack);
+    return hit;
+}
+
 static void rope_group(Fz *f, int first)
 {
     const GNode *r0 = N(f, first);
@@ -685,7 +714,8 @@ static void rope_group(Fz *f, int first)
     for (int k = first + 1; k < f->g->nn; k++) {
         const GNode *w = N(f, k);
         if (w->op != G_WRITE || !free_node(f, k) || w->args[1] != gr->pos || N(f, w->args[2])->op == OP_ROPE ||
-            N(f, w->args[2])->ty.rank != r0->ty.rank || last_dim(&N(f, w->args[2])->ty) > 1024)
+            N(f, w->args[2])->ty.rank != r0->ty.rank || last_dim(&N(f, w->args[2])->ty) > 1024 ||
+            reads_group(f, w->args[2], (int)(gr - f->gs), first))
             continue;
         int p = gr->rparts++;
         gr->rx[p] = w->args[2];

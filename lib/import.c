@@ -101,12 +101,46 @@ int import_st_header(const unsigned char *buf, size_t len)
     return st;
 }
 
+static Spec *load_spec(const Ckpt *c, const char *text);
+
+/* A configuration cfg_finish took, as import would go on with it: its spec
+ * read back (one that does not load is a message, not a crash) and each
+ * format's decode step authored from it. */
+static int fuzz_spec_of(Ckpt *c)
+{
+    int st = cfg_finish(c, 0);
+    for (int fmt = FMT_F32; !st && fmt <= FMT_Q8; fmt++) {
+        Spec *s = load_spec(c, cfg_spec_yaml(c->a, &c->cfg, fmt));
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = s ? open_memstream(&text, &len) : NULL;
+        st = mem ? author(c->a, s, "decode_step", -1, 0, 0, mem) : EXIT_INPUT;
+        if (mem)
+            fclose(mem);
+        free(text);
+    }
+    return st;
+}
+
 int import_gguf_header(const unsigned char *buf, size_t len)
 {
     Ckpt c = {.a = arena_new(), .path = "<fuzz>", .cfgfile = "<fuzz>", .gguf = 1};
     int st = gguf_parse(&c, "<fuzz>", -1, buf, len);
     if (!st)
-        st = cfg_finish(&c, 0);
+        st = fuzz_spec_of(&c);
+    arena_free(c.a);
+    return st;
+}
+
+int import_config(const unsigned char *buf, size_t len)
+{
+    Ckpt c = {.a = arena_new(), .path = "<fuzz>"};
+    FILE *f = fmemopen((void *)buf, len, "rb");
+    int st = f ? cfg_from_file(&c, f, "<fuzz>/config.json", "<fuzz>") : EXIT_SYSTEM;
+    if (f)
+        fclose(f);
+    if (!st)
+        st = fuzz_spec_of(&c);
     arena_free(c.a);
     return st;
 }

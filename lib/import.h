@@ -112,6 +112,8 @@ int gguf_parse(Ckpt *c, const char *file, int fd, const unsigned char *buf, size
 
 /* import_cfg.c: config.json to Cfg. */
 int cfg_from_json(Ckpt *c, const char *dir);
+/* The same from config.json open as f, named path, of folder dir. */
+int cfg_from_file(Ckpt *c, FILE *f, const char *path, const char *dir);
 /* Common defaults and checks after either reader. */
 int cfg_finish(Ckpt *c, long ctx);
 const char *family_name(int fam);

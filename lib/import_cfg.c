@@ -432,14 +432,20 @@ static json_t *rope_object(J *j)
 int cfg_from_json(Ckpt *c, const char *dir)
 {
     const char *path = arena_printf(c->a, "%s/config.json", dir);
-    c->cfgfile = path;
-    json_error_t e;
-    J j = {c, path, NULL, 0};
     FILE *f = fopen(path, "rb");
     if (!f)
         return imp_fail(path, "missing: a Hugging Face checkpoint folder needs its config.json");
-    j.root = json_loadf(f, JSON_REJECT_DUPLICATES, &e);
+    int st = cfg_from_file(c, f, path, dir);
     fclose(f);
+    return st;
+}
+
+int cfg_from_file(Ckpt *c, FILE *f, const char *path, const char *dir)
+{
+    c->cfgfile = path;
+    json_error_t e;
+    J j = {c, path, NULL, 0};
+    j.root = json_loadf(f, JSON_REJECT_DUPLICATES, &e);
     if (!j.root)
         return imp_fail(path, "not JSON: %s (line %d)", e.text, e.line);
     int fi = json_is_object(j.root) ? find_family(&j) : (imp_fail(path, "not a JSON object"), -1);

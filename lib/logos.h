@@ -1090,10 +1090,12 @@ typedef struct ImportOpts {
 /* Writes OUT/spec.yaml and every weight file its decode step declares, each
  * atomically; 0 or an exit status after a message. */
 int import_run(const ImportOpts *o);
-/* The fuzzers' entry points: parse a safetensors or GGUF file image held in
- * buf; 0 or EXIT_INPUT. */
+/* The fuzzers' entry points: parse a safetensors or GGUF file image, or a
+ * config.json, held in buf (the last two on to the spec and the decode
+ * step authored from it); 0 or an exit status. */
 int import_st_header(const unsigned char *buf, size_t len);
 int import_gguf_header(const unsigned char *buf, size_t len);
+int import_config(const unsigned char *buf, size_t len);   /* a config.json's bytes */
 
 /* ---- tok*.c: tokenizers, text to ids and back (tok.h inside) ----------- */
 typedef struct Tokenizer Tokenizer;

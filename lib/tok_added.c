@@ -44,7 +44,8 @@ static int cmp_added(const void *x, const void *y)
 
 void added_index(Tokenizer *t)
 {
-    qsort(t->added, (size_t)t->nadded, sizeof *t->added, cmp_added);
+    if (t->nadded)   /* none: no array to sort */
+        qsort(t->added, (size_t)t->nadded, sizeof *t->added, cmp_added);
     memset(t->alo, 0, sizeof t->alo);
     memset(t->ahi, 0, sizeof t->ahi);
     for (int i = t->nadded - 1; i >= 0; i--) {

@@ -169,6 +169,18 @@ same() {
     plan_is_program w.logos 3   # the decode step's plan on the CPU reference
 }
 
+@test "rope_append: a state's append of a value made from the rope's own output stays out of the rope's launch (no cycle)" {
+    logos-author stacked_layer 0 "$TINY/llama.yaml" | sed 's/^\(Kc0\[bpos\]\) = rope/\1 = -rope/' >neg.logos
+    grep -q '^Kc0\[bpos\] = -rope' neg.logos
+    run --separate-stderr logos-fuse -v neg.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"rule rope_append: the append to Vc0 joins the rope's launch"* ]]
+    [[ "$stderr" != *"the append to Kc0"* ]]
+    # the rope, then the negation, then the copy into Kc0's rows
+    [ "$(grep -o '^launch [a-z]*' <<<"$output" | sed -n '/rope/,$p' | head -3 | tr '\n' ' ')" = "launch rope launch elem launch copy " ]
+    logos-check - <<<"$output"
+}
+
 @test "a batch of decode steps: one attention launch a layer for all its sequences, tables of their caches" {
     local plan="$GOLD/llama-3-8b.decode_batch.plan"
     [ "$(grep -c '^launch attend ' "$plan")" -eq 32 ]
