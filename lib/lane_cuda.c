@@ -253,11 +253,35 @@ static int shared_scratch(Fz *f, const char *name, int et, long n)
     return scratch(f, name, et, n);
 }
 
+/* A constant the program's numbers put outside its kernel's range (an
+ * eps of 1e5; a width past what a kernel holds): located at the first
+ * statement the launch covers, and the plan refused (f->bad). */
+static int out_of_range(L L)
+{
+    const Kernel *k = kernel_info(L.l->kernel);
+    for (int i = 0; i < k->nc; i++) {
+        double v = L.l->c[i];
+        if (isfinite(v) && v >= k->c[i].lo && v <= k->c[i].hi)
+            continue;
+        const GNode *n = N(L.f, L.l->covers[0]);
+        const Prog *p = L.f->p;
+        int line = n->stmt >= 0 ? p->stmts[n->stmt].line : p->decls[n->decl].line;
+        if (!L.f->o->quiet)
+            diag_at(p->src, line, n->e ? n->e->col : 1, "the CUDA lane has no kernel for this: %s's %s would be %g, "
+                    "outside %g to %g", k->name, k->c[i].name, v, k->c[i].lo, k->c[i].hi);
+        L.f->bad = EXIT_INPUT;
+        return 1;
+    }
+    return 0;
+}
+
 /* Sets the grid, block and shared memory the constants ask for. */
 static void finish(L L)
 {
     KNeed need;
     char why[200];
+    if (L.f->bad || out_of_range(L))
+        return;
     if (kernel_need(L.l->kernel, L.l->c, &need, why, sizeof why))
         bug_at(__FILE__, __LINE__, why);   /* the rules only make launches their kernels take */
     memcpy(L.l->grid, need.grid, sizeof need.grid);
@@ -1941,6 +1965,8 @@ int lane_emit(Fz *f)
         case GK_DELTA: emit_delta(f, gr); break;
         default: BUG("a group of no kind");
         }
+        if (f->bad)
+            return f->bad;
     }
     pool(f);
     return 0;

@@ -462,6 +462,16 @@ step.logos" ]
       ^" ]
 }
 
+@test "logos-fuse refuses a number its kernel's constant cannot hold, naming the statement and the range (the program itself is valid)" {
+    printf 'logos 1 forward s\nin x : f32[64]\nweight w : f32[64]\nout y : f32[64]\ny = rmsnorm(x, w, eps=1e5)\nend\n' >eps.logos
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane cuda eps.logos
+    [ "$status" -eq 1 ] && [ -z "$output" ]
+    [ "$stderr" = "logos-fuse: eps.logos:5:5: the CUDA lane has no kernel for this: rownorm's EPS would be 100000, outside 0 to 1
+  y = rmsnorm(x, w, eps=1e5)
+      ^" ]
+    "$LOGOS_BIN/logos-check" eps.logos
+}
+
 @test "logos-fuse -v says each decision on stderr, -q silences them" {
     step
     run --separate-stderr "$LOGOS_BIN/logos-fuse" -v step.logos
