@@ -457,7 +457,7 @@ static void unpair(Parser *ps, Decl *d)
             Token t = expect(ps, TK_NUM, "the first rotated row");
             char *end;
             long v = strtol(t.p, &end, 10);
-            if (end != t.p + t.len || v < 0 || v > 1000000)
+            if (end != t.p + t.len || v < 0 || t.len > 9)   /* as small_int's bound */
                 fail(ps, &t, "expected the first rotated row (a whole number)");
             d->unpair_at = (int)v;
         }

@@ -305,3 +305,15 @@ exp.logos: ok: 1 program" ]
     diff c2.plan c3.plan
     grep -q '# line 10$' c2.plan
 }
+
+@test "unpair's first rotated row is a whole number of up to nine digits (a spec's wide latent heads pass a million)" {
+    cd "$BATS_TEST_TMPDIR"
+    printf 'logos 1 decode_layer 0 tiny\nin x : f32[8]\nweight w : f32[2000016,8] unpair(2000016, 16, 2000000)\nout y : f32[2000016]\ny = w @ x\nend\n' >up.logos
+    run logos-check -p up.logos
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(cat up.logos)" ]
+    sed 's/2000000)/1234567890)/' up.logos >up2.logos
+    run --separate-stderr logos-check up2.logos
+    [ "$status" -eq 1 ]
+    [ "${stderr_lines[0]}" = "logos-check: up2.logos:3:47: expected the first rotated row (a whole number)" ]
+}
