@@ -664,6 +664,15 @@ static int rope_concat(Fz *f, Group *gr)
     return 0;
 }
 
+/* The group's earliest node: nothing before it reads a node of the group. */
+static int first_node(const Group *gr)
+{
+    int lo = gr->nodes[0];
+    for (int i = 1; i < gr->nn; i++)
+        lo = gr->nodes[i] < lo ? gr->nodes[i] : lo;
+    return lo;
+}
+
 /* Does node k read (through its arguments and ordering edges, back to
  * node lo, before which nothing reads a node of it) a node of group g? A
  * launch of g cannot wait on what it makes. */
@@ -715,7 +724,7 @@ static void rope_group(Fz *f, int first)
         const GNode *w = N(f, k);
         if (w->op != G_WRITE || !free_node(f, k) || w->args[1] != gr->pos || N(f, w->args[2])->op == OP_ROPE ||
             N(f, w->args[2])->ty.rank != r0->ty.rank || last_dim(&N(f, w->args[2])->ty) > 1024 ||
-            reads_group(f, w->args[2], (int)(gr - f->gs), first))
+            reads_group(f, w->args[2], (int)(gr - f->gs), first_node(gr)))
             continue;
         int p = gr->rparts++;
         gr->rx[p] = w->args[2];
