@@ -21,6 +21,8 @@ MAN     = $(wildcard man/man1/*.1 man/man5/*.5 man/man7/*.7)
 
 UNIT    = $(wildcard tests/unit/*.c)
 UNITBIN = $(UNIT:tests/unit/%.c=build/san/test/%)
+FUZZ    = $(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c))
+FUZZBIN = $(FUZZ:tests/fuzz/%.c=build/san/fuzz/%)
 BIN     = $(TOOLS:%=build/bin/%)
 SANBIN  = $(TOOLS:%=build/san/bin/%)
 KSRC    = $(wildcard kernels/*.cuh kernels/*.cu)
@@ -61,13 +63,19 @@ build/san/test/%: tests/unit/%.c $(SANOBJ) $(HDRS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SANFLAGS) -Ilib $< $(SANOBJ) -o $@ $(LIBS)
 
+# the fuzz harnesses with replay.c's main instead of libFuzzer's (tests/run
+# replays tests/fuzz/regress and a few seeds through them)
+build/san/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(SANOBJ) $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SANFLAGS) -Ilib $< tests/fuzz/replay.c $(SANOBJ) -o $@ $(LIBS)
+
 # the GPU's kernel tests (tests/gpu/run runs them where a GPU answers): not
 # sanitized, since the CUDA driver and AddressSanitizer do not share a process
 build/test/gpu_kernels: tests/gpu/kernels.c $(LIBOBJ) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -Ilib $< $(LIBOBJ) -o $@ $(LIBS)
 
-san: $(SANBIN) $(UNITBIN)
+san: $(SANBIN) $(UNITBIN) $(FUZZBIN)
 
 deps:
 	@sh scripts/deps
