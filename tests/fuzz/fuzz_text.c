@@ -6,7 +6,7 @@
  *     program lines it covers: a fused plan's count the lines of the
  *     program fused, a loaded plan's its own);
  *   - every checked program fuses (logos-fuse --lane cuda, under the
- *     numerics the input's length picks) or is refused with a message;
+ *     knobs a hash of the input picks) or is refused with a message;
  *   - a plan the fuser printed loads (logos-run's checks pass on it).
  * Built by tests/fuzz/run. */
 #include <stddef.h>
@@ -68,6 +68,34 @@ static void reloads(Arena *a, const char *what, char *text)
     free(again);
 }
 
+/* logos-fuse's knobs, picked by a hash of the input: the numerics, the
+ * quantizing epilogues, the lane rules, the chip's multiprocessors (few
+ * make attention and products split) and the row crossovers (low ones
+ * send small stacks to mmv, mma, mmh and x resident, latent attention
+ * expanded), so that every rule's road is walked. */
+static void knobs(FuseOpts *fo, const Stream *st, const uint8_t *data, size_t size)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ data[i]) * 16777619u;
+    static const int sms[] = {132, 1, 8, 24}, rows[] = {0, 1, 16, 33};
+    fuse_defaults(fo, 512);
+    fo->numerics = h % 3 == 0 ? NUM_Q8 : h % 3 == 1 ? NUM_Q8X2 : NUM_PRECISE;
+    h /= 3;
+    fo->fuse_quant = fo->numerics != NUM_PRECISE && h % 4 != 3;
+    fo->lane_rules = h % 8 != 7;
+    h /= 8;
+    fo->sms = sms[h % 4];
+    h /= 4;
+    fo->mma_rows = rows[h % 4];
+    fo->mmv_rows = rows[(h / 4) % 2];
+    fo->mmh_rows = rows[(h / 8) % 4];
+    fo->xr_rows = rows[(h / 32) % 4];
+    fo->latent_rows = rows[(h / 128) % 4];
+    fo->rows = st->ctx > 0 && st->ctx < 512 ? (int)st->ctx : 512;
+    fo->quiet = 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     Arena *a = arena_new();
@@ -79,11 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         reloads(a, "the printed stream", p);
         free(p);
         FuseOpts fo;
-        fuse_defaults(&fo, 512);
-        fo.numerics = size % 3 == 0 ? NUM_Q8 : size % 3 == 1 ? NUM_Q8X2 : NUM_PRECISE;
-        fo.fuse_quant = fo.numerics != NUM_PRECISE;
-        fo.rows = st.ctx > 0 && st.ctx < 512 ? (int)st.ctx : 512;
-        fo.quiet = 1;
+        knobs(&fo, &st, data, size);
         char *plans = NULL;
         FILE *f = open_memstream(&plans, &len);
         int fused = 1;
