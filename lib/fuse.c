@@ -1039,8 +1039,9 @@ static int latent_wide(Fz *f, int k)
 }
 
 /* latent(qr, qp, C, wk, wv): the halves of the expansion weights of one
- * format each, f32 or Q8_0; C the cache's rows up to the positions or a
- * value: one launch, absorbed. */
+ * format each, f32 or Q8_0; C the cache's rows up to the positions (of an
+ * f32 state: no kernel reads an f16 one yet) or a value: one launch,
+ * absorbed. */
 static int latent_group(Fz *f, int k)
 {
     const GNode *m = N(f, k);
@@ -1049,6 +1050,13 @@ static int latent_group(Fz *f, int k)
             fuse_note(f, k, "no kernel: a half of the latent's expansion is computed, not a weight");
             return unsupported(f, k);
         }
+    const GNode *c = N(f, m->args[2]);
+    if (c->op == OP_UPTO && N(f, c->args[0])->ty.base == T_F16) {   /* latent.cu, latent_expand.cu: f32 rows */
+        if (!f->o->quiet)
+            diag_at(f->p->src, m->e->line, m->e->col, "the CUDA lane has no kernel for latent over an f16 cache yet "
+                    "(run it with logos-run --device cpu, or keep the spec's cache f32)");
+        return EXIT_INPUT;
+    }
     const Type *q = &N(f, m->args[0])->ty, *p = &N(f, m->args[1])->ty;
     long nope = last_dim(q) - last_dim(p);
     single(f, GK_LATENT, k);

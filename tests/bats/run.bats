@@ -462,6 +462,16 @@ step.logos" ]
       ^" ]
 }
 
+@test "logos-fuse refuses latent attention over an f16 cache (no kernel reads one yet), located; the CPU reference runs it" {
+    sed 's/^dim: \(.*\)/dim: \1\ncache: f16/' "$TINY/deepseek2.yaml" >ds16.yaml
+    "$LOGOS_BIN/logos-author" decode_step ds16.yaml >ds16.logos
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" ds16.logos
+    [ "$status" -eq 1 ] && [ -z "$output" ]
+    [ "${stderr_lines[0]}" = "logos-fuse: ds16.logos:$(awk '/^ct0 = latent/ { print NR }' ds16.logos):7: the CUDA lane has no kernel for latent over an f16 cache yet (run it with logos-run --device cpu, or keep the spec's cache f32)" ]
+    run "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 1 -p "1 2" -n 2 ds16.logos
+    [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 2 ]
+}
+
 @test "logos-fuse refuses a number its kernel's constant cannot hold, naming the statement and the range (the program itself is valid)" {
     printf 'logos 1 forward s\nin x : f32[64]\nweight w : f32[64]\nout y : f32[64]\ny = rmsnorm(x, w, eps=1e5)\nend\n' >eps.logos
     run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane cuda eps.logos
