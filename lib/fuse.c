@@ -573,7 +573,7 @@ static void rope_part(Fz *f, Group *gr, int r)
     int x = N(f, r)->args[0];
     const GNode *xn = N(f, x);
     if (xn->op == OP_RMSNORM && only_use(f, x) == r && free_node(f, x) &&
-        (xn->nargs == 1 || is_decl_of(f, xn->args[1], D_WEIGHT)) && last_dim(&xn->ty) <= 1024) {
+        xn->nargs == 2 && is_decl_of(f, xn->args[1], D_WEIGHT) && last_dim(&xn->ty) <= 1024) {   /* rope.cu: a weight */
         take(f, gr, x);
         gr->rnorm[p] = x;
         x = xn->args[0];
@@ -592,13 +592,13 @@ static void rope_part(Fz *f, Group *gr, int r)
 }
 
 /* The norm a concat's operand k is, when the rope's launch can take it
- * as a part's per-head norm (a row of at most 1024 values, read by the
+ * as a part's per-head norm (a weight's, a row of at most 1024 values, read by the
  * concat alone, its eps and offset those of the group's other norms); -1
  * else. */
 static int concat_norm(const Fz *f, const Group *gr, int k, int c)
 {
     const GNode *n = N(f, k);
-    if (!lone(f, k, c, OP_RMSNORM) || (n->nargs > 1 && !is_decl_of(f, n->args[1], D_WEIGHT)) || last_dim(&n->ty) > 1024)
+    if (!lone(f, k, c, OP_RMSNORM) || n->nargs < 2 || !is_decl_of(f, n->args[1], D_WEIGHT) || last_dim(&n->ty) > 1024)
         return -1;
     for (int p = 0; p < gr->rparts; p++)
         if (gr->rnorm[p] >= 0 && (attr_num(N(f, gr->rnorm[p])->e, "eps", 0) != attr_num(n->e, "eps", 0) ||
