@@ -253,37 +253,51 @@ static int shared_scratch(Fz *f, const char *name, int et, long n)
     return scratch(f, name, et, n);
 }
 
-/* A constant the program's numbers put outside its kernel's range (an
- * eps of 1e5; a width past what a kernel holds): located at the first
- * statement the launch covers, and the plan refused (f->bad). */
-static int out_of_range(L L)
+/* Refuses the plan (f->bad) at the first statement launch L covers: the
+ * program's shapes or numbers ask what L's kernel cannot do (an eps of 1e5
+ * past its constant's range; values of odd width, which attend.cu reads a
+ * pair at a time). The rules check what they can before they fuse; this is
+ * the kernel table's last word, so that every plan printed loads. */
+static void refuse(L L, const char *why)
+{
+    const GNode *n = N(L.f, L.l->covers[0]);
+    const Prog *p = L.f->p;
+    int line = n->stmt >= 0 ? p->stmts[n->stmt].line : p->decls[n->decl].line;
+    if (!L.f->o->quiet)
+        diag_at(p->src, line, n->e ? n->e->col : 1, "the CUDA lane has no kernel for this: %s", why);
+    L.f->bad = EXIT_INPUT;
+}
+
+/* Why a constant of L is outside its kernel's declared range, or NULL. */
+static const char *out_of_range(L L, char *why, size_t n)
 {
     const Kernel *k = kernel_info(L.l->kernel);
     for (int i = 0; i < k->nc; i++) {
         double v = L.l->c[i];
         if (isfinite(v) && v >= k->c[i].lo && v <= k->c[i].hi)
             continue;
-        const GNode *n = N(L.f, L.l->covers[0]);
-        const Prog *p = L.f->p;
-        int line = n->stmt >= 0 ? p->stmts[n->stmt].line : p->decls[n->decl].line;
-        if (!L.f->o->quiet)
-            diag_at(p->src, line, n->e ? n->e->col : 1, "the CUDA lane has no kernel for this: %s's %s would be %g, "
-                    "outside %g to %g", k->name, k->c[i].name, v, k->c[i].lo, k->c[i].hi);
-        L.f->bad = EXIT_INPUT;
-        return 1;
+        snprintf(why, n, "%s's %s would be %g, outside %g to %g", k->name, k->c[i].name, v, k->c[i].lo, k->c[i].hi);
+        return why;
     }
-    return 0;
+    return NULL;
 }
 
 /* Sets the grid, block and shared memory the constants ask for. */
 static void finish(L L)
 {
     KNeed need;
-    char why[200];
-    if (L.f->bad || out_of_range(L))
+    char why[200], w2[240];
+    if (L.f->bad)
         return;
-    if (kernel_need(L.l->kernel, L.l->c, &need, why, sizeof why))
-        bug_at(__FILE__, __LINE__, why);   /* the rules only make launches their kernels take */
+    if (out_of_range(L, why, sizeof why)) {
+        refuse(L, why);
+        return;
+    }
+    if (kernel_need(L.l->kernel, L.l->c, &need, why, sizeof why)) {
+        snprintf(w2, sizeof w2, "%s: %s", kernel_info(L.l->kernel)->name, why);
+        refuse(L, w2);
+        return;
+    }
     memcpy(L.l->grid, need.grid, sizeof need.grid);
     L.l->block = need.block;
     L.l->smem = need.smem;

@@ -472,7 +472,7 @@ step.logos" ]
     [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 2 ]
 }
 
-@test "logos-fuse refuses a number its kernel's constant cannot hold, naming the statement and the range (the program itself is valid)" {
+@test "logos-fuse refuses a number or a shape its kernel cannot take, naming the statement and the reason (the program itself is valid)" {
     printf 'logos 1 forward s\nin x : f32[64]\nweight w : f32[64]\nout y : f32[64]\ny = rmsnorm(x, w, eps=1e5)\nend\n' >eps.logos
     run --separate-stderr "$LOGOS_BIN/logos-fuse" --lane cuda eps.logos
     [ "$status" -eq 1 ] && [ -z "$output" ]
@@ -480,6 +480,10 @@ step.logos" ]
   y = rmsnorm(x, w, eps=1e5)
       ^" ]
     "$LOGOS_BIN/logos-check" eps.logos
+    # a shape its kernel cannot take: values of odd width (attend reads them a pair at a time)
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" "$TOP/tests/fuzz/regress/fuzz_text/attend-odd-values.logos"
+    [ "$status" -eq 1 ] && [ -z "$output" ]
+    [[ "${stderr_lines[0]}" == *"attend-odd-values.logos:16:6: the CUDA lane has no kernel for this: attend: values are read a pair at a time: the value width must be even" ]]
 }
 
 @test "logos-fuse -v says each decision on stderr, -q silences them" {
