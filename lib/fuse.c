@@ -221,6 +221,44 @@ static int gate_of(const Fz *f, int prod, int *up, int *act, int *mul)
 
 static long mma_bound(const Fz *f, const Group *gr);
 
+/* The group's earliest node: nothing before it reads a node of the group. */
+static int first_node(const Group *gr)
+{
+    int lo = gr->nodes[0];
+    for (int i = 1; i < gr->nn; i++)
+        lo = gr->nodes[i] < lo ? gr->nodes[i] : lo;
+    return lo;
+}
+
+/* Does node k read (through its arguments and ordering edges, back to
+ * node lo, before which nothing reads a node of it) a node of group g? A
+ * launch of g cannot wait on what it makes. */
+static int reads_group(const Fz *f, int k, int g, int lo)
+{
+    char *seen = calloc((size_t)f->g->nn, 1);
+    int *stack = malloc(sizeof *stack * (size_t)f->g->nn), ns = 0, hit = 0;
+    if (!seen || !stack) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    stack[ns++] = k;
+    seen[k] = 1;
+    while (ns && !hit) {
+        const GNode *n = N(f, stack[--ns]);
+        for (int i = 0; i < n->nargs + n->nafter; i++) {
+            int a = i < n->nargs ? n->args[i] : n->after[i - n->nargs];
+            if (a < lo || seen[a])
+                continue;
+            hit |= f->group[a] == g;
+            seen[a] = 1;
+            stack[ns++] = a;
+        }
+    }
+    free(seen);
+    free(stack);
+    return hit;
+}
+
 /* Takes part p's epilogue after node k: a bias, then (part 0) a soft-cap,
  * then a residual add, then (part 0, one output) an arg-max, but not
  * where the rows go to the tensor cores' passes (mmv takes none). */
@@ -262,8 +300,9 @@ static void epilogue(Fz *f, Group *gr, int p, int k)
         }
     }
     if (u >= 0 && N(f, u)->op == OP_ADD) {
-        int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0];
-        if (o != k && same_type(&N(f, o)->ty, &N(f, k)->ty) && same_type(&N(f, u)->ty, &N(f, k)->ty)) {
+        int o = N(f, u)->args[0] == k ? N(f, u)->args[1] : N(f, u)->args[0], g = (int)(gr - f->gs);
+        if (o != k && same_type(&N(f, o)->ty, &N(f, k)->ty) && same_type(&N(f, u)->ty, &N(f, k)->ty) &&
+            f->group[o] != g && !reads_group(f, o, g, first_node(gr))) {   /* not another part's output */
             take(f, gr, u);
             gr->res[p] = o;
             k = u;
@@ -662,44 +701,6 @@ static int rope_concat(Fz *f, Group *gr)
         return 1;
     }
     return 0;
-}
-
-/* The group's earliest node: nothing before it reads a node of the group. */
-static int first_node(const Group *gr)
-{
-    int lo = gr->nodes[0];
-    for (int i = 1; i < gr->nn; i++)
-        lo = gr->nodes[i] < lo ? gr->nodes[i] : lo;
-    return lo;
-}
-
-/* Does node k read (through its arguments and ordering edges, back to
- * node lo, before which nothing reads a node of it) a node of group g? A
- * launch of g cannot wait on what it makes. */
-static int reads_group(const Fz *f, int k, int g, int lo)
-{
-    char *seen = calloc((size_t)f->g->nn, 1);
-    int *stack = malloc(sizeof *stack * (size_t)f->g->nn), ns = 0, hit = 0;
-    if (!seen || !stack) {
-        diag("out of memory");
-        exit(EXIT_SYSTEM);
-    }
-    stack[ns++] = k;
-    seen[k] = 1;
-    while (ns && !hit) {
-        const GNode *n = N(f, stack[--ns]);
-        for (int i = 0; i < n->nargs + n->nafter; i++) {
-            int a = i < n->nargs ? n->args[i] : n->after[i - n->nargs];
-            if (a < lo || seen[a])
-                continue;
-            hit |= f->group[a] == g;
-            seen[a] = 1;
-            stack[ns++] = a;
-        }
-    }
-    free(seen);
-    free(stack);
-    return hit;
 }
 
 static void rope_group(Fz *f, int first)
