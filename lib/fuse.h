@@ -75,7 +75,7 @@ typedef struct Fz {
     Plan *pl;
     int *buf;                /* each node's buffer in pl, or -1 */
     unsigned taken;          /* the rules taken, a bit each (enum Rule) */
-    int bad;                 /* a launch's constant outside its kernel's range: EXIT_INPUT, after a message */
+    int bad;                 /* a launch its kernel cannot take (lane_cuda.c's finish): EXIT_INPUT, after a message */
 } Fz;
 
 enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESIDUAL, RU_LM_ARGMAX,

@@ -7,6 +7,7 @@
  * reshapes, rows and stacks computed in place, scratch for the reductions
  * that finish in their last block, and the rope frequencies. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,44 +259,41 @@ static int shared_scratch(Fz *f, const char *name, int et, long n)
  * past its constant's range; values of odd width, which attend.cu reads a
  * pair at a time). The rules check what they can before they fuse; this is
  * the kernel table's last word, so that every plan printed loads. */
-static void refuse(L L, const char *why)
+static void refuse(L L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(L L, const char *fmt, ...)
 {
     const GNode *n = N(L.f, L.l->covers[0]);
     const Prog *p = L.f->p;
     int line = n->stmt >= 0 ? p->stmts[n->stmt].line : p->decls[n->decl].line;
+    char why[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
     if (!L.f->o->quiet)
         diag_at(p->src, line, n->e ? n->e->col : 1, "the CUDA lane has no kernel for this: %s", why);
     L.f->bad = EXIT_INPUT;
 }
 
-/* Why a constant of L is outside its kernel's declared range, or NULL. */
-static const char *out_of_range(L L, char *why, size_t n)
-{
-    const Kernel *k = kernel_info(L.l->kernel);
-    for (int i = 0; i < k->nc; i++) {
-        double v = L.l->c[i];
-        if (isfinite(v) && v >= k->c[i].lo && v <= k->c[i].hi)
-            continue;
-        snprintf(why, n, "%s's %s would be %g, outside %g to %g", k->name, k->c[i].name, v, k->c[i].lo, k->c[i].hi);
-        return why;
-    }
-    return NULL;
-}
-
-/* Sets the grid, block and shared memory the constants ask for. */
+/* Sets the grid, block and shared memory the constants ask for; refuses
+ * the plan where they are outside their kernel's ranges or ask what it
+ * cannot take. */
 static void finish(L L)
 {
+    const Kernel *k = kernel_info(L.l->kernel);
     KNeed need;
-    char why[200], w2[240];
+    char why[200];
     if (L.f->bad)
         return;
-    if (out_of_range(L, why, sizeof why)) {
-        refuse(L, why);
-        return;
+    for (int i = 0; i < k->nc; i++) {
+        double v = L.l->c[i];
+        if (!isfinite(v) || v < k->c[i].lo || v > k->c[i].hi) {
+            refuse(L, "%s's %s would be %g, outside %g to %g", k->name, k->c[i].name, v, k->c[i].lo, k->c[i].hi);
+            return;
+        }
     }
     if (kernel_need(L.l->kernel, L.l->c, &need, why, sizeof why)) {
-        snprintf(w2, sizeof w2, "%s: %s", kernel_info(L.l->kernel)->name, why);
-        refuse(L, w2);
+        refuse(L, "%s: %s", k->name, why);
         return;
     }
     memcpy(L.l->grid, need.grid, sizeof need.grid);
@@ -1152,8 +1150,9 @@ static void emit_attend(Fz *f, const Group *gr)
      * multiprocessor as their tiles' shared memory leaves room for */
     long hd = last(&q->ty), vd = last(&v->ty);
     int tc = attend_tc(mode, kv, hd, vd, hg);
-    long chunk, busy, split = chunks(f, nh / hg * rows, ctx, mode, tc ? attend_tc_blocks_per_sm(hd, vd) : 4, &chunk, &busy);
-    long blocks = nh / hg * rows, slots = (tc ? attend_tc_blocks_per_sm(hd, vd) : 4) * (long)f->o->sms;
+    int per_sm = tc ? attend_tc_blocks_per_sm(hd, vd) : 4;
+    long blocks = nh / hg * rows, slots = (long)per_sm * f->o->sms, chunk, busy;
+    long split = chunks(f, blocks, ctx, mode, per_sm, &chunk, &busy);
     if (split > 1)
         took(f, RU_CHUNKS_APART);
     if (split > 1 && blocks > slots)

@@ -625,14 +625,15 @@ static void body(Parser *ps, Prog *p)
     }
 }
 
-/* Comments after the stream's last `end` stay with its last program; when
- * another program follows, they are its own and the lexer goes back. */
+/* Comments after a program's `end` stay with it, but when another program
+ * follows: they are its own and the lexer goes back. Before anything else
+ * (the rest of a plan: its buffers) the lexer stops at that thing. */
 static void trailing(Parser *ps, Prog *p)
 {
-    Lexer save = *ps->lx;
+    Lexer save = *ps->lx, at = save;
     char **post = NULL;
     int n = 0, cap = 0, blank = 0;
-    for (Token t; (t = lex_next(ps->lx)).kind != TK_EOF;) {
+    for (Token t; (t = lex_next(ps->lx)).kind != TK_EOF; at = *ps->lx) {
         if (t.kind == TK_COMMENT) {
             *VEC_PUSH(ps->a, post, n, cap) = comment_text(ps, &t);
             blank = 0;
@@ -640,9 +641,12 @@ static void trailing(Parser *ps, Prog *p)
             if (!blank && n)
                 *VEC_PUSH(ps->a, post, n, cap) = "";
             blank = 1;
-        } else {
-            *ps->lx = save;
+        } else if (tok_is(&t, "logos")) {
+            *ps->lx = save;   /* the next program's */
             return;
+        } else {
+            *ps->lx = at;     /* stop before it */
+            break;
         }
     }
     while (n && !post[n - 1][0])

@@ -380,36 +380,8 @@ static void header_line(Rd *r, Plan *pl)
     }
 }
 
-/* The comment lines (and blank runs, as one empty entry) from offset at up
- * to the next line with words, into the program's comments after its end,
- * as the language's parser keeps them after a stream's last end. */
-static void notes_after(Rd *r, Prog *p, size_t at)
-{
-    const char *t = r->src->text;
-    char **post = NULL;
-    int n = 0, cap = 0;
-    while (at < r->src->len) {
-        size_t e = at + strcspn(t + at, "\n"), b = at + strspn(t + at, " \t\r");
-        if (b < e && t[b] != '#')
-            break;
-        if (b < e) {
-            size_t k = e;
-            while (k > b && (t[k - 1] == ' ' || t[k - 1] == '\t' || t[k - 1] == '\r'))
-                k--;
-            *VEC_PUSH(r->a, post, n, cap) = arena_strndup(r->a, t + b, k - b);
-        } else if (n && post[n - 1][0]) {
-            *VEC_PUSH(r->a, post, n, cap) = "";
-        }
-        at = e < r->src->len ? e + 1 : e;
-    }
-    while (n && !post[n - 1][0])
-        n--;
-    p->post = post;
-    p->npost = n;
-}
-
 /* The program, read by the language's parser from the comment lines before
- * it (its own, as in a stream of programs) and kept with the ones after. */
+ * it to those after it (its own, as in a stream of programs). */
 static void program(Rd *r, Plan *pl)
 {
     Lexer lx = {r->src, r->gap, r->gapline, 1};
@@ -417,8 +389,6 @@ static void program(Rd *r, Plan *pl)
     pl->prog = parse_prog(r->a, &lx, &err);
     if (err || !pl->prog || check_prog(r->a, pl->prog))
         longjmp(r->fail, 1);
-    if (!pl->prog->npost)
-        notes_after(r, pl->prog, lx.pos);
     pl->g = graph_build(r->a, pl->prog);
     r->pos = lx.pos;
     r->line = lx.line;
