@@ -966,3 +966,15 @@ E
     grep -q '^launch moe PHASE=0 .* XEARLY=1 ' <<<"$output"
     grep -q '^launch moe PHASE=1 .* XEARLY=0 ' <<<"$output"
 }
+
+@test "logos-fuse: a norm whose weight the program computes reads it from its temporary, and the plan runs as its program" {
+    # a fuzz input (tests/fuzz/regress/fuzz_text/norm-weight-computed.logos):
+    # the plan read the computed weight from a temporary that rownorm's w
+    # did not take, so the fused plan did not load
+    logos-author decode_step "$TINY/llama.yaml" | sed 's/= rmsnorm(\([^,]*\), \([a-z0-9]*\),/= rmsnorm(\1, -\2,/' >prog.logos
+    [ "$(grep -c 'rmsnorm([^,]*, -' prog.logos)" -gt 1 ]
+    logos-fuse prog.logos >prog.plan
+    grep -q '^launch rownorm .* w=[a-z0-9]*\.1 ' prog.plan
+    logos-check prog.plan
+    same "computed norm weights" -p "1 2 3" -n 4
+}
