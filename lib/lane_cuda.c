@@ -942,45 +942,25 @@ static void emit_rope(Fz *f, const Group *gr)
     finish(L);
 }
 
-/* The chunks of a batch's rows (MODE 3) whose head blocks pass one wave
- * of the chip (slots, per_sm a multiprocessor): blocks of rows at one
- * position last alike, so a last wave part full leaves the chip as idle
- * as a whole one (the 8B's 64 rows: 512 blocks in 396 slots, 1.3 waves in
- * the time of 2). Cutting each row into c chunks makes c x blocks; the c
- * of 1 to 8 whose waves are fullest, the least within 2 points of the
- * best, where it fills them 10 points better than 1 (512 blocks: 3, 1536
- * in 3.9 waves of 4), else 1. */
-static long wave_chunks(long blocks, long slots)
-{
-    double best = 0, fill[9];
-    for (long c = 1; c <= 8; c++) {
-        long n = c * blocks;
-        fill[c] = (double)n / (double)(slots * ((n + slots - 1) / slots));
-        best = fill[c] > best ? fill[c] : best;
-    }
-    for (long c = 2; c <= 8; c++)
-        if (fill[c] >= best - 0.02)
-            return fill[c] >= fill[1] + 0.10 ? c : 1;
-    return 1;
-}
-
 /* chunks_apart: an attention whose rows' head blocks alone leave the chip
  * idle runs a block a chunk of its key rows: at run time the rows are cut
  * into as many chunks as make per_sm blocks a multiprocessor busy (*busy;
  * no more, or the blocks past the chip's would run in a second wave), at
  * most 64 (the last block merges them), each at least 16 rows (more when
- * the context passes 1024 of them). A batch's rows past one wave take
- * wave_chunks' chunks. */
+ * the context passes 1024 of them). A batch's head blocks past a wave
+ * stay whole rows: cut into the chunks that fill whole waves, the 8B's 64
+ * rows' attention took 1.88 -> 2.31 ms (bench/NOTES.md run183; a block's
+ * fixed cost, ~12 us, outweighs the wave it saves). */
 static long chunks(const Fz *f, long blocks, long ctx, int mode, int per_sm, long *chunk, long *busy)
 {
-    long slots = (long)per_sm * f->o->sms, wave = mode == 3 && blocks > slots ? wave_chunks(blocks, slots) : 1;
+    long slots = (long)per_sm * f->o->sms;
     *chunk = ctx;
     *busy = 0;
-    if (mode == 2 || (blocks >= f->o->sms && wave == 1) || ctx <= 16)
+    if (mode == 2 || blocks >= f->o->sms || ctx <= 16)
         return 1;
     *chunk = (ctx + 1023) / 1024 > 16 ? (ctx + 1023) / 1024 : 16;
     long split = (ctx + *chunk - 1) / *chunk;
-    *busy = wave > 1 ? wave : slots / blocks > 1 ? slots / blocks : 1;   /* one wave, or whole ones */
+    *busy = slots / blocks > 1 ? slots / blocks : 1;   /* one wave */
     *busy = *busy < 64 ? *busy : 64;                   /* and at most 64 chunks for the last block to merge */
     *busy = *busy < split ? *busy : split;
     return split;

@@ -388,16 +388,17 @@ got.tofile("got.f32")'
     sed 's/head_dim: 32$/head_dim: 128/' f16.yaml >f16w.yaml
     run --separate-stderr logos-fuse --sms 9 <(logos-author --batch 4 decode_batch f16w.yaml)
     [ "$(grep -c '^launch attend .* BUSY=3 .* TC=1 grid 2 3 4 block 128 smem 73744 ' <<<"$output")" -eq 2 ]
-    # past one wave (8 head blocks, 1.33 waves of three on 2): 3 chunks a
-    # row fill 4 waves; within one (on 4), a block a row
-    run --separate-stderr logos-fuse -v --sms 2 <(logos-author --batch 4 decode_batch f16w.yaml)
-    [ "$(grep -c '^launch attend .* SPLIT=4 CHUNK=16 BUSY=3 .* TC=1 grid 2 3 4 ' <<<"$output")" -eq 2 ]
-    [[ "$stderr" == *"rule chunks_apart: 8 head blocks are 1.33 waves of 6: 3 chunks a row of at least 16 rows, 4.00 waves"* ]]
-    [ "$(grep -c '^buffer o[0-9]_s0\.part scratch f32 6240$' <<<"$output")" -eq 2 ]   # 4 rows x 2 key heads x 3 x 2 heads x 130
-    logos-check - <<<"$output"
-    run --separate-stderr logos-fuse -v --sms 4 <(logos-author --batch 4 decode_batch f16w.yaml)
-    [ "$(grep -c '^launch attend .* SPLIT=1 CHUNK=64 BUSY=0 .* TC=1 grid 2 1 4 ' <<<"$output")" -eq 2 ]
-    [[ "$stderr" != *"chunks_apart"* ]]
+    # the partials a slot for each chunk that can be busy: 4 rows x 2 key
+    # heads x 3 x 2 heads x 130
+    [ "$(grep -c '^buffer o[0-9]_s0\.part scratch f32 6240$' <<<"$output")" -eq 2 ]
+    # past one wave (8 head blocks, 1.33 waves of three on 2) and within
+    # one (on 4): a block a row, whole (chunked to fill whole waves, the
+    # 8B's 64 rows ran slower: bench/NOTES.md run183)
+    for n in 2 4; do
+        run --separate-stderr logos-fuse -v --sms $n <(logos-author --batch 4 decode_batch f16w.yaml)
+        [ "$(grep -c '^launch attend .* SPLIT=1 CHUNK=64 BUSY=0 .* TC=1 grid 2 1 4 ' <<<"$output")" -eq 2 ]
+        [[ "$stderr" != *"chunks_apart"* ]]
+    done
     run --separate-stderr logos-fuse --sms 9 b.logos
     [ "$(grep -c '^launch attend .* BUSY=4 .* TC=1 grid 2 4 4 ' <<<"$output")" -eq 2 ]
     run --separate-stderr logos-fuse --sms 9 <(logos-author --batch 4 decode_batch "$TINY/llama.yaml")

@@ -52,8 +52,8 @@ typedef struct Case {
     const char *src;     /* the program (its header is added) */
     int steps;           /* steps with fresh inputs, the states carried */
     int sms;             /* the multiprocessors the fuser splits attention for (0: 132); as many as
-                            a batch's head blocks give a block each row's whole cache, its warps
-                            several 32-row tiles each; fewer, a wave's slots, its chunks */
+                            a batch's head blocks, or fewer, give a block each row's whole cache,
+                            its warps several 32-row tiles each */
 } Case;
 
 /* Sequence S of the f32 batch: rope, appends, attention. */
@@ -205,11 +205,6 @@ static const Case cases[] = {
     {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 16): 32-row tiles a warp",
      BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
      "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 16},
-    /* 16 head blocks, 1.33 waves of a multiprocessor's 3: each row in 3
-     * chunks (lane_cuda.c's wave_chunks), 48 blocks in 16 waves */
-    {"batch_attend: the f16 batch to 142 rows, window 130, in wave chunks (--sms 1): 3 chunks a row, merged",
-     BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
-     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
     {"batch_attend: 8 sequences to 290 rows, a block a sequence (--sms 1): several 32-row tiles a warp",
      "in q : f32[8,8,64]\nin k : f32[8,2,64]\nin v : f32[8,2,64]\n" BATCH_STATES("0") BATCH_STATES("1")
      BATCH_STATES("2") BATCH_STATES("3") BATCH_STATES("4") BATCH_STATES("5") BATCH_STATES("6") BATCH_STATES("7")
