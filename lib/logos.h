@@ -845,9 +845,9 @@ static inline int mmh_crossover(const FuseOpts *o)
 }
 /* The default of --xr-rows: the stacked rows from which, up to 64, the
  * products whose activation comes a8h run on mmh with x resident (TM 64,
- * mmh.cu's XR) rather than mmv: 65, none, until the kernel has run on a
- * GPU and been timed against mmv (bench/NOTES.md run181; --xr-rows 33
- * takes it from 33 rows). */
+ * mmh.cu's XR) rather than mmv: 65, none: on the H200 the 8B's batches of
+ * 16-64 rows ran 2.6-5x slower on it than on mmv (bench/NOTES.md run183;
+ * --xr-rows 33 takes it from 33 rows). */
 #define XR_ROWS 65
 static inline int xr_crossover(const FuseOpts *o)
 {
