@@ -401,8 +401,9 @@ static long mmh_tail(const Fz *f, long tiles, long K)
 
 /* Clusters of sk blocks the chip holds at once (a block a multiprocessor):
  * its multiprocessors taken as groups (GPCs) of about 16.5, a cluster
- * within one. An estimate: bench/wr64.cu prints the H200's own count
- * (cudaOccupancyMaxActiveClusters), not yet run (bench/NOTES.md run180). */
+ * within one. An estimate: the H200's own counts
+ * (cudaOccupancyMaxActiveClusters, bench/wr64.cu in bench/NOTES.md run183)
+ * are 30 clusters of 4, 15 of 8 and 7 of 14, where this says 32, 16 and 8. */
 static long xr_clusters(const Fz *f, long sk)
 {
     long sms = f->o->sms, gpcs = (sms + 17) / 18;
