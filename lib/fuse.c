@@ -973,6 +973,40 @@ static void absorb(Fz *f, Group *to, Group *from)
     from->nn = 0;
 }
 
+/* Would joining group from into group to join them across a cycle: does a
+ * node of to read, through a launch of neither, a node of from? Nodes of
+ * no launch (views) are looked through. (A launch cannot wait on what it
+ * makes: `Vc0[pos] = -(v0)` in the rope's launch and `Vc0[pos] = v0`
+ * after it, before the attention that would take the rope.) */
+static int joins_across(const Fz *f, const Group *to, const Group *from)
+{
+    int t = (int)(to - f->gs), g = (int)(from - f->gs), lo = first_node(from), ns = 0, hit = 0;
+    char *seen = calloc((size_t)f->g->nn, 1);
+    int *stack = malloc(sizeof *stack * (size_t)f->g->nn);
+    if (!seen || !stack) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    for (int j = 0; j < to->nn; j++)
+        stack[ns++] = to->nodes[j], seen[to->nodes[j]] = 1;
+    while (ns && !hit) {
+        const GNode *n = N(f, stack[--ns]);
+        for (int i = 0; i < n->nargs + n->nafter && !hit; i++) {
+            int a = i < n->nargs ? n->args[i] : n->after[i - n->nargs];
+            if (a < lo || seen[a] || f->group[a] == g)
+                continue;
+            seen[a] = 1;
+            if (f->group[a] < 0)
+                stack[ns++] = a;
+            else if (f->group[a] != t)
+                hit = reads_group(f, a, g, lo);
+        }
+    }
+    free(seen);
+    free(stack);
+    return hit;
+}
+
 static void moe_shared(Fz *f)
 {
     if (!f->o->lane_rules)
@@ -1490,6 +1524,10 @@ static void rope_into_attend(Fz *f)
         if (g * (vd + 2) < hd || hd > 1024) {   /* attend.cu turns a head in its query heads' slots */
             fuse_note(f, a->node, "rope apart: a head of %ld values is wider than %ld query heads' slots of %ld "
                       "(rope_attend turns a head in them)", hd, g, vd + 2);
+            continue;
+        }
+        if (joins_across(f, a, r)) {
+            fuse_note(f, a->node, "rope apart: the attention waits on a launch that waits on the rope's");
             continue;
         }
         absorb(f, a, r);

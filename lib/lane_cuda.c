@@ -53,12 +53,20 @@ static void decl_bufs(Fz *f)
     }
 }
 
-/* The name of node k's value: its statement's, or statement.node inside one. */
+/* The name of node k's value: its statement's, or statement.node inside one;
+ * inside a statement that writes a state an earlier one wrote too
+ * (Vc0[pos] = ... twice), statement@number.node, so that no two buffers
+ * share a name. */
 static const char *node_name(const Fz *f, int k)
 {
     const GNode *n = N(f, k);
     const Stmt *s = &f->p->stmts[n->stmt];
-    return f->g->stmt_node[n->stmt] == k ? s->name : arena_printf(f->a, "%s.%d", s->name, n->sub);
+    if (f->g->stmt_node[n->stmt] == k)
+        return s->name;
+    for (int i = 0; i < n->stmt; i++)
+        if (!strcmp(f->p->stmts[i].name, s->name))
+            return arena_printf(f->a, "%s@%d.%d", s->name, n->stmt + 1, n->sub);
+    return arena_printf(f->a, "%s.%d", s->name, n->sub);
 }
 
 /* The group whose launch writes node k: its own, or for a stack computed

@@ -979,3 +979,19 @@ E
     logos-check prog.plan
     same "computed norm weights" -p "1 2 3" -n 4
 }
+
+@test "logos-fuse: a state a step writes twice gets temporaries of two names, and the plan runs as its program" {
+    # a fuzz input (tests/fuzz/regress/fuzz_text/state-written-twice.logos):
+    # both writes' temporaries were named Vc0.1, and the plan did not load;
+    # then logos-fuse aborted on a cycle: the first write joined the rope's
+    # launch, which rope_attend took into the attention that waits on the
+    # second
+    logos-author decode_step "$TINY/llama.yaml" | awk '/^Vc0\[pos\] = / { v = substr($0, 12); print "Vc0[pos] = -(" v ")"; print "Vc0[pos] = " v " * 2"; next } { print }' >prog.logos
+    [ "$(grep -c '^Vc0\[pos\] = ' prog.logos)" -eq 2 ]
+    logos-fuse prog.logos >prog.plan
+    logos-check prog.plan
+    [ "$(grep -c '^buffer Vc0@[0-9]*\.[0-9]* ' prog.plan)" -ge 1 ]
+    run --separate-stderr logos-fuse -v prog.logos
+    [[ "$stderr" == *"rope apart: the attention waits on a launch that waits on the rope's"* ]]
+    same "a state written twice" -p "1 2 3" -n 4
+}
