@@ -28,12 +28,20 @@ static int add_buf(Fz *f, PBuf b)
     return pl->nbufs - 1;
 }
 
+/* A size at the plan's row bound: a constant as it is, a dynamic row
+ * count at the lesser of its own bound (the rows of a state it views:
+ * Vc0[..pos]) and the plan's. */
+static long bound(const Fz *f, const Dim *d)
+{
+    return !d->sym ? d->n : d->n > 0 && d->n < f->o->rows ? d->n : f->o->rows;
+}
+
 /* Values of a type with its sizes at the plan's row bound. */
 static long type_values(const Fz *f, const Type *t)
 {
     long n = 1;
     for (int i = 0; i < t->rank; i++)
-        n *= t->d[i].sym ? f->o->rows : t->d[i].n;
+        n *= bound(f, &t->d[i]);
     return n;
 }
 
@@ -195,7 +203,7 @@ static long lead_rows(const Fz *f, const Type *t, int keep, int *n)
     long r = 1;
     *n = -1;
     for (int i = 0; i < t->rank - keep; i++) {
-        r *= t->d[i].sym ? f->o->rows : t->d[i].n;
+        r *= bound(f, &t->d[i]);
         if (t->d[i].sym && *n < 0)
             *n = size_buf(f, &t->d[i]);
     }
@@ -905,7 +913,7 @@ static void emit_rope(Fz *f, const Group *gr)
     const GNode *r0 = N(f, gr->rope[0]);
     const Type *pt = &N(f, gr->pos)->ty;
     int n = -1;
-    long rows = pt->rank ? (pt->d[0].sym ? f->o->rows : pt->d[0].n) : 1;
+    long rows = pt->rank ? (bound(f, &pt->d[0])) : 1;
     if (pt->rank)
         n = size_buf(f, &pt->d[0]);
     for (int p = 0; p < gr->rparts; p++) {
@@ -1102,7 +1110,7 @@ static void emit_attend(Fz *f, const Group *gr)
 {
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *k = N(f, a->args[1]), *v = N(f, a->args[2]);
     int st = q->ty.rank == 3, n = -1, mode = 2, kv = 0, batch = gr->nseq > 1, early = 0;
-    long rows = st ? (q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n) : batch ? gr->nseq : 1, ctx = k->ty.d[0].n;
+    long rows = st ? (bound(f, &q->ty.d[0])) : batch ? gr->nseq : 1, ctx = k->ty.d[0].n;
     if (st)
         n = size_buf(f, &q->ty.d[0]);
     int kb, vb;
@@ -1204,7 +1212,7 @@ static void emit_embed(Fz *f, const Group *gr)
     L L = launch(f, KN_EMBED, gr);
     const GNode *x = N(f, gr->node), *w = N(f, x->args[0]), *ids = N(f, x->args[1]);
     int n = -1;
-    long rows = ids->ty.rank ? (ids->ty.d[0].sym ? f->o->rows : ids->ty.d[0].n) : 1;
+    long rows = ids->ty.rank ? (bound(f, &ids->ty.d[0])) : 1;
     if (ids->ty.rank)
         n = size_buf(f, &ids->ty.d[0]);
     C(L, "D", (double)last(&w->ty));
@@ -1279,9 +1287,9 @@ static int bcast(const Fz *f, const Type *o, const Type *x, long *div, long *mod
     }
     *div = *mod = 1;
     for (int i = lastk + 1; first >= 0 && i < o->rank; i++)
-        *div *= o->d[i].sym ? f->o->rows : o->d[i].n;
+        *div *= bound(f, &o->d[i]);
     for (int i = first; first >= 0 && i <= lastk; i++)
-        *mod *= o->d[i].sym ? f->o->rows : o->d[i].n;
+        *mod *= bound(f, &o->d[i]);
     return 0;
 }
 
@@ -1310,7 +1318,7 @@ static int emit_elem(Fz *f, const Group *gr)
     const GNode *e = N(f, gr->node);
     const Type *o = &e->ty;
     int n;
-    long rows = o->rank && o->d[0].sym ? f->o->rows : 1;
+    long rows = o->rank && o->d[0].sym ? bound(f, &o->d[0]) : 1;
     lead_rows(f, o, o->rank ? o->rank - 1 : 0, &n);
     L L = launch(f, KN_ELEM, gr);
     C(L, "OP", elem_code(e->op));
@@ -1361,7 +1369,7 @@ static long row_width(const Fz *f, const Type *t)
 {
     long n = 1;
     for (int i = 1; i < t->rank; i++)
-        n *= t->d[i].sym ? f->o->rows : t->d[i].n;
+        n *= bound(f, &t->d[i]);
     return n;
 }
 
@@ -1390,7 +1398,7 @@ static void emit_copy(Fz *f, const Group *gr)
         x = buf_of(f, c->args[2]);
         y = buf_of(f, c->args[0]);
         idx = buf_of(f, c->args[1]);
-        rows = pt->rank ? (pt->d[0].sym ? f->o->rows : pt->d[0].n) : 1;
+        rows = pt->rank ? (bound(f, &pt->d[0])) : 1;
         if (pt->rank)
             n = size_buf(f, &pt->d[0]);
         dst = 1;
@@ -1403,11 +1411,11 @@ static void emit_copy(Fz *f, const Group *gr)
         x = buf_of(f, c->args[0]);
         idx = buf_of(f, c->args[1]);
         src = state ? 3 : 2;
-        rows = ix->ty.rank ? (ix->ty.d[0].sym ? f->o->rows : ix->ty.d[0].n) : 1;
+        rows = ix->ty.rank ? (bound(f, &ix->ty.d[0])) : 1;
         if (ix->ty.rank)
             n = size_buf(f, &ix->ty.d[0]);
         w = xw = yw = row_width(f, &b->ty);
-        xrows = b->ty.d[0].sym ? f->o->rows : b->ty.d[0].n;
+        xrows = bound(f, &b->ty.d[0]);
         yrows = rows;
     } else if (c->op == OP_LAST) {
         const GNode *b = N(f, c->args[0]);
@@ -1415,7 +1423,7 @@ static void emit_copy(Fz *f, const Group *gr)
         src = 1;
         n = size_buf(f, &b->ty.d[0]);
         w = xw = yw = row_width(f, &b->ty);
-        xrows = b->ty.d[0].sym ? f->o->rows : b->ty.d[0].n;
+        xrows = bound(f, &b->ty.d[0]);
         yrows = 1;
     } else {   /* a slice of the last axis */
         const GNode *b = N(f, c->args[0]);
@@ -1453,7 +1461,7 @@ static void emit_range(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_RANGE, gr);
     const GNode *r = N(f, gr->node);
-    C(L, "ROWS", (double)(r->ty.d[0].sym ? f->o->rows : r->ty.d[0].n));
+    C(L, "ROWS", (double)(bound(f, &r->ty.d[0])));
     A(L, "start", buf_of(f, r->args[0]));
     A(L, "n", size_buf(f, &r->ty.d[0]));
     A(L, "y", buf_of(f, gr->node));
@@ -1674,7 +1682,7 @@ static void emit_latent_wide(Fz *f, const Group *gr)
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *qp = N(f, a->args[1]), *c = N(f, a->args[2]);
     const GNode *wk = N(f, a->args[3]), *wv = N(f, a->args[4]);
     long nh = q->ty.d[1].n, nope = wk->ty.d[0].n / nh;
-    Wide w = {nh, nope + last(&qp->ty), wv->ty.d[0].n / nh, q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n,
+    Wide w = {nh, nope + last(&qp->ty), wv->ty.d[0].n / nh, bound(f, &q->ty.d[0]),
               N(f, c->args[0])->ty.d[0].n, -1, -1, -1, buf_of(f, c->args[1]), size_buf(f, &q->ty.d[0])};
     w.k = temp_of(f, gr->node, "k", w.ctx * nh * w.hd);
     w.v = temp_of(f, gr->node, "v", w.ctx * nh * w.vd);
@@ -1739,7 +1747,7 @@ static void emit_latent(Fz *f, const Group *gr)
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *qp = N(f, a->args[1]), *c = N(f, a->args[2]);
     const GNode *wk = N(f, a->args[3]), *wv = N(f, a->args[4]);
     int st = q->ty.rank == 3, n = -1, mode = 2, kb = buf_of(f, a->args[2]);
-    long rows = st ? (q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n) : 1, ctx = c->ty.d[0].n;
+    long rows = st ? (bound(f, &q->ty.d[0])) : 1, ctx = c->ty.d[0].n;
     long nh = q->ty.d[st].n, rope = last(&qp->ty), lora = wk->ty.d[1].n;
     if (st)
         n = size_buf(f, &q->ty.d[0]);
@@ -1842,7 +1850,7 @@ static void emit_concat(Fz *f, const Group *gr)
     int n = -1, y, idx = -1;
     if (w) {
         const Type *pt = &N(f, w->args[1])->ty;
-        rows = pt->rank ? (pt->d[0].sym ? f->o->rows : pt->d[0].n) : 1;
+        rows = pt->rank ? (bound(f, &pt->d[0])) : 1;
         if (pt->rank)
             n = size_buf(f, &pt->d[0]);
         y = buf_of(f, w->args[0]);

@@ -995,3 +995,15 @@ E
     [[ "$stderr" == *"rope apart: the attention waits on a launch that waits on the rope's"* ]]
     same "a state written twice" -p "1 2 3" -n 4
 }
+
+@test "logos-fuse: an op over a state's rows to the position (-Vc0[..pos]) is bounded by the state's rows, not the plan's" {
+    # a fuzz input (tests/fuzz/regress/fuzz_text/state-view-rows.logos):
+    # the negation's launch read 512 rows (the plan's bound) of a cache
+    # of 64, and the plan did not load
+    logos-author decode_step "$TINY/llama.yaml" | sed 's/^\(o0 = attend(qh0, Kc0\[\.\.pos\], \)\(Vc0\[\.\.pos\]\)/\1-\2/' >prog.logos
+    grep -q '^o0 = attend(qh0, Kc0\[\.\.pos\], -Vc0\[\.\.pos\]' prog.logos
+    logos-fuse --rows 512 prog.logos >prog.plan
+    grep -q '^launch elem OP=4 N=2048 ROWS=64 .* args a=Vc0 ' prog.plan
+    logos-check prog.plan
+    same "attention over -Vc0[..pos]" -p "1 2 3" -n 4
+}
