@@ -337,7 +337,7 @@ static long mma_bound(const Fz *f, const Group *gr)
     long rows = 1;
     int q8 = f->o->numerics != NUM_PRECISE && gr->argmax < 0 && !(N(f, N(f, gr->prod[0])->args[0])->ty.d[1].n % 32);
     for (int i = 0; i < pt->rank - 1; i++)
-        rows *= pt->d[i].sym ? f->o->rows : pt->d[i].n;
+        rows *= dim_bound(&pt->d[i], f->o->rows);
     for (int p = 0; p < gr->parts; p++)
         q8 &= N(f, N(f, gr->prod[p])->args[0])->ty.base == T_Q8;
     return q8 && rows >= tc_crossover(f->o) ? rows : 0;
@@ -1050,7 +1050,7 @@ static int latent_wide(Fz *f, int k)
     const GNode *wk = N(f, m->args[3]), *wv = N(f, m->args[4]);
     if (!f->o->lane_rules || q->ty.rank != 3)
         return 0;
-    long rows = q->ty.d[0].sym ? f->o->rows : q->ty.d[0].n, nh = q->ty.d[1].n;
+    long rows = dim_bound(&q->ty.d[0], f->o->rows), nh = q->ty.d[1].n;
     if (rows < latent_crossover(f->o)) {
         fuse_note(f, k, "latent absorbed: a chunk of %ld rows is not wide (--latent-rows %d)", rows,
                   latent_crossover(f->o));

@@ -28,12 +28,10 @@ static int add_buf(Fz *f, PBuf b)
     return pl->nbufs - 1;
 }
 
-/* A size at the plan's row bound: a constant as it is, a dynamic row
- * count at the lesser of its own bound (the rows of a state it views:
- * Vc0[..pos]) and the plan's. */
+/* A size at the plan's row bound (dim_bound). */
 static long bound(const Fz *f, const Dim *d)
 {
-    return !d->sym ? d->n : d->n > 0 && d->n < f->o->rows ? d->n : f->o->rows;
+    return dim_bound(d, f->o->rows);
 }
 
 /* Values of a type with its sizes at the plan's row bound. */

@@ -168,6 +168,13 @@ typedef struct Type {
     int ragged;   /* rows 1..pos[t] for each stacked row t (from X[..vector]) */
     Dim along;    /* a ragged view's stacked rows: its position vector's length */
 } Type;
+/* A size at a plan's row bound: a constant as it is, a dynamic row count at
+ * the lesser of its own bound (the rows of a state it views: Vc0[..pos])
+ * and rows. */
+static inline long dim_bound(const Dim *d, long rows)
+{
+    return !d->sym ? d->n : d->n > 0 && d->n < rows ? d->n : rows;
+}
 const char *base_name(int base);
 
 /* ---- the program (parse.c builds it, print.c prints it) --------------- */

@@ -47,7 +47,7 @@ static long decl_values(const Plan *pl, const Decl *d)
 {
     long n = 1;
     for (int i = 0; i < d->rank; i++)
-        n *= d->ty.d[i].sym ? pl->rows : d->ty.d[i].n;
+        n *= dim_bound(&d->ty.d[i], pl->rows);
     return n;
 }
 
@@ -302,7 +302,7 @@ static void check_coll(Pc *c, const PColl *cl)
     }
     long want = 1;
     for (int i = 0; i < x->ty.rank; i++)
-        want *= x->ty.d[i].sym ? pl->rows : x->ty.d[i].n;
+        want *= dim_bound(&x->ty.d[i], pl->rows);
     long cols = x->ty.rank ? x->ty.d[x->ty.rank - 1].n : 1;
     if (cl->cols != cols || n != want)
         bad(c, cl->line, 1, "%s joins %ld row%s of %ld values; node %d.%d's operand is %ld row%s of %ld", op,
