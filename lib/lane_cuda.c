@@ -1146,15 +1146,11 @@ static void emit_attend(Fz *f, const Group *gr)
     long hd = last(&q->ty), vd = last(&v->ty);
     int tc = attend_tc(mode, kv, hd, vd, hg);
     int per_sm = tc ? attend_tc_blocks_per_sm(hd, vd) : 4;
-    long blocks = nh / hg * rows, slots = (long)per_sm * f->o->sms, chunk, busy;
+    long blocks = nh / hg * rows, chunk, busy;
     long split = chunks(f, blocks, ctx, mode, per_sm, &chunk, &busy);
     if (split > 1)
         took(f, RU_CHUNKS_APART);
-    if (split > 1 && blocks > slots)
-        fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks are %.2f waves of %ld: %ld chunks a row of at "
-                  "least %ld rows, %.2f waves", blocks, (double)blocks / slots, slots, busy, chunk,
-                  (double)(blocks * busy) / slots);
-    else if (split > 1)
+    if (split > 1)
         fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
                   "least %ld rows", blocks, busy, chunk);
     attention_consts(L, f, gr, rows, ctx, kv);
