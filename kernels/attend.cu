@@ -53,10 +53,12 @@
 // then each lane its VD/32 values of every row, the row's weights from
 // its lane.
 // TC (LR over f16 caches, KV 2, heads and values of at most 128): each
-// warp's tiles of 32 rows on the tensor cores instead (tc_rows), at least
-// three blocks a multiprocessor (four where their shared memory allows).
+// warp's tiles of 32 rows (TC 1; 16 rows under TC 2) on the tensor cores
+// instead (tc_rows), at least three blocks a multiprocessor (four where
+// their shared memory allows: TC 2's tiles leave room for four with heads
+// of 128, so that a batch's 512 head blocks are one wave of 132 x 4).
 // Shared memory: 4 G (VD + 2) floats, then under LR the G query heads
-// (G HD floats); under TC over them the warps' tiles (4 x 32 (HD + VD +
+// (G HD floats); under TC over them the warps' tiles (4 x BKT (HD + VD +
 // 16) halves), then the queries' A words (8 HD) and their scale's inverse.
 
 constexpr int GG = NH / NKV;                        // query heads a key head
@@ -85,7 +87,7 @@ constexpr int VW = (VBY + 3) / 4;                   // LR: their words
 constexpr int VB = 32 / VW < 32 ? 32 / VW : 32;     // LR: value rows in flight (32 words a lane)
 // TC (a batch's attention under LR with f16 caches, heads and values of at
 // most 128): the tiles' products on the tensor cores (see tc_rows)
-constexpr int BKT = 32;                             // TC: keys a warp's tile
+constexpr int BKT = TC == 2 ? 16 : 32;              // TC: keys a warp's tile
 constexpr int KPT = HD + 8, VPT = VD + 8;           // TC: halves a staged key, value row
 constexpr int TC_WARP = BKT * (KPT + VPT) / 2;      // TC: floats a warp's tile (the tiles from 0)
 constexpr int QF_AT = 4 * TC_WARP;                  // TC: the queries' A words, then 1 / their scale
@@ -315,7 +317,7 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
 #pragma unroll
     for (int h = 0; h < G; h++)
         lp[h] = 0.0f;
-    for (long jt = j0 + 32L * w; jt < j1; jt += 128) {
+    for (long jt = j0 + (long)BKT * w; jt < j1; jt += 4L * BKT) {
         long jr = jt + lane;
         bool ok = jr < j1;
         const void *K = cache(p, rc, 1);
@@ -427,13 +429,13 @@ DEV void tc_queries(const float *qs, float *sl)
 }
 
 // TC: lane_rows on the tensor cores (mma.sync m16n8k16, f16 operands, f32
-// sums), writing warp w's slots itself. Warp w takes the tiles of 32 keys
-// j0 + 32 (w + 4 k) before j1, each staged in its own shared memory (keys
-// and values as rows, cp.async). With lane = 4 gi + ti:
-//   S (16 x 32) = Q (16 x HD) . K^T: row gi the query head gi (rows G and
+// sums), writing warp w's slots itself. Warp w takes the tiles of BKT
+// keys j0 + BKT (w + 4 k) before j1, each staged in its own shared memory
+// (keys and values as rows, cp.async). With lane = 4 gi + ti:
+//   S (16 x BKT) = Q (16 x HD) . K^T: row gi the query head gi (rows G and
 //     past zero), a fragment's A words the head's SCALE q split hi + lo
 //     (two mmas a step: the scores as f32 products give them), B words a
-//     staged key row's; the lane holds S[gi][8 n + 2 ti, + 1], n < 4
+//     staged key row's; the lane holds S[gi][8 n + 2 ti, + 1], n < BKT / 8
 //   (q times a power of two that puts the block's largest at 2^14 or
 //   more, S times its inverse after: the lo words clear of f16's
 //   subnormals); the running maximum and sum of head gi over its 4 lanes,
@@ -457,7 +459,7 @@ DEV void tc_rows(const Params &p, void *const *rc, long j0, long j1, int g, floa
 #pragma unroll
     for (int mt = 0; mt < VD / 16; mt++)
         o[mt][0] = o[mt][1] = o[mt][2] = o[mt][3] = 0.0f;
-    for (long jt = j0 + 32L * w; jt < j1; jt += 128) {
+    for (long jt = j0 + (long)BKT * w; jt < j1; jt += 4L * BKT) {
         for (int i = lane; i < BKT * (HD / 8); i += 32) {
             int r = i / (HD / 8), c = i % (HD / 8);
             long j = jt + r < j1 ? jt + r : j0;
@@ -600,7 +602,7 @@ DEV void add_chunks(const float *all, long kb, long lc, int h, float ck, float *
     }
 }
 
-extern "C" __global__ void __launch_bounds__(128, TC ? 3 : 4) attend(const Params p)
+extern "C" __global__ void __launch_bounds__(128, TC == 1 ? 3 : 4) attend(const Params p)
 {
     extern __shared__ __align__(16) float sl[];   // [4 warps][G][SLOT]
     int u = blockIdx.x, g = u / GB, c = blockIdx.y, t = blockIdx.z, lane = threadIdx.x & 31, w = threadIdx.x >> 5;

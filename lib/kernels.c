@@ -410,9 +410,9 @@ enum { SM_SMEM = 228 * 1024, BLOCK_SMEM_RESERVED = 1024 };
 /* attend.cu under TC: each warp's tile of 32 keys and values as f16 at
  * pitches of 8 past their widths (over the slots and queries), then the
  * queries' A words (8 a value) and a float. */
-static long tc_smem(long hd, long vd)
+static long tc_smem(long hd, long vd, long tc)
 {
-    return 4 * 32 * (hd + vd + 16) * 2 + hd * 32 + 16;
+    return 4 * (tc == 2 ? 16 : 32) * (hd + vd + 16) * 2 + hd * 32 + 16;
 }
 
 static int need_attend(Need *n)
@@ -486,7 +486,7 @@ static int need_attend(Need *n)
     grid(n, nkv * (nh / nkv / hg), C(n, "BUSY") ? C(n, "BUSY") : split, R);   /* at most BUSY chunks are busy */
     /* the warps' slots; a batch's (MODE 3) with whole 32-value heads its
      * queries (attend.cu's LR); under TC its tiles instead (tc_smem) */
-    n->out->smem = C(n, "TC") ? tc_smem(hd, vd) : 4 * hg * (vd + 2) * 4 + (lr ? hg * hd * 4 : 0);
+    n->out->smem = C(n, "TC") ? tc_smem(hd, vd, C(n, "TC")) : 4 * hg * (vd + 2) * 4 + (lr ? hg * hd * 4 : 0);
     return 0;
 }
 
@@ -495,9 +495,9 @@ int attend_tc(long mode, long kv, long hd, long vd, long hg)
     return mode == 3 && kv == 2 && hd % 32 == 0 && vd % 32 == 0 && hd <= 128 && vd <= 128 && hg <= 4;
 }
 
-int attend_tc_blocks_per_sm(long hd, long vd)
+int attend_tc_blocks_per_sm(long hd, long vd, long tc)
 {
-    long b = SM_SMEM / (tc_smem(hd, vd) + BLOCK_SMEM_RESERVED);
+    long b = SM_SMEM / (tc_smem(hd, vd, tc) + BLOCK_SMEM_RESERVED);
     return b < 4 ? (int)b : 4;   /* attend.cu's launch bounds: at least 3, registers for 4 */
 }
 

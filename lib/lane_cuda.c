@@ -981,6 +981,18 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, int per_sm, lon
     return split;
 }
 
+/* A batch's attention on the tensor cores (attend.cu's TC): tiles of 32
+ * keys a warp (TC 1), or of 16 (TC 2) where their smaller shared memory
+ * lets more blocks share a multiprocessor and that takes the batch's head
+ * blocks in fewer waves (the rows all at one position, a part-full last
+ * wave costs a whole one: the 8B's 64 rows, 512 blocks, are 2 waves of 3
+ * a multiprocessor, 1 of 4). */
+static int tc_tiles(const Fz *f, long blocks, long hd, long vd)
+{
+    long s1 = (long)attend_tc_blocks_per_sm(hd, vd, 1) * f->o->sms, s2 = (long)attend_tc_blocks_per_sm(hd, vd, 2) * f->o->sms;
+    return (blocks + s2 - 1) / s2 < (blocks + s1 - 1) / s1 ? 2 : 1;
+}
+
 /* The query heads an attention block takes of a key head's g, its head
  * width hd and value width vd: all g where a thread holds each head's query,
  * values, maximum and sum in at most 64 registers (attend.cu: a lane holds
@@ -1143,10 +1155,9 @@ static void emit_attend(Fz *f, const Group *gr)
      * tensor cores (q and the weights split into two f16 words each, so the
      * sums stand as f32 ones: every numerics); as many blocks a
      * multiprocessor as their tiles' shared memory leaves room for */
-    long hd = last(&q->ty), vd = last(&v->ty);
-    int tc = attend_tc(mode, kv, hd, vd, hg);
-    int per_sm = tc ? attend_tc_blocks_per_sm(hd, vd) : 4;
-    long blocks = nh / hg * rows, chunk, busy;
+    long hd = last(&q->ty), vd = last(&v->ty), blocks = nh / hg * rows, chunk, busy;
+    int tc = attend_tc(mode, kv, hd, vd, hg) ? tc_tiles(f, blocks, hd, vd) : 0;
+    int per_sm = tc ? attend_tc_blocks_per_sm(hd, vd, tc) : 4;
     long split = chunks(f, blocks, ctx, mode, per_sm, &chunk, &busy);
     if (split > 1)
         took(f, RU_CHUNKS_APART);
@@ -1165,9 +1176,9 @@ static void emit_attend(Fz *f, const Group *gr)
      * rows but the newest are loaded before the wait for the launch before */
     C(L, "EARLY", early);
     if (tc) {
-        C(L, "TC", 1);
-        fuse_note(f, gr->node, "a batch's attention on the tensor cores: tiles of 32 keys a warp, f16 caches, "
-                  "q and the weights as two f16 words each");
+        C(L, "TC", tc);
+        fuse_note(f, gr->node, "a batch's attention on the tensor cores: tiles of %d keys a warp, f16 caches, "
+                  "q and the weights as two f16 words each", tc == 2 ? 16 : 32);
     }
     if (gr->rparts) {   /* rope_attend: the rope's queries, keys and values as they come */
         const GNode *r0 = N(f, gr->rope[0]);

@@ -699,7 +699,7 @@ int gemv_blocks_per_sm(long slots, long tr, int norm);
  * attention of this mode, cache format (KV), head and value widths and
  * query heads a block; the blocks of it a multiprocessor holds. */
 int attend_tc(long mode, long kv, long hd, long vd, long hg);
-int attend_tc_blocks_per_sm(long hd, long vd);
+int attend_tc_blocks_per_sm(long hd, long vd, long tc);
 /* The source of one of the lane's own kernels (synth.cu, bench.cu), not a
  * plan's: consts are its constexpr lines. malloc'd. */
 char *lane_kernel_source(const char *file, const char *consts);

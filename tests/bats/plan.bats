@@ -108,7 +108,10 @@ same() {
             logos-author decode_batch f16.yaml | logos-fuse --numerics "$n" >>all.plans
         done
     done
-    grep -q '^launch attend .* TC=1 ' all.plans
+    # heads of 128 past a wave of 3 blocks a multiprocessor: tiles of 16 keys (TC 2)
+    sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/head_dim: 16$/head_dim: 128/' "$EX/tiny/llama.yaml" >f16.yaml
+    logos-author --batch 4 decode_batch f16.yaml | logos-fuse --sms 2 --numerics q8 >>all.plans
+    grep -q '^launch attend .* TC=1 ' all.plans && grep -q '^launch attend .* TC=2 ' all.plans
     grep -q '^launch latent_expand ' all.plans && grep -q '^launch flash NH=16 NKV=16 HD=192 ' all.plans
     # the f16 tiles (sm_90a's wgmma): of 256 and of 128 weight rows, a gated pair's
     grep -q '^launch mmh .* BN=256 ' all.plans && grep -q '^launch mmh .* BN=128 ' all.plans &&
@@ -375,7 +378,7 @@ got.tofile("got.f32")'
     logos-check - <<<"$(logos-fuse --numerics q8 --mma-rows 64 b.logos)"
 }
 
-@test "logos-fuse: a batch's attention over f16 caches on the tensor cores (attend TC=1), -v says so; its blocks a multiprocessor" {
+@test "logos-fuse: a batch's attention over f16 caches on the tensor cores (attend TC=1, 2), -v says so; its blocks a multiprocessor" {
     sed 's/^ctx: 64$/ctx: 64\ncache: f16/; s/head_dim: 16$/head_dim: 32/' "$TINY/llama.yaml" >f16.yaml
     logos-author --batch 4 decode_batch f16.yaml >b.logos
     run --separate-stderr logos-fuse -v --numerics precise b.logos
@@ -393,12 +396,17 @@ got.tofile("got.f32")'
     [ "$(grep -c '^buffer o[0-9]_s0\.part scratch f32 6240$' <<<"$output")" -eq 2 ]
     # past one wave (8 head blocks, 1.33 waves of three on 2) and within
     # one (on 4): a block a row, whole (chunked to fill whole waves, the
-    # 8B's 64 rows ran slower: bench/NOTES.md run183)
-    for n in 2 4; do
-        run --separate-stderr logos-fuse -v --sms $n <(logos-author --batch 4 decode_batch f16w.yaml)
-        [ "$(grep -c '^launch attend .* SPLIT=1 CHUNK=64 BUSY=0 .* TC=1 grid 2 1 4 ' <<<"$output")" -eq 2 ]
-        [[ "$stderr" != *"chunks_apart"* ]]
-    done
+    # 8B's 64 rows ran slower: bench/NOTES.md run183); past it, tiles of 16
+    # keys a warp (TC 2), whose shared memory leaves room for four blocks a
+    # multiprocessor: one wave of 8
+    run --separate-stderr logos-fuse -v --sms 2 <(logos-author --batch 4 decode_batch f16w.yaml)
+    [ "$(grep -c '^launch attend .* SPLIT=1 CHUNK=64 BUSY=0 .* TC=2 grid 2 1 4 block 128 smem 38928 ' <<<"$output")" -eq 2 ]
+    [[ "$stderr" == *"a batch's attention on the tensor cores: tiles of 16 keys a warp"* ]]
+    [[ "$stderr" != *"chunks_apart"* ]]
+    logos-check - <<<"$output"
+    run --separate-stderr logos-fuse -v --sms 4 <(logos-author --batch 4 decode_batch f16w.yaml)
+    [ "$(grep -c '^launch attend .* SPLIT=1 CHUNK=64 BUSY=0 .* TC=1 grid 2 1 4 block 128 smem 73744 ' <<<"$output")" -eq 2 ]
+    [[ "$stderr" != *"chunks_apart"* ]]
     run --separate-stderr logos-fuse --sms 9 b.logos
     [ "$(grep -c '^launch attend .* BUSY=4 .* TC=1 grid 2 4 4 ' <<<"$output")" -eq 2 ]
     run --separate-stderr logos-fuse --sms 9 <(logos-author --batch 4 decode_batch "$TINY/llama.yaml")

@@ -205,6 +205,11 @@ static const Case cases[] = {
     {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 16): 32-row tiles a warp",
      BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
      "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 16},
+    /* 16 head blocks: 6 waves of 3 a multiprocessor in tiles of 32 keys, 4
+     * of 4 in tiles of 16 (TC 2, lane_cuda.c's tc_tiles) */
+    {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 1): 16-row tiles a warp (TC 2)",
+     BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
+     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
     {"batch_attend: 8 sequences to 290 rows, a block a sequence (--sms 1): several 32-row tiles a warp",
      "in q : f32[8,8,64]\nin k : f32[8,2,64]\nin v : f32[8,2,64]\n" BATCH_STATES("0") BATCH_STATES("1")
      BATCH_STATES("2") BATCH_STATES("3") BATCH_STATES("4") BATCH_STATES("5") BATCH_STATES("6") BATCH_STATES("7")
