@@ -206,8 +206,9 @@ static const Case cases[] = {
      BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
      "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 16},
     /* 16 head blocks: 6 waves of 3 a multiprocessor in tiles of 32 keys, 4
-     * of 4 in tiles of 16 (TC 2, lane_cuda.c's tc_tiles) */
-    {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 1): 16-row tiles a warp (TC 2)",
+     * of 4 in tiles of 16 (TC 2, lane_cuda.c's tc_tiles; under q8 and q8x2,
+     * tiles of 32 under precise) */
+    {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 1): 16-row tiles a warp (TC 2 but precise)",
      BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
      "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
     {"batch_attend: 8 sequences to 290 rows, a block a sequence (--sms 1): several 32-row tiles a warp",
