@@ -317,7 +317,7 @@ DEV void lane_rows(const Params &p, void *const *rc, long j0, long j1, int g, co
 #pragma unroll
     for (int h = 0; h < G; h++)
         lp[h] = 0.0f;
-    for (long jt = j0 + (long)BKT * w; jt < j1; jt += 4L * BKT) {
+    for (long jt = j0 + 32L * w; jt < j1; jt += 128) {
         long jr = jt + lane;
         bool ok = jr < j1;
         const void *K = cache(p, rc, 1);

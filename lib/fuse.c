@@ -233,14 +233,22 @@ static int first_node(const Group *gr)
 /* Does node k read (through its arguments and ordering edges, back to
  * node lo, before which nothing reads a node of it) a node of group g? A
  * launch of g cannot wait on what it makes. */
-static int reads_group(const Fz *f, int k, int g, int lo)
+/* A walk over the graph's nodes: a mark each and a stack (free both). */
+static int *walk_mem(const Fz *f, char **seen)
 {
-    char *seen = calloc((size_t)f->g->nn, 1);
-    int *stack = malloc(sizeof *stack * (size_t)f->g->nn), ns = 0, hit = 0;
-    if (!seen || !stack) {
+    *seen = calloc((size_t)f->g->nn, 1);
+    int *stack = malloc(sizeof *stack * (size_t)f->g->nn);
+    if (!*seen || !stack) {
         diag("out of memory");
         exit(EXIT_SYSTEM);
     }
+    return stack;
+}
+
+static int reads_group(const Fz *f, int k, int g, int lo)
+{
+    char *seen;
+    int *stack = walk_mem(f, &seen), ns = 0, hit = 0;
     stack[ns++] = k;
     seen[k] = 1;
     while (ns && !hit) {
@@ -981,12 +989,8 @@ static void absorb(Fz *f, Group *to, Group *from)
 static int joins_across(const Fz *f, const Group *to, const Group *from)
 {
     int t = (int)(to - f->gs), g = (int)(from - f->gs), lo = first_node(from), ns = 0, hit = 0;
-    char *seen = calloc((size_t)f->g->nn, 1);
-    int *stack = malloc(sizeof *stack * (size_t)f->g->nn);
-    if (!seen || !stack) {
-        diag("out of memory");
-        exit(EXIT_SYSTEM);
-    }
+    char *seen;
+    int *stack = walk_mem(f, &seen);
     for (int j = 0; j < to->nn; j++)
         stack[ns++] = to->nodes[j], seen[to->nodes[j]] = 1;
     while (ns && !hit) {

@@ -407,7 +407,7 @@ static int need_rope(Need *n)
  * each resident block. */
 enum { SM_SMEM = 228 * 1024, BLOCK_SMEM_RESERVED = 1024 };
 
-/* attend.cu under TC: each warp's tile of 32 keys and values as f16 at
+/* attend.cu under TC: each warp's tile of 32 keys (16 under TC 2) and values as f16 at
  * pitches of 8 past their widths (over the slots and queries), then the
  * queries' A words (8 a value) and a float. */
 static long tc_smem(long hd, long vd, long tc)

@@ -69,8 +69,8 @@ static const char *node_name(const Fz *f, int k)
     const Stmt *s = &f->p->stmts[n->stmt];
     if (f->g->stmt_node[n->stmt] == k)
         return s->name;
-    for (int i = 0; i < n->stmt; i++)
-        if (!strcmp(f->p->stmts[i].name, s->name))
+    for (int i = 0; s->kind == S_WRITE && i < n->stmt; i++)   /* an assignment's name is its own */
+        if (f->p->stmts[i].kind == S_WRITE && !strcmp(f->p->stmts[i].name, s->name))
             return arena_printf(f->a, "%s@%d.%d", s->name, n->stmt + 1, n->sub);
     return arena_printf(f->a, "%s.%d", s->name, n->sub);
 }
@@ -911,7 +911,7 @@ static void emit_rope(Fz *f, const Group *gr)
     const GNode *r0 = N(f, gr->rope[0]);
     const Type *pt = &N(f, gr->pos)->ty;
     int n = -1;
-    long rows = pt->rank ? (bound(f, &pt->d[0])) : 1;
+    long rows = pt->rank ? bound(f, &pt->d[0]) : 1;
     if (pt->rank)
         n = size_buf(f, &pt->d[0]);
     for (int p = 0; p < gr->rparts; p++) {
@@ -994,7 +994,8 @@ static int tc_tiles(const Fz *f, long blocks, long hd, long vd)
 {
     if (f->o->numerics == NUM_PRECISE)
         return 1;
-    long s1 = (long)attend_tc_blocks_per_sm(hd, vd, 1) * f->o->sms, s2 = (long)attend_tc_blocks_per_sm(hd, vd, 2) * f->o->sms;
+    long s1 = attend_tc_blocks_per_sm(hd, vd, 1) * (long)f->o->sms,
+         s2 = attend_tc_blocks_per_sm(hd, vd, 2) * (long)f->o->sms;
     return (blocks + s2 - 1) / s2 < (blocks + s1 - 1) / s1 ? 2 : 1;
 }
 
@@ -1125,7 +1126,7 @@ static void emit_attend(Fz *f, const Group *gr)
 {
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *k = N(f, a->args[1]), *v = N(f, a->args[2]);
     int st = q->ty.rank == 3, n = -1, mode = 2, kv = 0, batch = gr->nseq > 1, early = 0;
-    long rows = st ? (bound(f, &q->ty.d[0])) : batch ? gr->nseq : 1, ctx = k->ty.d[0].n;
+    long rows = st ? bound(f, &q->ty.d[0]) : batch ? gr->nseq : 1, ctx = k->ty.d[0].n;
     if (st)
         n = size_buf(f, &q->ty.d[0]);
     int kb, vb;
@@ -1222,7 +1223,7 @@ static void emit_embed(Fz *f, const Group *gr)
     L L = launch(f, KN_EMBED, gr);
     const GNode *x = N(f, gr->node), *w = N(f, x->args[0]), *ids = N(f, x->args[1]);
     int n = -1;
-    long rows = ids->ty.rank ? (bound(f, &ids->ty.d[0])) : 1;
+    long rows = ids->ty.rank ? bound(f, &ids->ty.d[0]) : 1;
     if (ids->ty.rank)
         n = size_buf(f, &ids->ty.d[0]);
     C(L, "D", (double)last(&w->ty));
@@ -1408,7 +1409,7 @@ static void emit_copy(Fz *f, const Group *gr)
         x = buf_of(f, c->args[2]);
         y = buf_of(f, c->args[0]);
         idx = buf_of(f, c->args[1]);
-        rows = pt->rank ? (bound(f, &pt->d[0])) : 1;
+        rows = pt->rank ? bound(f, &pt->d[0]) : 1;
         if (pt->rank)
             n = size_buf(f, &pt->d[0]);
         dst = 1;
@@ -1421,7 +1422,7 @@ static void emit_copy(Fz *f, const Group *gr)
         x = buf_of(f, c->args[0]);
         idx = buf_of(f, c->args[1]);
         src = state ? 3 : 2;
-        rows = ix->ty.rank ? (bound(f, &ix->ty.d[0])) : 1;
+        rows = ix->ty.rank ? bound(f, &ix->ty.d[0]) : 1;
         if (ix->ty.rank)
             n = size_buf(f, &ix->ty.d[0]);
         w = xw = yw = row_width(f, &b->ty);
@@ -1471,7 +1472,7 @@ static void emit_range(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_RANGE, gr);
     const GNode *r = N(f, gr->node);
-    C(L, "ROWS", (double)(bound(f, &r->ty.d[0])));
+    C(L, "ROWS", (double)bound(f, &r->ty.d[0]));
     A(L, "start", buf_of(f, r->args[0]));
     A(L, "n", size_buf(f, &r->ty.d[0]));
     A(L, "y", buf_of(f, gr->node));
@@ -1757,7 +1758,7 @@ static void emit_latent(Fz *f, const Group *gr)
     const GNode *a = N(f, gr->node), *q = N(f, a->args[0]), *qp = N(f, a->args[1]), *c = N(f, a->args[2]);
     const GNode *wk = N(f, a->args[3]), *wv = N(f, a->args[4]);
     int st = q->ty.rank == 3, n = -1, mode = 2, kb = buf_of(f, a->args[2]);
-    long rows = st ? (bound(f, &q->ty.d[0])) : 1, ctx = c->ty.d[0].n;
+    long rows = st ? bound(f, &q->ty.d[0]) : 1, ctx = c->ty.d[0].n;
     long nh = q->ty.d[st].n, rope = last(&qp->ty), lora = wk->ty.d[1].n;
     if (st)
         n = size_buf(f, &q->ty.d[0]);
@@ -1860,7 +1861,7 @@ static void emit_concat(Fz *f, const Group *gr)
     int n = -1, y, idx = -1;
     if (w) {
         const Type *pt = &N(f, w->args[1])->ty;
-        rows = pt->rank ? (bound(f, &pt->d[0])) : 1;
+        rows = pt->rank ? bound(f, &pt->d[0]) : 1;
         if (pt->rank)
             n = size_buf(f, &pt->d[0]);
         y = buf_of(f, w->args[0]);
