@@ -624,14 +624,18 @@ static int cuda_fetch(Lane *l, int k, int d, Buf *out)
     const Decl *decl = &c->st->progs[k]->decls[d];
     DBuf *b = decl_buf(c, k, d);
     CK(cu.StreamSynchronize(c->stream));
-    if (!b->host && !(b->host = malloc((size_t)b->bytes)))
-        return EXIT_SYSTEM;
-    CK(cu.MemcpyDtoH(b->host, b->p, (size_t)b->bytes));
     *out = (Buf){.base = decl->base, .rank = decl->rank, .n = 1};
     for (int i = 0; i < decl->rank; i++) {
         out->d[i] = decl->ty.d[i].n;
         out->n *= out->d[i];
     }
+    int f16 = decl->base == T_F16;   /* a state kept in f16, read as f32 as the reference keeps it */
+    size_t host = f16 && out->n * 4 > b->bytes ? (size_t)out->n * 4 : (size_t)b->bytes;
+    if (!b->host && !(b->host = malloc(host)))
+        return EXIT_SYSTEM;
+    CK(cu.MemcpyDtoH(b->host, b->p, (size_t)b->bytes));
+    for (long j = out->n - 1; f16 && j >= 0; j--)   /* from the end: the halves sit in the floats' first half */
+        ((float *)b->host)[j] = f16_to_f32(((const uint16_t *)b->host)[j]);
     if (decl->base == T_I32)
         out->i = b->host;
     else

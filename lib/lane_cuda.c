@@ -987,13 +987,11 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, int per_sm, lon
  * blocks in fewer waves (the rows all at one position, a part-full last
  * wave costs a whole one: the 8B's 64 rows, 512 blocks, are 2 waves of 3
  * a multiprocessor, 1 of 4; bench/NOTES.md run184: its attention 1.88 ->
- * 1.49 ms). Under quantized numerics only: against the f32 reference the
- * tiles of 16 measured 3.7e-5 in one of three draws, past precise's 2e-5
- * (those of 32: 1.6e-5). */
+ * 1.49 ms). Under every numerics: the 3.7e-5 under precise of run184's
+ * kernel case came back the same from tiles of 32 (run185), the f16
+ * caches' rounding, not the tiles. */
 static int tc_tiles(const Fz *f, long blocks, long hd, long vd)
 {
-    if (f->o->numerics == NUM_PRECISE)
-        return 1;
     long s1 = attend_tc_blocks_per_sm(hd, vd, 1) * (long)f->o->sms,
          s2 = attend_tc_blocks_per_sm(hd, vd, 2) * (long)f->o->sms;
     return (blocks + s2 - 1) / s2 < (blocks + s1 - 1) / s1 ? 2 : 1;

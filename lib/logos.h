@@ -912,7 +912,7 @@ struct Lane {
     int (*bind)(Lane *l, Stream *st, const WeightsArg *w);
     int (*put)(Lane *l, int k, int d, const void *v, long n);   /* an input: n i32 or f32 values */
     int (*run)(Lane *l, int k);
-    int (*fetch)(Lane *l, int k, int d, Buf *out);   /* an output, valid until the next run */
+    int (*fetch)(Lane *l, int k, int d, Buf *out);   /* an output or a state (f16 read as f32), valid until the next run */
     void (*close)(Lane *l);
 };
 struct Stream {

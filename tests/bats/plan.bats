@@ -404,9 +404,9 @@ got.tofile("got.f32")'
     [[ "$stderr" == *"a batch's attention on the tensor cores: tiles of 16 keys a warp"* ]]
     [[ "$stderr" != *"chunks_apart"* ]]
     logos-check - <<<"$output"
-    # under precise numerics tiles of 32 (those of 16 measured past its bound)
+    # under precise numerics too
     run --separate-stderr logos-fuse --numerics precise --sms 2 <(logos-author --batch 4 decode_batch f16w.yaml)
-    [ "$(grep -c '^launch attend .* TC=1 grid 2 1 4 block 128 smem 73744 ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^launch attend .* TC=2 grid 2 1 4 block 128 smem 38928 ' <<<"$output")" -eq 2 ]
     run --separate-stderr logos-fuse -v --sms 4 <(logos-author --batch 4 decode_batch f16w.yaml)
     [ "$(grep -c '^launch attend .* SPLIT=1 CHUNK=64 BUSY=0 .* TC=1 grid 2 1 4 block 128 smem 73744 ' <<<"$output")" -eq 2 ]
     [[ "$stderr" != *"chunks_apart"* ]]

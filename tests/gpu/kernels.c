@@ -63,13 +63,24 @@ typedef struct Case {
     "o_s" S " = attend(qh_s" S ", Kc_s" S "[..pos_s" S "], Vc_s" S "[..pos_s" S "], scale=0.125)\n"
 #define BATCH_STATES(S) "in pos_s" S " : i32\nstate Kc_s" S " : f32[512,2,64]\nstate Vc_s" S " : f32[512,2,64]\n"
 
-/* The f16 batch's declarations: 4 sequences, heads of 128. */
-#define BATCH_F16                                                                                          \
+/* The f16 batch's declarations: 4 sequences, heads of 128 (BATCH_F16P:
+ * without the per-head norms' weights). */
+#define BATCH_F16P                                                                                         \
     "in q : f32[4,16,128]\nin k : f32[4,2,128]\nin v : f32[4,2,128]\nin pos_s0 : i32\nin pos_s1 : i32\n"      \
-    "in pos_s2 : i32\nin pos_s3 : i32\nweight nq : f32[128]\nweight nk : f32[128]\n"                          \
+    "in pos_s2 : i32\nin pos_s3 : i32\n"                                                                     \
     "state Kc_s0 : f16[256,2,128]\nstate Vc_s0 : f16[256,2,128]\nstate Kc_s1 : f16[256,2,128]\n"             \
     "state Vc_s1 : f16[256,2,128]\nstate Kc_s2 : f16[256,2,128]\nstate Vc_s2 : f16[256,2,128]\n"             \
     "state Kc_s3 : f16[256,2,128]\nstate Vc_s3 : f16[256,2,128]\nout o : f32[4,16,128]\n"
+#define BATCH_F16 BATCH_F16P "weight nq : f32[128]\nweight nk : f32[128]\n"
+
+/* Sequence S of the f16 batch appending its keys and values as they come,
+ * over a window of W rows: the f32 inputs round to the same f16 on both
+ * sides, so the caches agree bit for bit and the attention's own arithmetic
+ * is what the bound holds. */
+#define BATCH_SEQP(S, W)                                                                                   \
+    "Kc_s" S "[pos_s" S "] = k[" S "]\nVc_s" S "[pos_s" S "] = v[" S "]\n"                                   \
+    "o_s" S " = attend(q[" S "], Kc_s" S "[..pos_s" S "], Vc_s" S "[..pos_s" S "], scale=0.088, softcap=30, " \
+    "window=" W ")\n"
 
 /* Sequence S of the f16 batch: its rope under per-head norms, its appends
  * and its attention over a window of W rows (BATCH_SEQ: 40). */
@@ -206,10 +217,16 @@ static const Case cases[] = {
      BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
      "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 16},
     /* 16 head blocks: 6 waves of 3 a multiprocessor in tiles of 32 keys, 4
-     * of 4 in tiles of 16 (TC 2, lane_cuda.c's tc_tiles; under q8 and q8x2,
-     * tiles of 32 under precise) */
-    {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 1): 16-row tiles a warp (TC 2 but precise)",
+     * of 4 in tiles of 16 (TC 2, lane_cuda.c's tc_tiles) */
+    {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 1): 16-row tiles a warp (TC 2)",
      BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
+     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
+    /* the same without the norms and rope: caches equal bit for bit */
+    {"batch_attend: the f16 batch to 142 rows appended as they come (--sms 16): 32-row tiles a warp",
+     BATCH_F16P BATCH_SEQP("0", "130") BATCH_SEQP("1", "130") BATCH_SEQP("2", "130") BATCH_SEQP("3", "130")
+     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 16},
+    {"batch_attend: the f16 batch to 142 rows appended as they come (--sms 1): 16-row tiles a warp (TC 2)",
+     BATCH_F16P BATCH_SEQP("0", "130") BATCH_SEQP("1", "130") BATCH_SEQP("2", "130") BATCH_SEQP("3", "130")
      "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
     {"batch_attend: 8 sequences to 290 rows, a block a sequence (--sms 1): several 32-row tiles a warp",
      "in q : f32[8,8,64]\nin k : f32[8,2,64]\nin v : f32[8,2,64]\n" BATCH_STATES("0") BATCH_STATES("1")
@@ -676,6 +693,35 @@ static double compare(Stream *st, Env *env, Env *exact, double *qerr, int *token
     return worst;
 }
 
+/* The f16 states after the steps, GPU against CPU: *flips counts the values
+ * one f16 step apart, the same value but for an f32 rounding that fell on
+ * either side of a half step (a rope's sine by the GPU's intrinsic against
+ * the CPU's libm, a norm's sum in another order); the return counts those
+ * further apart, or is -1 where a state cannot be fetched. */
+static long cache_flips(Stream *st, Env *env, long *flips)
+{
+    const Prog *p = st->progs[0];
+    long far = 0;
+    *flips = 0;
+    for (int i = 0; i < p->ndecls; i++) {
+        const Decl *d = &p->decls[i];
+        if (d->kind != D_STATE || d->base != T_F16)
+            continue;
+        Buf g;
+        const Buf *c = env_get(env, d->name);
+        if (!c || st->lane->fetch(st->lane, 0, i, &g) || g.n != c->n)
+            return -1;
+        for (long j = 0; j < c->n; j++) {
+            uint16_t h = f32_to_f16(g.f[j]), w = f32_to_f16(c->f[j]);
+            if (h == w || !((h | w) & 0x7fff))
+                continue;
+            int step = !((h ^ w) & 0x8000) && (h - w == 1 || w - h == 1);
+            step ? (*flips)++ : far++;
+        }
+    }
+    return far;
+}
+
 static int write_case(const Case *c, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -750,10 +796,19 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows,
             ok = 0;
         worst = e > worst ? e : worst;
     }
-    double bound = numerics == NUM_PRECISE ? 2e-5 : ok && flash_alone(st.plans[0]) ? 1e-4 : 2e-3;
-    int pass = ok && worst <= bound && tokens;
-    printf("%-48s %-8s %s  gpu vs cpu %.2e (bound %.0e)  quantization alone %.2e%s\n", c->what,
-           numerics_name(numerics), pass ? "ok  " : "FAIL", worst, bound, qerr,
+    long flips = 0, far = ok ? cache_flips(&st, cpu, &flips) : 0;
+    ok = ok && far >= 0;
+    /* an f16 cache value a step apart moves what reads it by up to 2^-11 of
+     * itself: under precise the bound is then the f16 step's, 1e-4, the
+     * attention's own arithmetic held to 2e-5 by the cases whose caches
+     * agree bit for bit */
+    double bound = numerics == NUM_PRECISE ? (flips ? 1e-4 : 2e-5) : ok && flash_alone(st.plans[0]) ? 1e-4 : 2e-3;
+    int pass = ok && far == 0 && worst <= bound && tokens;
+    char fl[96] = "";
+    if (flips || far)
+        snprintf(fl, sizeof fl, "  f16 caches: %ld a step apart, %ld further", flips, far);
+    printf("%-48s %-8s %s  gpu vs cpu %.2e (bound %.0e)  quantization alone %.2e%s%s\n", c->what,
+           numerics_name(numerics), pass ? "ok  " : "FAIL", worst, bound, qerr, fl,
            !ok ? "  (a run failed, or a value was never written)" : tokens ? "" : "  (arg-max differs)");
     weights_close(wc);
     weights_close(we);
