@@ -383,6 +383,46 @@ static int plan_params(CudaLane *c, int k)
 
 /* ---- the seam ---- */
 
+/* Whether the stream's buffers fit in the GPU's free memory, before any is
+ * made: the named ones once each (at their largest), the pool, each plan's
+ * scratch. Where they do not, a message with the sums by kind and the
+ * largest state (a batch's caches: ctx x sequences), and 1. */
+static int fits(CudaLane *c, long pool)
+{
+    size_t fr = 0, all = 0;
+    if (cu.MemGetInfo(&fr, &all))
+        return 0;   /* no figure: cuMemAlloc says it */
+    const Stream *st = c->st;
+    StrMap *seen = strmap_new(c->a);
+    double by[B_COUNT] = {0}, big = 0, need = (double)pool;
+    const char *bigname = "";
+    for (int k = 0; k < st->nprogs; k++)
+        for (int i = 0; i < st->plans[k]->nbufs; i++) {
+            const PBuf *b = &st->plans[k]->bufs[i];
+            double n = (double)etype_bytes(b->etype, b->count);
+            if (b->kind == B_TEMP || b->kind == B_VIEW)
+                continue;
+            if (b->kind != B_SCRATCH && b->kind != B_CONST && b->kind != B_TABLE) {
+                if (strmap_get(seen, b->name) >= 0)
+                    continue;
+                strmap_put(seen, b->name, 1);
+            }
+            by[b->kind] += n;
+            need += n;
+            if (b->kind == B_STATE && n > big) {
+                big = n;
+                bigname = b->name;
+            }
+        }
+    if (need <= (double)fr)
+        return 0;
+    diag_file(st->src, "the plan's buffers take %.1f GB of GPU memory and the GPU has %.1f GB free (of %.1f): "
+              "weights %.1f GB, states %.1f GB (the largest '%s', %.2f GB: a cache's rows are the spec's ctx, "
+              "one a sequence), temporaries %.1f GB", need / 1e9, (double)fr / 1e9, (double)all / 1e9,
+              by[B_WEIGHT] / 1e9, by[B_STATE] / 1e9, bigname, big / 1e9, (double)pool / 1e9);
+    return EXIT_INPUT;
+}
+
 static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
 {
     CudaLane *c = (CudaLane *)l;
@@ -401,7 +441,9 @@ static int cuda_bind(Lane *l, Stream *st, const WeightsArg *w)
             st->chunk_rows = pl->rows;
         plan_kernels(c, k);
     }
-    int s = lane_load(c);
+    int s = fits(c, pool);
+    if (!s)
+        s = lane_load(c);
     c->poolsize = pool;
     if (s || (s = dalloc(c, pool, &c->pool)))
         return s;
