@@ -394,22 +394,34 @@ static int fits(CudaLane *c, long pool)
         return 0;   /* no figure: cuMemAlloc says it */
     const Stream *st = c->st;
     StrMap *seen = strmap_new(c->a);
-    double by[B_COUNT] = {0}, big = 0, need = (double)pool;
+    int nb = 0;
+    for (int k = 0; k < st->nprogs; k++)
+        nb += st->plans[k]->nbufs;
+    double *size = arena_alloc(c->a, sizeof *size * (size_t)(nb + 1)), by[B_COUNT] = {0}, big = 0,
+           need = (double)pool;
     const char *bigname = "";
+    nb = 0;
     for (int k = 0; k < st->nprogs; k++)
         for (int i = 0; i < st->plans[k]->nbufs; i++) {
             const PBuf *b = &st->plans[k]->bufs[i];
             double n = (double)etype_bytes(b->etype, b->count);
             if (b->kind == B_TEMP || b->kind == B_VIEW)
                 continue;
-            if (b->kind != B_SCRATCH && b->kind != B_CONST && b->kind != B_TABLE) {
-                if (strmap_get(seen, b->name) >= 0)
+            if (b->kind != B_SCRATCH && b->kind != B_CONST && b->kind != B_TABLE) {   /* named: once, at its largest */
+                int j = strmap_get(seen, b->name);
+                if (j < 0) {
+                    j = nb++;
+                    strmap_put(seen, b->name, j);
+                    size[j] = 0;
+                }
+                if (n <= size[j])
                     continue;
-                strmap_put(seen, b->name, 1);
+                n -= size[j];
+                size[j] += n;
             }
             by[b->kind] += n;
             need += n;
-            if (b->kind == B_STATE && n > big) {
+            if (b->kind == B_STATE && n > big) {   /* a state's size never changes between plans */
                 big = n;
                 bigname = b->name;
             }
