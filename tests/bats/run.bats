@@ -90,6 +90,26 @@ weights() {
       "$("$LOGOS_BIN/logos-run" -q --synthetic 2 -p "1 2 3" -n 5 gen.logos)" ]
 }
 
+@test "LOGOS_REF_NUDGE moves the values f16 states keep, and nothing else" {
+    # the tiny Llama with f16 caches, a batch of 4: some nudged values round a
+    # step apart, so the logits move a little and the tokens stay
+    sed 's/^ctx: 64$/ctx: 64\ncache: f16/; s/head_dim: 16$/head_dim: 32/' "$TINY/llama.yaml" >f16.yaml
+    "$LOGOS_BIN/logos-author" --batch 4 decode_batch f16.yaml >b16.logos
+    "$LOGOS_BIN/logos-author" --batch 4 decode_batch "$TINY/llama.yaml" >b32.logos
+    local p=(-p "1 2" -p 5 -p "7 8 9" -p 4 -n 8)
+    for s in b16 b32; do
+        "$LOGOS_BIN/logos-run" -q --synthetic 7 "${p[@]}" --logits "$s.a" "$s.logos" >"$s.ta"
+        LOGOS_REF_NUDGE=1e-7 "$LOGOS_BIN/logos-run" -q --synthetic 7 "${p[@]}" --logits "$s.b" "$s.logos" >"$s.tb"
+        cmp "$s.ta" "$s.tb"
+    done
+    ! cmp -s b16.a b16.b
+    cmp b32.a b32.b
+    python3 -c '
+import numpy as np
+a, b = np.fromfile("b16.a", np.float32), np.fromfile("b16.b", np.float32)
+assert np.linalg.norm(a - b) / np.linalg.norm(a) < 1e-3, "moved too far"'
+}
+
 @test "--logits writes one row of vocab f32 a step run" {
     local spec="$TINY/gemma2.yaml"
     "$LOGOS_BIN/logos-author" generate "$spec" >gen.logos
