@@ -169,12 +169,13 @@ static void replace(TokDec *d, int k, const Dec *dc, const char *p, size_t n, FI
 }
 
 /* Strip: up to `start` leading content characters of each piece, or of
- * the whole text after Fuse (counted across pieces until text begins). */
+ * the whole text after Fuse (counted across pieces until text begins); an
+ * empty content strips nothing. */
 static void strip(TokDec *d, int k, const Dec *dc, const char *p, size_t n, FILE *out)
 {
     int fused = fused_before(d->t, k), cut = 0;
     int *done = fused ? &d->cut : &cut;
-    while (!(fused && d->stripped) && *done < dc->start && n >= dc->content.n &&
+    while (!(fused && d->stripped) && dc->content.n && *done < dc->start && n >= dc->content.n &&
            !memcmp(p, dc->content.p, dc->content.n)) {
         p += dc->content.n;
         n -= dc->content.n;
