@@ -165,6 +165,24 @@ static void *product_rows(void *arg)
     return NULL;
 }
 
+/* LOGOS_REF_NUDGE=F (a diagnostic, logos-run(1)): each value an f16 state
+ * keeps, and under LOGOS_REF_NUMERICS each activation a product quantizes,
+ * is moved by F of itself, up or down by a hash of its place, before it
+ * rounds: two lanes' last-bit differences in f32, at the places where they
+ * become a step of f16 or of an int8 word. */
+static float nudged(float v, long at, double by)
+{
+    uint64_t h = (uint64_t)at * 0x9e3779b97f4a7c15u;
+    h ^= h >> 29;
+    return (float)(v * (1 + ((h >> 7) & 1 ? by : -by)));
+}
+
+static double nudge(void)
+{
+    const char *e = getenv("LOGOS_REF_NUDGE");
+    return e ? atof(e) : 0;
+}
+
 /* y[t][o] = W[r0+o] . x[t]: on the machine's processors when the product is
  * large (every value computed alone, so the result is the same on any
  * number of threads). */
@@ -172,6 +190,13 @@ void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T,
 {
     if (r->num.quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0) {   /* as the lane's products read them */
         float *q = arena_alloc(r->a, sizeof *q * (size_t)(T * w->cols));
+        double by = nudge();
+        if (by) {
+            float *m = arena_alloc(r->a, sizeof *m * (size_t)(T * w->cols));
+            for (long i = 0; i < T * w->cols; i++)
+                m[i] = nudged(x[i], (w->cols << 32) + r0 * 7919 + i, by);
+            x = m;
+        }
         if (w->h16 && r->num.quant == 1)
             act_quantize_h16(x, T * w->cols, q);
         else
@@ -427,23 +452,6 @@ static void run_assign(Run *r, const Stmt *s, int si)
         trace_write(r->trace_run, r->trace_prog, s->name, v.base == T_I32 ? (void *)v.i : (void *)v.f, v.n * 4);
         trace_order(r->trace_run, r->trace_prog, s->name, v.base == T_I32);
     }
-}
-
-/* LOGOS_REF_NUDGE=F (a diagnostic, logos-run(1)): each value an f16 state
- * keeps is moved by F of itself, up or down by a hash of its place, before
- * it rounds: two lanes' last-bit differences in f32, at the one place
- * where they become a step of f16. */
-static float nudged(float v, long at, double by)
-{
-    uint64_t h = (uint64_t)at * 0x9e3779b97f4a7c15u;
-    h ^= h >> 29;
-    return (float)(v * (1 + ((h >> 7) & 1 ? by : -by)));
-}
-
-static double nudge(void)
-{
-    const char *e = getenv("LOGOS_REF_NUDGE");
-    return e ? atof(e) : 0;
 }
 
 static void run_write(Run *r, const Stmt *s)

@@ -90,7 +90,7 @@ weights() {
       "$("$LOGOS_BIN/logos-run" -q --synthetic 2 -p "1 2 3" -n 5 gen.logos)" ]
 }
 
-@test "LOGOS_REF_NUDGE moves the values f16 states keep, and nothing else" {
+@test "LOGOS_REF_NUDGE moves the values f16 states keep and, under LOGOS_REF_NUMERICS, the activations q8 quantizes; nothing else" {
     # the tiny Llama with f16 caches, a batch of 4: some nudged values round a
     # step apart, so the logits move a little and the tokens stay
     sed 's/^ctx: 64$/ctx: 64\ncache: f16/; s/head_dim: 16$/head_dim: 32/' "$TINY/llama.yaml" >f16.yaml
@@ -104,6 +104,11 @@ weights() {
     done
     ! cmp -s b16.a b16.b
     cmp b32.a b32.b
+    # under LOGOS_REF_NUMERICS the activations q8 quantizes move too
+    "$LOGOS_BIN/logos-fuse" --numerics q8 b32.logos >b32.plan
+    LOGOS_REF_NUMERICS=1 "$LOGOS_BIN/logos-run" -q --synthetic 7 "${p[@]}" --logits q.a b32.plan >/dev/null
+    LOGOS_REF_NUMERICS=1 LOGOS_REF_NUDGE=1e-6 "$LOGOS_BIN/logos-run" -q --synthetic 7 "${p[@]}" --logits q.b b32.plan >/dev/null
+    ! cmp -s q.a q.b
     python3 -c '
 import numpy as np
 a, b = np.fromfile("b16.a", np.float32), np.fromfile("b16.b", np.float32)
