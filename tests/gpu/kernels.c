@@ -30,7 +30,10 @@
  * (ref_run_numerics, plan_ref_numerics): under q8 and q8x2 its products'
  * activations quantized as the lane's are, and the attention a flash launch
  * covers as flash.cu computes it (ref_flash.c); the error that this gives
- * against f32 is printed beside the GPU's.
+ * against f32 is printed beside the GPU's. The states kept in f16 are
+ * compared too: values one f16 step apart (an f32 difference in the last
+ * bits rounding either way) are counted and set the precise bound to 1e-4,
+ * any further apart fail (cache_flips).
  *
  *   build/test/gpu_kernels      one line a case and numerics, then a count;
  *                               exit 0 all passed, 1 one failed, 3 no GPU
