@@ -177,10 +177,16 @@ static float nudged(float v, long at, double by)
     return (float)(v * (1 + ((h >> 7) & 1 ? by : -by)));
 }
 
-static double nudge(void)
+static double nudge(void)   /* read once: a product and a write each ask */
 {
-    const char *e = getenv("LOGOS_REF_NUDGE");
-    return e ? atof(e) : 0;
+    static double by;
+    static int read;
+    if (!read) {
+        const char *e = getenv("LOGOS_REF_NUDGE");
+        by = e ? atof(e) : 0;
+        read = 1;
+    }
+    return by;
 }
 
 /* y[t][o] = W[r0+o] . x[t]: on the machine's processors when the product is

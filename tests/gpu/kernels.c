@@ -94,6 +94,14 @@ typedef struct Case {
     "o_s" S " = attend(qh_s" S ", Kc_s" S "[..pos_s" S "], Vc_s" S "[..pos_s" S "], scale=0.088, softcap=30, " \
     "window=" W ")\n"
 #define BATCH_SEQ(S) BATCH_SEQW(S, "40")
+/* The f16 batch to 142 rows over a window of 130: roped (BATCH_W130) or
+ * appended as they come (BATCH_P130). */
+#define BATCH_W130                                                                                         \
+    BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")    \
+    "o = stack(o_s0, o_s1, o_s2, o_s3)\n"
+#define BATCH_P130                                                                                         \
+    BATCH_F16P BATCH_SEQP("0", "130") BATCH_SEQP("1", "130") BATCH_SEQP("2", "130") BATCH_SEQP("3", "130")   \
+    "o = stack(o_s0, o_s1, o_s2, o_s3)\n"
 
 /* Four sequences' attention over f16 caches, its stack read by the o
  * product with a residual. */
@@ -217,20 +225,16 @@ static const Case cases[] = {
     {"batch_attend: 4 sequences, f16 caches, per-head norms, soft-cap, window, 8 query heads a key head of 128",
      BATCH_F16 BATCH_SEQ("0") BATCH_SEQ("1") BATCH_SEQ("2") BATCH_SEQ("3") "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 24, 0},
     {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 16): 32-row tiles a warp",
-     BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
-     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 16},
+     BATCH_W130, 30, 16},
     /* 16 head blocks: 6 waves of 3 a multiprocessor in tiles of 32 keys, 4
      * of 4 in tiles of 16 (TC 2, lane_cuda.c's tc_tiles) */
     {"batch_attend: the f16 batch to 142 rows, window 130, a block a sequence (--sms 1): 16-row tiles a warp (TC 2)",
-     BATCH_F16 BATCH_SEQW("0", "130") BATCH_SEQW("1", "130") BATCH_SEQW("2", "130") BATCH_SEQW("3", "130")
-     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
+     BATCH_W130, 30, 1},
     /* the same without the norms and rope: caches equal bit for bit */
     {"batch_attend: the f16 batch to 142 rows appended as they come (--sms 16): 32-row tiles a warp",
-     BATCH_F16P BATCH_SEQP("0", "130") BATCH_SEQP("1", "130") BATCH_SEQP("2", "130") BATCH_SEQP("3", "130")
-     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 16},
+     BATCH_P130, 30, 16},
     {"batch_attend: the f16 batch to 142 rows appended as they come (--sms 1): 16-row tiles a warp (TC 2)",
-     BATCH_F16P BATCH_SEQP("0", "130") BATCH_SEQP("1", "130") BATCH_SEQP("2", "130") BATCH_SEQP("3", "130")
-     "o = stack(o_s0, o_s1, o_s2, o_s3)\n", 30, 1},
+     BATCH_P130, 30, 1},
     {"batch_attend: 8 sequences to 290 rows, a block a sequence (--sms 1): several 32-row tiles a warp",
      "in q : f32[8,8,64]\nin k : f32[8,2,64]\nin v : f32[8,2,64]\n" BATCH_STATES("0") BATCH_STATES("1")
      BATCH_STATES("2") BATCH_STATES("3") BATCH_STATES("4") BATCH_STATES("5") BATCH_STATES("6") BATCH_STATES("7")
@@ -717,16 +721,18 @@ static long cache_flips(Stream *st, Env *env, long *flips)
         if (!c || st->lane->fetch(st->lane, 0, i, &g) || g.n != c->n)
             return -1;
         long width = c->n / c->d[0];
-        for (long j = 0; j < c->n; j++) {
-            uint16_t h = f32_to_f16(g.f[j]), w = f32_to_f16(c->f[j]);
-            if (h == w || !((h | w) & 0x7fff))
-                continue;
+        for (long r = 0; r < c->n; r += width) {
             float scale = 0;
-            for (long r = j - j % width; r < j - j % width + width; r++)
-                scale = fabsf(c->f[r]) > scale ? fabsf(c->f[r]) : scale;
-            int step = (!((h ^ w) & 0x8000) && (h - w == 1 || w - h == 1)) ||
-                       fabsf(g.f[j] - c->f[j]) <= scale * 0x1p-16f;
-            step ? (*flips)++ : far++;
+            for (long j = r; j < r + width; j++)
+                scale = fabsf(c->f[j]) > scale ? fabsf(c->f[j]) : scale;
+            for (long j = r; j < r + width; j++) {
+                uint16_t h = f32_to_f16(g.f[j]), w = f32_to_f16(c->f[j]);
+                if (h == w || !((h | w) & 0x7fff))
+                    continue;
+                int step = (!((h ^ w) & 0x8000) && (h - w == 1 || w - h == 1)) ||
+                           fabsf(g.f[j] - c->f[j]) <= scale * 0x1p-16f;
+                step ? (*flips)++ : far++;
+            }
         }
     }
     return far;
