@@ -590,6 +590,10 @@ int ref_run_numerics(const Prog *p, Env *env, const RefNum *num);
 /* ref_run_numerics, writing each statement's value and, at the end, each
  * state under LOGOS_TRACE as run `run` of program `prog` (trace.c). */
 int ref_run_trace(const Prog *p, Env *env, const RefNum *num, int run, int prog);
+/* Reads LOGOS_REF_NUDGE (F[:SEED], logos-run(1)): 0, or EXIT_USAGE after
+ * a message naming a value that is not one. The reference reads it on its
+ * first rounding where no one called this. */
+int ref_nudge_read(void);
 /* The inverse frequencies of a rope call over rot values (rot / 2 of them),
  * with its scaling, in f64: what the reference and the CUDA lane both use. */
 void rope_freqs(const Expr *e, long rot, double *inv);

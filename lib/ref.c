@@ -165,28 +165,50 @@ static void *product_rows(void *arg)
     return NULL;
 }
 
-/* LOGOS_REF_NUDGE=F (a diagnostic, logos-run(1)): each value an f16 state
- * keeps, and under LOGOS_REF_NUMERICS each activation a product quantizes,
- * is moved by F of itself, up or down by a hash of its place, before it
- * rounds: two lanes' last-bit differences in f32, at the places where they
- * become a step of f16 or of an int8 word. */
-static float nudged(float v, long at, double by)
+/* LOGOS_REF_NUDGE=F[:SEED] (a diagnostic, logos-run(1)): each value an f16
+ * state keeps, and under LOGOS_REF_NUMERICS each activation a product
+ * quantizes, is moved by F of itself, up or down by a hash of its place and
+ * SEED (default 0), before it rounds: two lanes' last-bit differences in
+ * f32, at the places where they become a step of f16 or of an int8 word.
+ * Each seed is one draw of those differences' signs. */
+static struct {
+    double by;
+    uint64_t seed;
+    int read;
+} nudging;
+
+/* Reads LOGOS_REF_NUDGE once; 0, or EXIT_USAGE after a message naming the
+ * value when it is not a fraction from 0 to 1 with an optional :SEED. */
+int ref_nudge_read(void)
 {
-    uint64_t h = (uint64_t)at * 0x9e3779b97f4a7c15u;
-    h ^= h >> 29;
-    return (float)(v * (1 + ((h >> 7) & 1 ? by : -by)));
+    const char *e = getenv("LOGOS_REF_NUDGE");
+    nudging.read = 1;
+    if (!e || !*e)
+        return 0;
+    char *end;
+    nudging.by = strtod(e, &end);
+    if (end != e && *end == ':' && end[1] >= '0' && end[1] <= '9')
+        nudging.seed = strtoull(end + 1, &end, 10);
+    if (end == e || *end || !(nudging.by >= 0 && nudging.by <= 1)) {
+        diag("LOGOS_REF_NUDGE: '%s' is not a fraction from 0 to 1, with :SEED after it or not", e);
+        nudging.by = 0;
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
-static double nudge(void)   /* read once: a product and a write each ask */
+static double nudge(void)   /* a product and a write each ask */
 {
-    static double by;
-    static int read;
-    if (!read) {
-        const char *e = getenv("LOGOS_REF_NUDGE");
-        by = e ? atof(e) : 0;
-        read = 1;
-    }
-    return by;
+    if (!nudging.read)
+        ref_nudge_read();
+    return nudging.by;
+}
+
+static float nudged(float v, long at, double by)
+{
+    uint64_t h = ((uint64_t)at ^ nudging.seed * 0xd6e8feb86659fd93u) * 0x9e3779b97f4a7c15u;
+    h ^= h >> 29;
+    return (float)(v * (1 + ((h >> 7) & 1 ? by : -by)));
 }
 
 /* y[t][o] = W[r0+o] . x[t]: on the machine's processors when the product is

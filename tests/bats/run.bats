@@ -115,6 +115,23 @@ a, b = np.fromfile("b16.a", np.float32), np.fromfile("b16.b", np.float32)
 assert np.linalg.norm(a - b) / np.linalg.norm(a) < 1e-3, "moved too far"'
 }
 
+@test "LOGOS_REF_NUDGE's seed draws other signs; a value that is not a fraction is a usage error" {
+    sed 's/^ctx: 64$/ctx: 64\ncache: f16/; s/head_dim: 16$/head_dim: 32/' "$TINY/llama.yaml" >f16.yaml
+    "$LOGOS_BIN/logos-author" --batch 4 decode_batch f16.yaml >b16.logos
+    local p=(-p "1 2" -p 5 -p "7 8 9" -p 4 -n 8)
+    LOGOS_REF_NUDGE=1e-6 "$LOGOS_BIN/logos-run" -q --synthetic 7 "${p[@]}" --logits s0 b16.logos >/dev/null
+    LOGOS_REF_NUDGE=1e-6:0 "$LOGOS_BIN/logos-run" -q --synthetic 7 "${p[@]}" --logits t0 b16.logos >/dev/null
+    LOGOS_REF_NUDGE=1e-6:1 "$LOGOS_BIN/logos-run" -q --synthetic 7 "${p[@]}" --logits s1 b16.logos >/dev/null
+    cmp s0 t0
+    ! cmp -s s0 s1
+    for v in abc 1e-7: 1e-7:x 2 -1e-7; do
+        LOGOS_REF_NUDGE=$v run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 7 "${p[@]}" b16.logos
+        [ "$status" -eq 2 ]
+        [ "$output" = "" ]
+        [ "$stderr" = "logos-run: LOGOS_REF_NUDGE: '$v' is not a fraction from 0 to 1, with :SEED after it or not" ]
+    done
+}
+
 @test "--logits writes one row of vocab f32 a step run" {
     local spec="$TINY/gemma2.yaml"
     "$LOGOS_BIN/logos-author" generate "$spec" >gen.logos
