@@ -211,6 +211,38 @@ static float nudged(float v, long at, double by)
     return (float)(v * (1 + ((h >> 7) & 1 ? by : -by)));
 }
 
+/* x (T rows of w's cols) as the lane's products read it (RefNum's quant,
+ * nudged under LOGOS_REF_NUDGE) into q (T cols floats) and returns q; x
+ * itself where the numerics leave it as it is. nudge_tmp holds as many floats
+ * where LOGOS_REF_NUDGE is set. */
+static const float *product_input(const Run *r, const WRows *w, long r0, const float *x, long T, float *q,
+                                  float *nudge_tmp)
+{
+    if (!(r->num.quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0))
+        return x;
+    double by = nudge();
+    if (by) {
+        for (long i = 0; i < T * w->cols; i++)
+            nudge_tmp[i] = nudged(x[i], (w->cols << 32) + r0 * 7919 + i, by);
+        x = nudge_tmp;
+    }
+    if (w->h16 && r->num.quant == 1)
+        act_quantize_h16(x, T * w->cols, q);
+    else
+        act_quantize(x, T * w->cols, r->num.quant, q);
+    return q;
+}
+
+/* product() on this thread alone, its scratch the caller's (2 T cols
+ * floats): what a thread of a larger op (eval_moe) computes. */
+void product_alone(const Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y,
+                   float *scratch)
+{
+    x = product_input(r, w, r0, x, T, scratch, scratch + T * w->cols);
+    Slice s = {w, r0, nout, 0, nout, T, x, y};
+    product_rows(&s);
+}
+
 /* y[t][o] = W[r0+o] . x[t]: on the machine's processors when the product is
  * large (every value computed alone, so the result is the same on any
  * number of threads). */
@@ -218,18 +250,7 @@ void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T,
 {
     if (r->num.quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0) {   /* as the lane's products read them */
         float *q = arena_alloc(r->a, sizeof *q * (size_t)(T * w->cols));
-        double by = nudge();
-        if (by) {
-            float *m = arena_alloc(r->a, sizeof *m * (size_t)(T * w->cols));
-            for (long i = 0; i < T * w->cols; i++)
-                m[i] = nudged(x[i], (w->cols << 32) + r0 * 7919 + i, by);
-            x = m;
-        }
-        if (w->h16 && r->num.quant == 1)
-            act_quantize_h16(x, T * w->cols, q);
-        else
-            act_quantize(x, T * w->cols, r->num.quant, q);
-        x = q;
+        x = product_input(r, w, r0, x, T, q, nudge() ? arena_alloc(r->a, sizeof *q * (size_t)(T * w->cols)) : NULL);
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN), work = nout * w->cols * T;
     int nt = work < (1L << 22) || cpus < 2 ? 1 : cpus > 32 ? 32 : (int)cpus;
@@ -589,6 +610,7 @@ static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *n
     Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll, .num = num ? *num : (RefNum){0},
              .trace_run = trace_run, .trace_prog = trace_prog};
     ASSERT(p->names);   /* checked */
+    nudge();            /* read before any op's threads ask */
     r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
     r.val = arena_alloc(r.a, sizeof *r.val * (size_t)(p->nstmts + 1));
     r.buf = arena_alloc(r.a, sizeof *r.buf * (size_t)(p->ndecls + 1));

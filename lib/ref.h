@@ -48,6 +48,11 @@ Buf *named_buf(Run *r, const Expr *e, int kind);
 WRows wrows(Run *r, const Expr *e);
 const float *wrow(const WRows *w, long r, float *tmp);
 void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y);
+/* product() on the calling thread alone, its quantized input in scratch (2
+ * T cols floats) rather than the run's arena: safe on several threads at
+ * once (eval_moe's experts). */
+void product_alone(const Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y,
+                   float *scratch);
 float *weight_values(Run *r, const WRows *w);
 _Noreturn void ref_fail(Run *r, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 long dim_of(Run *r, const Dim *d, int line, int col);

@@ -3,7 +3,9 @@
  * mixers and the mixture of experts, each as logos(7) defines it (attention
  * a plan's flash launch covers as flash.cu computes it, under RefNum). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "ref.h"
@@ -670,37 +672,127 @@ static float gated(const char *act, double alpha, double limit, float g, float u
     return (float)((uc + 1) * gc * sigmoid(alpha * gc));
 }
 
+/* A mixture's work: each row's kept experts, one job each, computed on the
+ * machine's processors (each job alone, so the sums are the same on any
+ * number of threads), then added up a row at a time in the experts' order. */
+typedef struct MoeJob {
+    long t, ex;
+    float *o;   /* the expert's output for row t, d values */
+} MoeJob;
+
+typedef struct Moe {
+    const Run *r;
+    WRows wg, wu, wd;
+    const float *x, *bias[3];
+    long d, ff;
+    const char *act;
+    double alpha, limit;
+    MoeJob *jobs;
+    long njobs, next;
+    pthread_mutex_t mu;
+} Moe;
+
+static void moe_job(const Moe *m, const MoeJob *j, float *g, float *u, float *scratch)
+{
+    const float *x = m->x + j->t * m->d;
+    product_alone(m->r, &m->wg, j->ex * m->ff, m->ff, x, 1, g, scratch);
+    product_alone(m->r, &m->wu, j->ex * m->ff, m->ff, x, 1, u, scratch);
+    for (long i = 0; i < m->ff; i++) {
+        float gb = g[i] + (m->bias[0] ? m->bias[0][j->ex * m->ff + i] : 0);
+        float ub = u[i] + (m->bias[1] ? m->bias[1][j->ex * m->ff + i] : 0);
+        g[i] = gated(m->act, m->alpha, m->limit, gb, ub);
+    }
+    product_alone(m->r, &m->wd, j->ex * m->d, m->d, g, 1, j->o, scratch);
+}
+
+/* Takes jobs until none is left. */
+static void *moe_worker(void *arg)
+{
+    Moe *m = arg;
+    long wide = m->d > m->ff ? m->d : m->ff;
+    float *g = malloc(sizeof *g * (size_t)(2 * m->ff + 2 * wide));
+    if (!g) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
+    }
+    for (;;) {
+        pthread_mutex_lock(&m->mu);
+        long i = m->next < m->njobs ? m->next++ : -1;
+        pthread_mutex_unlock(&m->mu);
+        if (i < 0)
+            break;
+        moe_job(m, &m->jobs[i], g, g + m->ff, g + 2 * m->ff);
+    }
+    free(g);
+    return NULL;
+}
+
+/* The jobs on as many threads as the machine has (up to 32) where their
+ * work is large enough to share out, on this one where it is not. */
+static void moe_run(Moe *m)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double work = 3.0 * (double)m->njobs * (double)m->ff * (double)m->d;
+    int nt = work < (double)(1L << 22) || cpus < 2 ? 1 : cpus > 32 ? 32 : (int)cpus, started = 0;
+    pthread_t th[32];
+    m->next = 0;
+    for (int i = 1; i < nt && i < m->njobs; i++)
+        if (pthread_create(&th[started], NULL, moe_worker, m) == 0)
+            started++;
+    moe_worker(m);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+}
+
+enum { MOE_ROWS = 256 };   /* rows whose experts' outputs are held at once */
+
 Val eval_moe(Run *r, const Expr *e)
 {
     Val x = eval(r, e->args[0]), rt = eval(r, e->args[1]), bias[3] = {{0}};
-    WRows wg = wrows(r, e->args[2]), wu = wrows(r, e->args[3]), wd = wrows(r, e->args[4]);
     for (int i = 5; i < e->nargs; i++)
         bias[i - 5] = eval(r, e->args[i]);
-    long d = val_last(&x), ne = val_last(&rt), ff = wg.rows / ne;
-    const char *act = attr_word(e, "act", "silu");
-    double alpha = attr_num(e, "alpha", 1.702), limit = attr_num(e, "limit", 7);
-    float *g = arena_alloc(r->a, sizeof *g * (size_t)(2 * ff + d)), *u = g + ff, *o = u + ff;
+    Moe m = {.r = r, .wg = wrows(r, e->args[2]), .wu = wrows(r, e->args[3]), .wd = wrows(r, e->args[4]),
+             .x = x.f, .bias = {bias[0].f, bias[1].f, bias[2].f}, .d = val_last(&x),
+             .act = attr_word(e, "act", "silu"), .alpha = attr_num(e, "alpha", 1.702),
+             .limit = attr_num(e, "limit", 7), .mu = PTHREAD_MUTEX_INITIALIZER};
+    long d = m.d, ne = val_last(&rt), rows = x.n / d;
+    m.ff = m.wg.rows / ne;
+    m.jobs = arena_alloc(r->a, sizeof *m.jobs * (size_t)(MOE_ROWS * ne));
     double *acc = arena_alloc(r->a, sizeof *acc * (size_t)d);
     Val y = val_new(r, T_F32, x.rank, x.d);
-    for (long t = 0; t < x.n / d; t++) {
-        memset(acc, 0, sizeof *acc * (size_t)d);
-        for (long ex = 0; ex < ne; ex++) {
-            float re = rt.f[t * ne + ex];
-            if (re == 0)
-                continue;
-            product(r, &wg, ex * ff, ff, x.f + t * d, 1, g);
-            product(r, &wu, ex * ff, ff, x.f + t * d, 1, u);
-            for (long i = 0; i < ff; i++) {
-                float gb = g[i] + (bias[0].f ? bias[0].f[ex * ff + i] : 0);
-                float ub = u[i] + (bias[1].f ? bias[1].f[ex * ff + i] : 0);
-                g[i] = gated(act, alpha, limit, gb, ub);
+    float *o = NULL;
+    long held = 0;   /* jobs' outputs o holds */
+    for (long t0 = 0; t0 < rows; t0 += MOE_ROWS) {
+        long t1 = t0 + MOE_ROWS < rows ? t0 + MOE_ROWS : rows;
+        m.njobs = 0;
+        for (long t = t0; t < t1; t++)
+            for (long ex = 0; ex < ne; ex++)
+                if (rt.f[t * ne + ex] != 0)
+                    m.jobs[m.njobs++] = (MoeJob){t, ex, NULL};
+        if (m.njobs > held) {
+            free(o);
+            held = m.njobs;
+            o = malloc(sizeof *o * (size_t)(held * d));
+            if (!o) {
+                diag("out of memory");
+                exit(EXIT_SYSTEM);
             }
-            product(r, &wd, ex * d, d, g, 1, o);
-            for (long i = 0; i < d; i++)
-                acc[i] += (double)re * (o[i] + (bias[2].f ? bias[2].f[ex * d + i] : 0));
         }
-        for (long i = 0; i < d; i++)
-            y.f[t * d + i] = (float)acc[i];
+        for (long j = 0; j < m.njobs; j++)
+            m.jobs[j].o = o + j * d;
+        moe_run(&m);
+        for (long j = 0, t = t0; t < t1; t++) {   /* the jobs are in row order, then expert order */
+            memset(acc, 0, sizeof *acc * (size_t)d);
+            for (; j < m.njobs && m.jobs[j].t == t; j++) {
+                float re = rt.f[t * ne + m.jobs[j].ex];
+                const float *b2 = bias[2].f ? bias[2].f + m.jobs[j].ex * d : NULL;
+                for (long i = 0; i < d; i++)
+                    acc[i] += (double)re * (m.jobs[j].o[i] + (b2 ? b2[i] : 0));
+            }
+            for (long i = 0; i < d; i++)
+                y.f[t * d + i] = (float)acc[i];
+        }
     }
+    free(o);
     return y;
 }

@@ -133,6 +133,53 @@ static void test_q8_random(void)
     ok(good, "q8: random blocks of six magnitudes: q = round(x/d), s = f16(d), |x - q*s| within half a step");
 }
 
+/* The quants as their definition gives them: x/d rounded half away from
+ * zero (lroundf), clamped to +-127, a NaN 0, d = amax/127 (0: all 0). */
+static int q8_by_definition(const float *x, const int8_t *q)
+{
+    float amax = 0;
+    for (int i = 0; i < 32; i++)
+        if (fabsf(x[i]) > amax)
+            amax = fabsf(x[i]);
+    float d = amax / 127;
+    for (int i = 0; i < 32; i++) {
+        float v = d > 0 ? x[i] / d : 0;
+        long want = v != v ? 0 : v >= 127 ? 127 : v <= -127 ? -127 : lroundf(v);
+        if (q[i] != want) {
+            printf("# x %a (d %a): quant %d, want %ld\n", x[i], d, q[i], want);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Blocks whose quotients land on halves (ties round away from zero), just
+ * either side of them, and blocks with NaN, infinities, subnormals. */
+static void test_q8_definition(void)
+{
+    enum { B = 9 };
+    float x[B * 32];
+    int8_t q[B * 32];
+    uint16_t s[B];
+    for (int i = 0; i < 32; i++) {
+        float t = (float)(i - 16) + 0.5f;   /* amax 127 below: d 1, x/d = t */
+        x[i] = t, x[32 + i] = nextafterf(t, 0), x[64 + i] = nextafterf(t, 2 * t);
+        x[96 + i] = (float)(2 * uniform() - 1) * 1e-40f;   /* subnormal */
+        x[128 + i] = i == 3 ? NAN : (float)(2 * uniform() - 1);
+        x[160 + i] = i == 5 ? INFINITY : (float)(2 * uniform() - 1);
+        x[192 + i] = i == 7 ? -INFINITY : i == 8 ? NAN : 1;
+        x[224 + i] = (float)(i % 3) * 0.25f;   /* quotients 0, 63.5, 127 */
+        x[256 + i] = -(float)(i % 5) * 31.75f; /* x/d at 0, 31.75 ... 127 */
+    }
+    for (int b = 0; b < 3; b++)
+        x[32 * b + 31] = 127;
+    int good = 1;
+    q8_quantize(x, B * 32, q, s);
+    for (int b = 0; b < B; b++)
+        good &= q8_by_definition(x + 32 * b, q + 32 * b);
+    ok(good, "q8: quants as lroundf gives them at ties and beside them, with NaN, infinities and subnormals");
+}
+
 static void test_q8_zero(void)
 {
     float x[64] = {0}, y[64];
@@ -372,6 +419,7 @@ int main(void)
     test_f16_rounding();
     test_q8_random();
     test_q8_zero();
+    test_q8_definition();
     test_act_h16();
     test_buf_row();
     test_synth();

@@ -588,6 +588,66 @@ static void test_moe(void)
     env_free(env);
 }
 
+/* One row of a silu mixture of ne experts of ff over d values, in f64. */
+static void moe_row_want(const float *x, const float *r, const float *wg, const float *wu, const float *wd,
+                         long ne, long ff, long d, double *want)
+{
+    for (long o = 0; o < d; o++)
+        want[o] = 0;
+    float *a = malloc(sizeof *a * (size_t)ff);
+    for (long e = 0; e < ne; e++) {
+        if (r[e] == 0)
+            continue;
+        for (long f = 0; f < ff; f++) {
+            double g = 0, u = 0;
+            for (long c = 0; c < d; c++) {
+                g += (double)wg[(e * ff + f) * d + c] * x[c];
+                u += (double)wu[(e * ff + f) * d + c] * x[c];
+            }
+            a[f] = (float)(g * sig(g) * u);
+        }
+        for (long o = 0; o < d; o++) {
+            double y = 0;
+            for (long f = 0; f < ff; f++)
+                y += (double)wd[(e * ff * d) + o * ff + f] * a[f];
+            want[o] += r[e] * y;
+        }
+    }
+    free(a);
+}
+
+/* A mixture large enough that its experts run on several threads, over
+ * more rows than it holds at once (MOE_ROWS, 256): each row as the same
+ * mixture of that row alone gives it (one thread), bit for bit, and as
+ * the f64 sums give it. */
+static void test_moe_rows(void)
+{
+    enum { T = 300, NE = 8, FF = 256, D = 128 };
+    Prog *p = prog("logos 1 t t\nin x : f32[300,128]\nin r : f32[300,8]\nin x1 : f32[128]\nin r1 : f32[8]\n"
+                   "weight wg : f32[8,256,128]\nweight wu : f32[8,256,128]\nweight wd : f32[8,128,256]\n"
+                   "out s : f32[300,128]\nout s1 : f32[128]\n"
+                   "s = moe(x, r, wg, wu, wd, act=silu)\ns1 = moe(x1, r1, wg, wu, wd, act=silu)\nend\n");
+    Env *env = env_new();
+    float *x = fill(env, "x", 2, T, D, 0), *r = fill(env, "r", 2, T, NE, 0);
+    float *wg = fill(env, "wg", 3, NE, FF, D), *wu = fill(env, "wu", 3, NE, FF, D), *wd = fill(env, "wd", 3, NE, D, FF);
+    for (long t = 0; t < T; t++)   /* three kept experts a row */
+        for (long e = 0; e < NE; e++)
+            if (e != t % NE && e != (t + 3) % NE && e != (t + 5) % NE)
+                r[t * NE + e] = 0;
+    memcpy(fill(env, "x1", 1, D, 0, 0), x + (T - 1) * D, sizeof *x * D);
+    memcpy(fill(env, "r1", 1, NE, 0, 0), r + (T - 1) * NE, sizeof *r * NE);
+    run(p, env);
+    const float *got = out(env, "s");
+    ok(memcmp(got + (T - 1) * D, out(env, "s1"), sizeof *got * D) == 0,
+       "moe: a row of 300 (experts on several threads) as the row alone gives it, bit for bit");
+    double want[D];
+    moe_row_want(x, r, wg, wu, wd, NE, FF, D, want);
+    close_to(got, want, D, "moe: the first row of 300 as f64 sums give it");
+    moe_row_want(x + (T - 1) * D, r + (T - 1) * NE, wg, wu, wd, NE, FF, D, want);
+    close_to(got + (T - 1) * D, want, D, "moe: the last row of 300 (past the first 256 held at once)");
+    env_free(env);
+}
+
 /* ---- rows, shapes, states, errors ---- */
 
 static void test_rows(void)
@@ -795,6 +855,7 @@ int main(void)
     test_delta();
     test_route();
     test_moe();
+    test_moe_rows();
     test_rows();
     test_errors();
     test_arith();
