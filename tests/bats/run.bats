@@ -685,7 +685,9 @@ print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
          s/kv_heads: 2/kv_heads: 8/; s/head_dim: 16/head_dim: 128/; s/hidden: 128/hidden: 4096/' \
         "$TINY/llama.yaml" >mid.yaml
     "$LOGOS_BIN/logos-author" decode_step mid.yaml >mid.logos
-    run --separate-stderr taskset -c 0 "$LOGOS_BIN/logos-run" --synthetic 1 -p 1 -n 1 mid.logos
+    local cpu
+    cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')   # the first this shell may use
+    run --separate-stderr taskset -c "$cpu" "$LOGOS_BIN/logos-run" --synthetic 1 -p 1 -n 1 mid.logos
     [ "$status" -eq 0 ]
     # the progress lines, among the notices and figures: at least one while it
     # works, each a percentage, then the time it took
