@@ -345,6 +345,11 @@ same() {
         LANE_BATCHES="3" LANE_NUDGE=1e-6 LANE_NUDGE_DRAWS=3 sh "$TOP/tests/gpu/lane" llama
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" =~ \ rounding\ alone\ [0-9]\.[0-9]{2}e[-+][0-9]{2}\.\.[0-9]\.[0-9]{2}e[-+][0-9]{2}\ \(3\)\ +12\ rows ]]
+    # LANE_ALONE= (empty): neither rerun
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_REF=numerics LANE_NUMERICS=q8 LANE_STEPS=8 \
+        LANE_BATCHES="3" LANE_ALONE= sh "$TOP/tests/gpu/lane" llama
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^llama\ q8\ decode_batch\ 3\ x2\ +12\ rows\ \(11\ compared\)\ +max\ rel\ err\ 0\.00e\+00\ .*\ ok$ ]]
 }
 
 @test "tests/gpu/cmp.py: a batch's rows past a sequence's last fed token are left out (LENS N)" {
