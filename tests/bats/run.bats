@@ -721,7 +721,13 @@ print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
     # the reference's trace against itself: nothing parts
     need_numpy
     TRACE_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -0 sh "$TOP/tests/gpu/trace" "$TINY/qwen3next.yaml" q8x2 "1 2|5|7 8 9" 3 decode_batch
-    [ "${lines[1]}" = "trace: 670 values compared, 0 past 0.001" ] || { echo "$output"; false; }
+    [ "${lines[0]}" = "trace $TINY/qwen3next.yaml q8x2 prompt [1 2|5|7 8 9] 3 tokens (decode_batch):" ]
+    [[ "${lines[1]}" =~ ^traces:\ [0-9.]+[KM]\ a\ side$ ]]
+    [ "${lines[2]}" = "trace: 670 values compared, 0 past 0.001" ] || { echo "$output"; false; }
+    # a run that fails says so, after the header, with what it said
+    TRACE_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -1 sh "$TOP/tests/gpu/trace" "$TINY/qwen3next.yaml" q8x2 "1 999" 2
+    [ "${#lines[@]}" -eq 2 ]
+    [[ "${lines[1]}" =~ ^trace:\ the\ CPU\ reference\'s\ run\ failed:\ logos-run:\ .*999 ]] || { echo "$output"; false; }
 }
 
 @test "tests/gpu/chunk: a prefill chunk's recurrent states equal its steps' (the reference, on the CPU)" {
