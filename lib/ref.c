@@ -65,41 +65,6 @@ long val_last(const Val *v)
     return v->rank ? v->d[v->rank - 1] : 1;
 }
 
-/* a . b in f64, eight sums at a time (then added in a fixed tree), so a
- * processor keeps eight additions in flight: the same value on every
- * machine, four to eight times faster than one running sum. Each product
- * of two floats is exact in f64, so the value depends only on the sums'
- * order, which the pairs below keep: sum k takes a[i + k] b[i + k]. The
- * pairs are the compiler's vectors (GCC's and Clang's), so that the sums
- * stay in registers. */
-typedef double V2D __attribute__((vector_size(16)));
-typedef float V2F __attribute__((vector_size(8)));
-typedef float V4F __attribute__((vector_size(16)));
-typedef signed char V4C __attribute__((vector_size(4)));
-
-static V2D pair(const float *p)
-{
-    V2F v;
-    memcpy(&v, p, sizeof v);
-    return __builtin_convertvector(v, V2D);
-}
-
-double dot(const float *a, const float *b, long n)
-{
-    V2D s0 = {0, 0}, s1 = s0, s2 = s0, s3 = s0;
-    long i = 0;
-    for (; i + 8 <= n; i += 8) {
-        s0 += pair(a + i) * pair(b + i);
-        s1 += pair(a + i + 2) * pair(b + i + 2);
-        s2 += pair(a + i + 4) * pair(b + i + 4);
-        s3 += pair(a + i + 6) * pair(b + i + 6);
-    }
-    double t = ((s0[0] + s0[1]) + (s1[0] + s1[1])) + ((s2[0] + s2[1]) + (s3[0] + s3[1]));
-    for (; i < n; i++)
-        t += (double)a[i] * b[i];
-    return t;
-}
-
 /* ---- names ---- */
 
 /* The declared weight or state an operand names, as the env holds it. */
@@ -147,16 +112,7 @@ const float *wrow(const WRows *w, long r, float *tmp)
     long at = file_row(w, r) * w->cols;
     if (w->b->base == T_F32)
         return w->b->f + at;
-    for (long c = 0; c < w->cols; c += 32) {   /* four quants at a time: the compiler's vectors */
-        float s = f16_to_f32(w->b->s[(at + c) / 32]);
-        V4F sv = {s, s, s, s};
-        for (long j = 0; j < 32; j += 4) {
-            V4C q;
-            memcpy(&q, w->b->q + at + c + j, sizeof q);
-            V4F v = __builtin_convertvector(q, V4F) * sv;
-            memcpy(tmp + c + j, &v, sizeof v);
-        }
-    }
+    dequant_q8(w->b->q + at, w->b->s + at / Q8_BLOCK, w->cols, tmp);
     return tmp;
 }
 
@@ -176,6 +132,15 @@ static void *product_rows(void *arg)
     if (s->w->b->base == T_Q8 && !tmp) {
         diag("out of memory");
         exit(EXIT_SYSTEM);
+    }
+    const Buf *b = s->w->b;
+    if (b->base == T_Q8 && !s->w->h16 && s->T == 1 && s->w->cols % Q8_BLOCK == 0) {   /* a step: no row written out */
+        for (long o = s->o0; o < s->o1; o++) {
+            long at = file_row(s->w, s->r0 + o) * s->w->cols;
+            s->y[o] = (float)dot_q8(b->q + at, b->s + at / Q8_BLOCK, s->x, s->w->cols);
+        }
+        free(tmp);
+        return NULL;
     }
     for (long o = s->o0; o < s->o1; o++) {
         const float *row = wrow(s->w, s->r0 + o, tmp);

@@ -43,7 +43,12 @@ typedef struct WRows {
 
 Val val_new(Run *r, int base, int rank, const long *d);
 long val_last(const Val *v);
+/* ref_dot.c: a . b in f64 (eight sums in a fixed order); a Q8_0 row
+ * (quants and f16 scales, whole 32-value blocks) dequantized to f32, and
+ * its dot with x without the row written out (the same value). */
 double dot(const float *a, const float *b, long n);
+void dequant_q8(const int8_t *q, const uint16_t *sc, long n, float *out);
+double dot_q8(const int8_t *q, const uint16_t *sc, const float *x, long n);
 Buf *named_buf(Run *r, const Expr *e, int kind);
 WRows wrows(Run *r, const Expr *e);
 const float *wrow(const WRows *w, long r, float *tmp);

@@ -12,6 +12,7 @@
 
 #include "logos.h"
 #include "progtext.h"
+#include "ref.h"
 #include "rnd.h"
 #include "tap.h"
 
@@ -837,10 +838,54 @@ static void test_coverage(void)
     ok(!*missing, "every op of the table has a numeric check");
 }
 
+/* ref_dot.c's sums against their definition: term i into sum i mod 8,
+ * then ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), then the rest;
+ * the Q8_0 row's dot as dot over the row dequant_q8 writes; bit for bit. */
+static double dot_by_definition(const float *a, const float *b, long n)
+{
+    double s[8] = {0};
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++)
+            s[k] = s[k] + (double)a[i + k] * (double)b[i + k];
+    double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; i < n; i++)
+        t = t + (double)a[i] * (double)b[i];
+    return t;
+}
+
+static void test_dots(void)
+{
+    enum { N = 2048 };
+    static const long lens[] = {1, 7, 8, 9, 31, 32, 100, 2047, N};
+    float *a = malloc(sizeof *a * N), *b = malloc(sizeof *b * N), *row = malloc(sizeof *row * N);
+    int8_t *q = malloc(N);
+    uint16_t sc[N / Q8_BLOCK];
+    for (long i = 0; i < N; i++)
+        a[i] = rnd() * 1e3f, b[i] = rnd(), q[i] = (int8_t)(rnd() * 127);
+    for (long k = 0; k < N / Q8_BLOCK; k++)
+        sc[k] = f32_to_f16(0.01f + fabsf(rnd()));
+    int same = 1;
+    for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
+        same &= dot(a, b, lens[l]) == dot_by_definition(a, b, lens[l]);
+    ok(same, "dot: the f64 sums in their fixed order, bit for bit, at lengths 1 to 2048");
+    dequant_q8(q, sc, N, row);
+    int deq = 1;
+    for (long i = 0; i < N; i++)
+        deq &= row[i] == (float)q[i] * f16_to_f32(sc[i / Q8_BLOCK]);
+    ok(deq, "dequant_q8: each quant times its block's scale, rounded to f32");
+    int fused = 1;
+    for (long n = Q8_BLOCK; n <= N; n *= 4)
+        fused &= dot_q8(q, sc, b, n) == dot(row, b, n);
+    ok(fused, "dot_q8: a Q8_0 row's dot as dot over its dequantized row, bit for bit");
+    free(a), free(b), free(row), free(q);
+}
+
 int main(void)
 {
     A = arena_new();
     diag_tool = "test_ref";
+    test_dots();
     test_matmul();
     test_unpair_at();
     test_vector_lookup();
