@@ -744,7 +744,7 @@ static void moe_run(Moe *m)
         pthread_join(th[i], NULL);
 }
 
-enum { MOE_ROWS = 256 };   /* rows whose experts' outputs are held at once */
+enum { MOE_JOBS = 2048 };   /* experts' outputs held at once (and up to a row's more) */
 
 Val eval_moe(Run *r, const Expr *e)
 {
@@ -757,18 +757,17 @@ Val eval_moe(Run *r, const Expr *e)
              .limit = attr_num(e, "limit", 7), .mu = PTHREAD_MUTEX_INITIALIZER};
     long d = m.d, ne = val_last(&rt), rows = x.n / d;
     m.ff = m.wg.rows / ne;
-    m.jobs = arena_alloc(r->a, sizeof *m.jobs * (size_t)(MOE_ROWS * ne));
+    m.jobs = arena_alloc(r->a, sizeof *m.jobs * (size_t)(MOE_JOBS + ne));
     double *acc = arena_alloc(r->a, sizeof *acc * (size_t)d);
     Val y = val_new(r, T_F32, x.rank, x.d);
     float *o = NULL;
     long held = 0;   /* jobs' outputs o holds */
-    for (long t0 = 0; t0 < rows; t0 += MOE_ROWS) {
-        long t1 = t0 + MOE_ROWS < rows ? t0 + MOE_ROWS : rows;
+    for (long t0 = 0, t1; t0 < rows; t0 = t1) {   /* rows [t0, t1): whole rows, about MOE_JOBS jobs */
         m.njobs = 0;
-        for (long t = t0; t < t1; t++)
+        for (t1 = t0; t1 < rows && m.njobs < MOE_JOBS; t1++)
             for (long ex = 0; ex < ne; ex++)
-                if (rt.f[t * ne + ex] != 0)
-                    m.jobs[m.njobs++] = (MoeJob){t, ex, NULL};
+                if (rt.f[t1 * ne + ex] != 0)
+                    m.jobs[m.njobs++] = (MoeJob){t1, ex, NULL};
         if (m.njobs > held) {
             free(o);
             held = m.njobs;

@@ -618,15 +618,15 @@ static void moe_row_want(const float *x, const float *r, const float *wg, const 
 }
 
 /* A mixture large enough that its experts run on several threads, over
- * more rows than it holds at once (MOE_ROWS, 256): each row as the same
- * mixture of that row alone gives it (one thread), bit for bit, and as
- * the f64 sums give it. */
+ * more rows than it holds at once (MOE_JOBS, 2048 experts' outputs: 683
+ * rows of three): each row as the same mixture of that row alone gives it
+ * (one thread), bit for bit, and as the f64 sums give it. */
 static void test_moe_rows(void)
 {
-    enum { T = 300, NE = 8, FF = 256, D = 128 };
-    Prog *p = prog("logos 1 t t\nin x : f32[300,128]\nin r : f32[300,8]\nin x1 : f32[128]\nin r1 : f32[8]\n"
-                   "weight wg : f32[8,256,128]\nweight wu : f32[8,256,128]\nweight wd : f32[8,128,256]\n"
-                   "out s : f32[300,128]\nout s1 : f32[128]\n"
+    enum { T = 1000, NE = 8, FF = 64, D = 64 };
+    Prog *p = prog("logos 1 t t\nin x : f32[1000,64]\nin r : f32[1000,8]\nin x1 : f32[64]\nin r1 : f32[8]\n"
+                   "weight wg : f32[8,64,64]\nweight wu : f32[8,64,64]\nweight wd : f32[8,64,64]\n"
+                   "out s : f32[1000,64]\nout s1 : f32[64]\n"
                    "s = moe(x, r, wg, wu, wd, act=silu)\ns1 = moe(x1, r1, wg, wu, wd, act=silu)\nend\n");
     Env *env = env_new();
     float *x = fill(env, "x", 2, T, D, 0), *r = fill(env, "r", 2, T, NE, 0);
@@ -640,12 +640,12 @@ static void test_moe_rows(void)
     run(p, env);
     const float *got = out(env, "s");
     ok(memcmp(got + (T - 1) * D, out(env, "s1"), sizeof *got * D) == 0,
-       "moe: a row of 300 (experts on several threads) as the row alone gives it, bit for bit");
+       "moe: a row of 1000 (experts on several threads) as the row alone gives it, bit for bit");
     double want[D];
     moe_row_want(x, r, wg, wu, wd, NE, FF, D, want);
-    close_to(got, want, D, "moe: the first row of 300 as f64 sums give it");
+    close_to(got, want, D, "moe: the first row of 1000 as f64 sums give it");
     moe_row_want(x + (T - 1) * D, r + (T - 1) * NE, wg, wu, wd, NE, FF, D, want);
-    close_to(got + (T - 1) * D, want, D, "moe: the last row of 300 (past the first 256 held at once)");
+    close_to(got + (T - 1) * D, want, D, "moe: the last row of 1000 (past the rows held at once)");
     env_free(env);
 }
 
