@@ -320,6 +320,16 @@ same() {
     grep -q '^llama q8 decode_step x4 ' "$BATS_TEST_TMPDIR/gpu-logs/lane"
 }
 
+@test "tests/gpu/lane's LANE_SPECS takes a spec's path (a real shape cut to fewer layers) as well as a name" {
+    need_numpy
+    sed 's/^layers: .*/layers: 1/' "$TINY/qwen3.yaml" >one.yaml
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_SPECS="$PWD/one.yaml" LANE_NUMERICS=precise \
+        LANE_STEPS=4 LANE_PROMPT=3 sh "$TOP/tests/gpu/lane"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^$PWD/one\.yaml\ precise\ decode_step\ x4\ +4\ rows\ .*\ ok$ ]] || { echo "$output"; false; }
+    [ "${lines[3]}" = "lane: 3 passed, 0 failed" ]
+}
+
 @test "tests/gpu/lane's sweep (LANE_CHUNKS, LANE_BATCHES) checks itself on the CPU: a chunk of T rows, B sequences" {
     need_numpy
     run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=q8 LANE_STEPS=8 LANE_CHUNKS="1 70" \
