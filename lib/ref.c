@@ -128,19 +128,18 @@ typedef struct Slice {
 static void *product_rows(void *arg)
 {
     const Slice *s = arg;
-    float *tmp = s->w->b->base == T_Q8 ? malloc((size_t)s->w->cols * 4) : NULL;
-    if (s->w->b->base == T_Q8 && !tmp) {
-        diag("out of memory");
-        exit(EXIT_SYSTEM);
-    }
     const Buf *b = s->w->b;
     if (b->base == T_Q8 && !s->w->h16 && s->T == 1 && s->w->cols % Q8_BLOCK == 0) {   /* a step: no row written out */
         for (long o = s->o0; o < s->o1; o++) {
             long at = file_row(s->w, s->r0 + o) * s->w->cols;
             s->y[o] = (float)dot_q8(b->q + at, b->s + at / Q8_BLOCK, s->x, s->w->cols);
         }
-        free(tmp);
         return NULL;
+    }
+    float *tmp = b->base == T_Q8 ? malloc((size_t)s->w->cols * 4) : NULL;
+    if (b->base == T_Q8 && !tmp) {
+        diag("out of memory");
+        exit(EXIT_SYSTEM);
     }
     for (long o = s->o0; o < s->o1; o++) {
         const float *row = wrow(s->w, s->r0 + o, tmp);
