@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "logos.h"
+#include "vec.h"
 
 float f16_to_f32(uint16_t h)
 {
@@ -47,17 +48,10 @@ uint16_t f32_to_f16(float f)
 /* One 32-value block of x at d = amax/127: each quant x/d rounded half away
  * from zero (lroundf's rounding, without the call), clamped to +-127, a
  * NaN 0 (NaN never the largest). Eight values at a time in the compiler's
- * vectors, the comparisons' masks standing for branches; on x86-64 built a
- * second time for AVX2, chosen at load (synthetic weights of 80 billion
- * values pass through here). */
-typedef float V8F __attribute__((vector_size(32)));
-typedef int V8I __attribute__((vector_size(32)));
-typedef signed char V8C __attribute__((vector_size(8)));
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-static void q8_block(const float *x, int8_t *q, uint16_t *s)
+ * vectors, the comparisons' masks standing for branches, AVX2 where the
+ * processor has it (CLONES, vec.h): synthetic weights of 80 billion values
+ * pass through here. */
+CLONES static void q8_block(const float *x, int8_t *q, uint16_t *s)
 {
     V8F xv[Q8_BLOCK / 8], am = {0}, zero = {0};
     const V8F c127 = zero + 127, half = zero + 0.5f;

@@ -199,6 +199,13 @@ static float nudged(float v, long at, double by)
     return (float)(v * (1 + ((h >> 7) & 1 ? by : -by)));
 }
 
+/* Whether a product by w reads its activations quantized (RefNum's quant),
+ * as the lane's products read them. */
+static int quantizes(const Run *r, const WRows *w)
+{
+    return r->num.quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0;
+}
+
 /* x (T rows of w's cols) as the lane's products read it (RefNum's quant,
  * nudged under LOGOS_REF_NUDGE) into q (T cols floats) and returns q; x
  * itself where the numerics leave it as it is. nudge_tmp holds as many floats
@@ -206,7 +213,7 @@ static float nudged(float v, long at, double by)
 static const float *product_input(const Run *r, const WRows *w, long r0, const float *x, long T, float *q,
                                   float *nudge_tmp)
 {
-    if (!(r->num.quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0))
+    if (!quantizes(r, w))
         return x;
     double by = nudge();
     if (by) {
@@ -231,17 +238,24 @@ void product_alone(const Run *r, const WRows *w, long r0, long nout, const float
     product_rows(&s);
 }
 
+/* Threads for work multiply-adds: the machine's processors (up to 32)
+ * from 4 M on, one below it (or on one processor). */
+int ref_threads(double work)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return work < (double)(1L << 22) || cpus < 2 ? 1 : cpus > 32 ? 32 : (int)cpus;
+}
+
 /* y[t][o] = W[r0+o] . x[t]: on the machine's processors when the product is
  * large (every value computed alone, so the result is the same on any
  * number of threads). */
 void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y)
 {
-    if (r->num.quant && w->b->base == T_Q8 && w->cols % Q8_BLOCK == 0) {   /* as the lane's products read them */
-        float *q = arena_alloc(r->a, sizeof *q * (size_t)(T * w->cols));
-        x = product_input(r, w, r0, x, T, q, nudge() ? arena_alloc(r->a, sizeof *q * (size_t)(T * w->cols)) : NULL);
+    if (quantizes(r, w)) {
+        size_t bytes = sizeof *x * (size_t)(T * w->cols);
+        x = product_input(r, w, r0, x, T, arena_alloc(r->a, bytes), nudge() ? arena_alloc(r->a, bytes) : NULL);
     }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN), work = nout * w->cols * T;
-    int nt = work < (1L << 22) || cpus < 2 ? 1 : cpus > 32 ? 32 : (int)cpus;
+    int nt = ref_threads((double)nout * (double)w->cols * (double)T);
     Slice s[32];
     pthread_t th[32];
     int started = 0;

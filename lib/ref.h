@@ -59,6 +59,8 @@ void product(Run *r, const WRows *w, long r0, long nout, const float *x, long T,
 void product_alone(const Run *r, const WRows *w, long r0, long nout, const float *x, long T, float *y,
                    float *scratch);
 float *weight_values(Run *r, const WRows *w);
+/* Threads for work multiply-adds (product(), eval_moe): one below 4 M. */
+int ref_threads(double work);
 _Noreturn void ref_fail(Run *r, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 long dim_of(Run *r, const Dim *d, int line, int col);
 Val eval_unary(Run *r, const Expr *e);

@@ -1,9 +1,8 @@
 /* ref_dot.c — the CPU reference's inner products: f64 sums in one fixed
- * order on every machine, written with the compiler's vector types (GCC's
- * and Clang's) so that the sums stay in registers, and on x86-64 built a
- * second time for AVX2 (chosen at load time), which runs them four at a
- * time. Each product of two floats is exact in f64, so a sum's value
- * depends only on its order: sum k (k < 8) takes the terms i = k mod 8,
+ * order on every machine, written with the compiler's vector types so that
+ * the sums stay in registers, four at a time under AVX2 where the
+ * processor has it (vec.h). Each product of two floats is exact in f64, so
+ * a sum's value depends only on its order: sum k (k < 8) takes the terms i = k mod 8,
  * then the eight are added as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) +
  * (s6 + s7)), then the terms past the last whole eight one by one. The
  * vector width changes how many sums an instruction adds, never which
@@ -12,17 +11,7 @@
 #include <string.h>
 
 #include "ref.h"
-
-typedef double V4D __attribute__((vector_size(32)));
-typedef float V4F __attribute__((vector_size(16)));
-typedef float V8F __attribute__((vector_size(32)));
-typedef signed char V8C __attribute__((vector_size(8)));
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CLONES
-#endif
+#include "vec.h"
 
 /* Terms i .. i + 3 of a and b as f64, multiplied: into *out. */
 #define QUAD(out, a, b)                                                     \

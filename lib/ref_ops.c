@@ -5,7 +5,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
 
 #include "ref.h"
@@ -731,9 +730,7 @@ static void *moe_worker(void *arg)
  * work is large enough to share out, on this one where it is not. */
 static void moe_run(Moe *m)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    double work = 3.0 * (double)m->njobs * (double)m->ff * (double)m->d;
-    int nt = work < (double)(1L << 22) || cpus < 2 ? 1 : cpus > 32 ? 32 : (int)cpus, started = 0;
+    int nt = ref_threads(3.0 * (double)m->njobs * (double)m->ff * (double)m->d), started = 0;
     pthread_t th[32];
     m->next = 0;
     for (int i = 1; i < nt && i < m->njobs; i++)
