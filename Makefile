@@ -21,6 +21,9 @@ MAN     = $(wildcard man/man1/*.1 man/man5/*.5 man/man7/*.7)
 
 UNIT    = $(wildcard tests/unit/*.c)
 UNITBIN = $(UNIT:tests/unit/%.c=build/san/test/%)
+# the unit tests of the reference's vector code built optimized too: the
+# sanitized build keeps the plain loops, this one takes the AVX2 ones
+OPTUNIT = build/test/test_ref build/test/test_quant
 FUZZ    = $(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c))
 FUZZBIN = $(FUZZ:tests/fuzz/%.c=build/san/fuzz/%)
 BIN     = $(TOOLS:%=build/bin/%)
@@ -75,7 +78,11 @@ build/test/gpu_kernels: tests/gpu/kernels.c $(LIBOBJ) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -Ilib $< $(LIBOBJ) -o $@ $(LIBS)
 
-san: $(SANBIN) $(UNITBIN) $(FUZZBIN)
+build/test/test_%: tests/unit/test_%.c $(LIBOBJ) $(HDRS) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -Ilib $< $(LIBOBJ) -o $@ $(LIBS)
+
+san: $(SANBIN) $(UNITBIN) $(FUZZBIN) $(OPTUNIT)
 
 deps:
 	@sh scripts/deps

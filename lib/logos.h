@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define LOGOS_LANG 1        /* the language version a program's header names */
 #define LOGOS_VERSION "0.1.0"   /* the tools' version (--version) */
@@ -495,7 +496,20 @@ long buf_cols(const Buf *b);                        /* n / d[0] */
 
 /* ---- quant.c: Q8_0 and f16 ----------------------------------------------- */
 enum { Q8_BLOCK = 32 };   /* values per Q8_0 scale */
-float f16_to_f32(uint16_t h);
+/* f16 bits to f32 (exact); inline, so that the reference's vector loops
+ * (ref_dot.c) keep their sums in registers across it. */
+static inline float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0) {   /* zero or subnormal: m * 2^-24, exact */
+        float v = (float)m * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    uint32_t bits = e == 31 ? sign | 0x7f800000 | m << 13 : sign | (e + 112) << 23 | m << 13;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
 uint16_t f32_to_f16(float f);
 /* Q8_0 by round-to-nearest, d = amax/127 per 32 values: n a multiple of 32. */
 void q8_quantize(const float *x, long n, int8_t *q, uint16_t *s);

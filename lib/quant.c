@@ -7,19 +7,6 @@
 #include "logos.h"
 #include "vec.h"
 
-float f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 0) {   /* zero or subnormal: m * 2^-24 */
-        float v = ldexpf((float)m, -24);
-        return sign ? -v : v;
-    }
-    uint32_t bits = e == 31 ? sign | 0x7f800000 | m << 13 : sign | (e + 112) << 23 | m << 13;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 /* Keeps the top bits of m above `shift`, rounding to nearest, ties to even. */
 static uint32_t round_shift(uint32_t m, int shift)
 {

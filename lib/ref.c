@@ -130,9 +130,16 @@ static void *product_rows(void *arg)
     const Slice *s = arg;
     const Buf *b = s->w->b;
     if (b->base == T_Q8 && !s->w->h16 && s->T == 1 && s->w->cols % Q8_BLOCK == 0) {   /* a step: no row written out */
-        for (long o = s->o0; o < s->o1; o++) {
-            long at = file_row(s->w, s->r0 + o) * s->w->cols;
-            s->y[o] = (float)dot_q8(b->q + at, b->s + at / Q8_BLOCK, s->x, s->w->cols);
+        long o = s->o0, n = s->w->cols;
+        for (; o + 2 <= s->o1; o += 2) {   /* two rows' sums at once: the same values */
+            long at = file_row(s->w, s->r0 + o) * n, bt = file_row(s->w, s->r0 + o + 1) * n;
+            double v[2];
+            dot_q8_pair(b->q + at, b->s + at / Q8_BLOCK, b->q + bt, b->s + bt / Q8_BLOCK, s->x, n, v);
+            s->y[o] = (float)v[0], s->y[o + 1] = (float)v[1];
+        }
+        if (o < s->o1) {
+            long at = file_row(s->w, s->r0 + o) * n;
+            s->y[o] = (float)dot_q8(b->q + at, b->s + at / Q8_BLOCK, s->x, n);
         }
         return NULL;
     }
@@ -146,8 +153,14 @@ static void *product_rows(void *arg)
         if (s->w->h16 && row == tmp)   /* mmh's weights: f16(q d), one rounding */
             for (long c = 0; c < s->w->cols; c++)
                 tmp[c] = f16_to_f32(f32_to_f16(tmp[c]));
-        for (long t = 0; t < s->T; t++)
-            s->y[t * s->nout + o] = (float)dot(row, s->x + t * s->w->cols, s->w->cols);
+        long t = 0, n = s->w->cols;
+        for (; t + 2 <= s->T; t += 2) {   /* two rows of x at once: the same values */
+            double v[2];
+            dot_pair(row, s->x + t * n, s->x + (t + 1) * n, n, v);
+            s->y[t * s->nout + o] = (float)v[0], s->y[(t + 1) * s->nout + o] = (float)v[1];
+        }
+        if (t < s->T)
+            s->y[t * s->nout + o] = (float)dot(row, s->x + t * n, n);
     }
     free(tmp);
     return NULL;

@@ -47,8 +47,11 @@ long val_last(const Val *v);
  * (quants and f16 scales, whole 32-value blocks) dequantized to f32, and
  * its dot with x without the row written out (the same value). */
 double dot(const float *a, const float *b, long n);
+void dot_pair(const float *a, const float *b0, const float *b1, long n, double *out);
 void dequant_q8(const int8_t *q, const uint16_t *sc, long n, float *out);
 double dot_q8(const int8_t *q, const uint16_t *sc, const float *x, long n);
+void dot_q8_pair(const int8_t *qa, const uint16_t *sa, const int8_t *qb, const uint16_t *sb, const float *x, long n,
+                 double *out);
 Buf *named_buf(Run *r, const Expr *e, int kind);
 WRows wrows(Run *r, const Expr *e);
 const float *wrow(const WRows *w, long r, float *tmp);

@@ -878,6 +878,18 @@ static void test_dots(void)
     for (long n = Q8_BLOCK; n <= N; n *= 4)
         fused &= dot_q8(q, sc, b, n) == dot(row, b, n);
     ok(fused, "dot_q8: a Q8_0 row's dot as dot over its dequantized row, bit for bit");
+    int pairs = 1;
+    for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+        double v[2];
+        dot_pair(b, a, row, lens[l], v);
+        pairs &= v[0] == dot(b, a, lens[l]) && v[1] == dot(b, row, lens[l]);
+    }
+    for (long n = Q8_BLOCK; n <= N / 2; n *= 4) {
+        double v[2];
+        dot_q8_pair(q, sc, q + N / 2, sc + N / 2 / Q8_BLOCK, b, n, v);
+        pairs &= v[0] == dot_q8(q, sc, b, n) && v[1] == dot_q8(q + N / 2, sc + N / 2 / Q8_BLOCK, b, n);
+    }
+    ok(pairs, "dot_pair and dot_q8_pair: each of the two sums as dot and dot_q8 alone, bit for bit");
     free(a), free(b), free(row), free(q);
 }
 
