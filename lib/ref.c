@@ -125,43 +125,72 @@ typedef struct Slice {
     float *y;
 } Slice;
 
+/* Rows [o0, o1) of a decode step's product by Q8_0 weights: each row's dot
+ * taken from its quants (no row written out), two rows at a time. */
+static void step_rows(const Slice *s)
+{
+    const Buf *b = s->w->b;
+    long o = s->o0, n = s->w->cols;
+    for (; o + 2 <= s->o1; o += 2) {   /* two rows' sums at once: the same values */
+        long at = file_row(s->w, s->r0 + o) * n, bt = file_row(s->w, s->r0 + o + 1) * n;
+        double v[2];
+        dot_q8_pair(b->q + at, b->s + at / Q8_BLOCK, b->q + bt, b->s + bt / Q8_BLOCK, s->x, n, v);
+        s->y[o] = (float)v[0], s->y[o + 1] = (float)v[1];
+    }
+    if (o < s->o1) {
+        long at = file_row(s->w, s->r0 + o) * n;
+        s->y[o] = (float)dot_q8(b->q + at, b->s + at / Q8_BLOCK, s->x, n);
+    }
+}
+
+/* Weight rows a stacked product takes at once (ROWS_AT_ONCE f32 rows in
+ * the cache while every row of x passes by them once). */
+enum { ROWS_AT_ONCE = 8 };
+
+/* Rows [o0, o1) of a stacked product (T rows of x): ROWS_AT_ONCE weight
+ * rows made f32 at a time, then every pair of x's rows against each of
+ * them, so that x is read once for those rows, not once a row. Each value
+ * is the same dot as alone. */
+static void stacked_rows(const Slice *s, float *tmp)
+{
+    long n = s->w->cols;
+    const float *rows[ROWS_AT_ONCE];
+    for (long o0 = s->o0; o0 < s->o1; o0 += ROWS_AT_ONCE) {
+        int nr = s->o1 - o0 < ROWS_AT_ONCE ? (int)(s->o1 - o0) : ROWS_AT_ONCE;
+        for (int r = 0; r < nr; r++) {
+            float *mine = tmp ? tmp + r * n : NULL;
+            rows[r] = wrow(s->w, s->r0 + o0 + r, mine);
+            if (s->w->h16 && rows[r] == mine)   /* mmh's weights: f16(q d), one rounding */
+                for (long c = 0; c < n; c++)
+                    mine[c] = f16_to_f32(f32_to_f16(mine[c]));
+        }
+        long t = 0;
+        for (; t + 2 <= s->T; t += 2)   /* two rows of x at once: the same values */
+            for (int r = 0; r < nr; r++) {
+                double v[2];
+                dot_pair(rows[r], s->x + t * n, s->x + (t + 1) * n, n, v);
+                s->y[t * s->nout + o0 + r] = (float)v[0], s->y[(t + 1) * s->nout + o0 + r] = (float)v[1];
+            }
+        if (t < s->T)
+            for (int r = 0; r < nr; r++)
+                s->y[t * s->nout + o0 + r] = (float)dot(rows[r], s->x + t * n, n);
+    }
+}
+
 static void *product_rows(void *arg)
 {
     const Slice *s = arg;
     const Buf *b = s->w->b;
     if (b->base == T_Q8 && !s->w->h16 && s->T == 1 && s->w->cols % Q8_BLOCK == 0) {   /* a step: no row written out */
-        long o = s->o0, n = s->w->cols;
-        for (; o + 2 <= s->o1; o += 2) {   /* two rows' sums at once: the same values */
-            long at = file_row(s->w, s->r0 + o) * n, bt = file_row(s->w, s->r0 + o + 1) * n;
-            double v[2];
-            dot_q8_pair(b->q + at, b->s + at / Q8_BLOCK, b->q + bt, b->s + bt / Q8_BLOCK, s->x, n, v);
-            s->y[o] = (float)v[0], s->y[o + 1] = (float)v[1];
-        }
-        if (o < s->o1) {
-            long at = file_row(s->w, s->r0 + o) * n;
-            s->y[o] = (float)dot_q8(b->q + at, b->s + at / Q8_BLOCK, s->x, n);
-        }
+        step_rows(s);
         return NULL;
     }
-    float *tmp = b->base == T_Q8 ? malloc((size_t)s->w->cols * 4) : NULL;
+    float *tmp = b->base == T_Q8 ? malloc((size_t)s->w->cols * ROWS_AT_ONCE * 4) : NULL;
     if (b->base == T_Q8 && !tmp) {
         diag("out of memory");
         exit(EXIT_SYSTEM);
     }
-    for (long o = s->o0; o < s->o1; o++) {
-        const float *row = wrow(s->w, s->r0 + o, tmp);
-        if (s->w->h16 && row == tmp)   /* mmh's weights: f16(q d), one rounding */
-            for (long c = 0; c < s->w->cols; c++)
-                tmp[c] = f16_to_f32(f32_to_f16(tmp[c]));
-        long t = 0, n = s->w->cols;
-        for (; t + 2 <= s->T; t += 2) {   /* two rows of x at once: the same values */
-            double v[2];
-            dot_pair(row, s->x + t * n, s->x + (t + 1) * n, n, v);
-            s->y[t * s->nout + o] = (float)v[0], s->y[(t + 1) * s->nout + o] = (float)v[1];
-        }
-        if (t < s->T)
-            s->y[t * s->nout + o] = (float)dot(row, s->x + t * n, n);
-    }
+    stacked_rows(s, tmp);
     free(tmp);
     return NULL;
 }
