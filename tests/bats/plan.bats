@@ -337,6 +337,30 @@ same() {
     grep -q '^lane     33 passed, 0 failed$' <<<"$output"
 }
 
+@test "gpu_kernels' KERNELS_SHARD: a K/N that is not 0 <= K < N is a usage error" {
+    [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
+    for v in 3/3 x 1/0 -1/2 "1/2 " 1/2/3; do
+        run env KERNELS_SHARD="$v" "$TOP/build/test/gpu_kernels"
+        [ "$status" -eq 2 ]
+        [ "$output" = "gpu_kernels: KERNELS_SHARD: '$v' is not K/N with 0 <= K < N" ]
+    done
+}
+
+@test "tests/gpu/run's kernels: shards side by side give the lines and inputs of one run, in its order, and one count" {
+    [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
+    local match="gemv q8|rope|route softmax"
+    KERNELS_LANE=cpu KERNELS_MATCH="$match" "$TOP/build/test/gpu_kernels" >one.txt
+    [ "$(grep -c ' ok ' one.txt)" -ge 12 ]
+    run env LOGOS_BIN="$TOP/build/bin" KERNELS_LANE=cpu KERNELS_MATCH="$match" KERNELS_JOBS=3 \
+        OUT="$BATS_TEST_TMPDIR" sh "$TOP/tests/gpu/run" kernels
+    [ "$status" -eq 0 ]
+    diff one.txt "$BATS_TEST_TMPDIR/gpu-logs/kernels"
+    grep -q "^kernels  $(grep -c ' ok ' one.txt) passed, 0 failed$" <<<"$output"
+    # a case's inputs are its own: alone, it draws what it drew among the others
+    KERNELS_LANE=cpu KERNELS_MATCH="route softmax" "$TOP/build/test/gpu_kernels" | grep -v '^gpu_kernels' >alone.txt
+    diff alone.txt <(grep '^route softmax' one.txt)
+}
+
 @test "tests/gpu/lane's LANE_SPECS takes a spec's path (a real shape cut to fewer layers) as well as a name" {
     need_numpy
     sed 's/^layers: .*/layers: 1/' "$TINY/qwen3.yaml" >one.yaml

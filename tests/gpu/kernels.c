@@ -42,6 +42,11 @@
  *                               under LOGOS_REF_NUMERICS (so 0 apart)
  *   KERNELS_MATCH=TEXT ...      only the cases whose description holds TEXT
  *                               (or one of TEXT's parts between '|': "route|moe")
+ *   KERNELS_SHARD=K/N ...       only the cases i with i % N == K, each line
+ *                               led by its place among all and a tab, so that
+ *                               N shards run side by side (tests/gpu/run) can
+ *                               be put back in order; exit 2 for a K/N that is
+ *                               not 0 <= K < N
  */
 #include <math.h>
 #include <stdlib.h>
@@ -626,6 +631,15 @@ static double rel_err(const float *a, const float *b, long n, int *finite)
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 static int self_check;   /* KERNELS_LANE=cpu */
 
+/* Each case and numerics its own draws (whatever ran before it: a
+ * KERNELS_MATCH or a shard gives a case the inputs the whole run does). */
+static void rng_seed(size_t i, int numerics)
+{
+    rng = 0x9e3779b97f4a7c15u ^ ((uint64_t)(i * 3 + (size_t)numerics + 1) * 0xbf58476d1ce4e5b9u);
+    if (!rng)
+        rng = 1;
+}
+
 static double uniform(void)
 {
     rng ^= rng << 13;
@@ -765,6 +779,9 @@ static int flash_alone(const Plan *pl)
     return flash;
 }
 
+/* What leads each case's line: under KERNELS_SHARD its place among all. */
+static char lead[24];
+
 /* One case under one numerics: 0 passed, 1 failed, 3 no GPU. */
 static int run_case(const Case *c, int numerics, const char *path, int mma_rows, int latent_rows, int xr_rows)
 {
@@ -823,7 +840,7 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows,
     char fl[96] = "";
     if (flips || far)
         snprintf(fl, sizeof fl, "  f16 caches: %ld a step apart, %ld further", flips, far);
-    printf("%-48s %-8s %s  gpu vs cpu %.2e (bound %.0e)  quantization alone %.2e%s%s\n", c->what,
+    printf("%s%-48s %-8s %s  gpu vs cpu %.2e (bound %.0e)  quantization alone %.2e%s%s\n", lead, c->what,
            numerics_name(numerics), pass ? "ok  " : "FAIL", worst, bound, qerr, fl,
            !ok ? "  (a run failed, or a value was never written)" : tokens ? "" : "  (arg-max differs)");
     weights_close(wc);
@@ -853,6 +870,13 @@ static int matches(const char *what, const char *match)
 int main(void)
 {
     diag_tool = "gpu_kernels";
+    const char *shard = getenv("KERNELS_SHARD");
+    int sk = 0, sn = 1;
+    char extra;
+    if (shard && (sscanf(shard, "%d/%d%c", &sk, &sn, &extra) != 2 || sn < 1 || sk < 0 || sk >= sn)) {
+        fprintf(stderr, "gpu_kernels: KERNELS_SHARD: '%s' is not K/N with 0 <= K < N\n", shard);
+        return 2;
+    }
     const char *lane = getenv("KERNELS_LANE");
     self_check = lane && !strcmp(lane, "cpu");
     const char *why = self_check ? NULL : cuda_why();
@@ -878,11 +902,14 @@ int main(void)
         int mma_rows = i >= ncases && m < nmma ? mma_cases[m].rows : 0;
         int latent_rows = i >= ncases + nmma ? latent_cases[l].rows : 65536;
         int xr_rows = i >= ncases && m < nmma ? mma_cases[m].xr : 0;
-        if (match && !matches(c->what, match))
+        if ((match && !matches(c->what, match)) || (int)(i % (size_t)sn) != sk)
             continue;
         if (write_case(c, path))
             return 3;
         for (int n = NUM_PRECISE; n <= NUM_Q8X2; n++) {
+            if (shard)
+                snprintf(lead, sizeof lead, "%05zu.%d\t", i, n);
+            rng_seed(i, n);
             int r = run_case(c, n, path, mma_rows, latent_rows, xr_rows);
             if (r == 3) {
                 unlink(path);
