@@ -103,8 +103,8 @@ CLONES void dequant_q8(const int8_t *q, const uint16_t *sc, long n, float *out)
 }
 
 /* Terms j .. j + 7 of a Q8_0 block (quants q, its scale in every lane of
- * d) times x's: the first four into s0, the others into s1. Inlined into
- * q8_pair, whose clones build it for each target. */
+ * d) times x's: the first four into s0, the others into s1. The plain
+ * q8_rows takes it; q8_rows_avx2 takes its twin below. */
 static inline __attribute__((always_inline)) void eight_q8(const int8_t *q, const V8F *d, const float *x, V4D *s0, V4D *s1)
 {
     V8C v;
