@@ -10,7 +10,7 @@
  * keeps a * b + c two roundings), so no machine fuses them either. A Q8_0
  * row's step is also written in AVX2's own instructions (GCC 12 takes the
  * vector types' int8 conversion apart value by value), the same operations
- * in the same order, chosen at run time; and two rows (or two rows of x)
+ * in the same order, chosen once at load; and two rows (or two rows of x)
  * go at once, each its own sums, so that one's adds run while the other's
  * are in flight (bench/NOTES.md, session twenty-seven: a Llama-3-8B
  * layer's decode step about 1.8 times faster, the values bit for bit). */
@@ -19,9 +19,8 @@
 #include "ref.h"
 #include "vec.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#ifdef VEC_AVX2
 #include <immintrin.h>
-#define AVX2_STEPS 1   /* eight_q8_avx2, chosen where the processor has AVX2 */
 #endif
 
 /* Terms i .. i + 3 of a and b as f64, multiplied: into *out. */
@@ -103,8 +102,8 @@ CLONES void dequant_q8(const int8_t *q, const uint16_t *sc, long n, float *out)
 }
 
 /* Terms j .. j + 7 of a Q8_0 block (quants q, its scale in every lane of
- * d) times x's: the first four into s0, the others into s1. The plain
- * q8_rows takes it; q8_rows_avx2 takes its twin below. */
+ * d) times x's: the first four into s0, the others into s1.
+ * q8_rows_plain takes it; q8_rows_avx2 takes its twin below. */
 static inline __attribute__((always_inline)) void eight_q8(const int8_t *q, const V8F *d, const float *x, V4D *s0, V4D *s1)
 {
     V8C v;
@@ -118,7 +117,7 @@ static inline __attribute__((always_inline)) void eight_q8(const int8_t *q, cons
     *s1 += __builtin_convertvector(wh, V4D) * __builtin_convertvector(xh, V4D);
 }
 
-#ifdef AVX2_STEPS
+#ifdef VEC_AVX2
 /* eight_q8 in AVX2's own instructions (GCC 12 takes __builtin_convertvector
  * of eight int8 apart value by value): the same operations, in order. */
 static inline __attribute__((always_inline, target("avx2"))) void eight_q8_avx2(const int8_t *q, const V8F *d,
@@ -155,7 +154,7 @@ static inline __attribute__((always_inline)) void splat(const uint16_t *sc, V8F 
     for (int r = 0; r < rows; r++)                                                                 \
         out[r] = finish(&s[r][0], &s[r][1], x, x, n, n)
 
-#ifdef AVX2_STEPS
+#ifdef VEC_AVX2
 __attribute__((target("avx2"))) static void q8_rows_avx2(const int8_t *const *q, const uint16_t *const *sc, int rows,
                                                           const float *x, long n, double *out)
 {
@@ -163,16 +162,25 @@ __attribute__((target("avx2"))) static void q8_rows_avx2(const int8_t *const *q,
 }
 #endif
 
-static void q8_rows(const int8_t *const *q, const uint16_t *const *sc, int rows, const float *x, long n, double *out)
+static void q8_rows_plain(const int8_t *const *q, const uint16_t *const *sc, int rows, const float *x, long n,
+                          double *out)
 {
-#ifdef AVX2_STEPS
-    if (__builtin_cpu_supports("avx2")) {
-        q8_rows_avx2(q, sc, rows, x, n, out);
-        return;
-    }
-#endif
     Q8_ROWS(eight_q8);
 }
+
+typedef void Q8Rows(const int8_t *const *, const uint16_t *const *, int, const float *, long, double *);
+
+#ifdef VEC_AVX2
+/* q8_rows is chosen once, at load, as CLONES' functions are. */
+static Q8Rows *q8_rows_for_this_processor(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? q8_rows_avx2 : q8_rows_plain;
+}
+static Q8Rows q8_rows __attribute__((ifunc("q8_rows_for_this_processor")));
+#else
+static Q8Rows *const q8_rows = q8_rows_plain;
+#endif
 
 double dot_q8(const int8_t *q, const uint16_t *sc, const float *x, long n)
 {

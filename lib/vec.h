@@ -13,7 +13,10 @@ typedef float V8F __attribute__((vector_size(32)));
 typedef int V8I __attribute__((vector_size(32)));
 typedef signed char V8C __attribute__((vector_size(8)));
 
+/* VEC_AVX2: where a function may also be built for AVX2 and chosen at
+ * load (CLONES, or ref_dot.c's own resolver) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define VEC_AVX2 1
 #define CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define CLONES
