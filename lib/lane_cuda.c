@@ -235,11 +235,21 @@ static void C(L L, const char *name, double v)
     L.l->c[i] = v;
 }
 
+static void refuse(L L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Passes buffer buf as parameter name; refuses the plan where the kernel
+ * does not take its element type (an elementwise op on an f16 cache:
+ * elem.cu reads f32 alone). */
 static void A(L L, const char *name, int buf)
 {
     int i = kernel_param(L.l->kernel, name);
     ASSERT(i >= 0);
     L.l->arg[i] = buf;
+    const KParam *kp = &kernel_info(L.l->kernel)->p[i];
+    const PBuf *b = buf >= 0 && buf < L.f->pl->nbufs ? &L.f->pl->bufs[buf] : NULL;
+    if (b && b->kind != B_TABLE && !(kp->dtypes >> b->etype & 1) && !L.f->bad)
+        refuse(L, "%s's %s does not take %s values ('%s')", kernel_info(L.l->kernel)->name, kp->name,
+               etype_name(b->etype), b->name);
 }
 
 /* The scratch of a launch whose blocks leave partial results for the last
@@ -273,7 +283,6 @@ static int shared_scratch(Fz *f, const char *name, int et, long n)
  * past its constant's range; values of odd width, which attend.cu reads a
  * pair at a time). The rules check what they can before they fuse; this is
  * the kernel table's last word, so that every plan printed loads. */
-static void refuse(L L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void refuse(L L, const char *fmt, ...)
 {
     const GNode *n = N(L.f, L.l->covers[0]);

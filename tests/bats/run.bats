@@ -526,6 +526,10 @@ step.logos" ]
     run --separate-stderr "$LOGOS_BIN/logos-fuse" "$TOP/tests/fuzz/regress/fuzz_text/attend-odd-values.logos"
     [ "$status" -eq 1 ] && [ -z "$output" ]
     [[ "${stderr_lines[0]}" == *"attend-odd-values.logos:16:6: the CUDA lane has no kernel for this: attend: values are read a pair at a time: the value width must be even" ]]
+    # an operand of a type its kernel cannot take: an elementwise op on an f16 cache (elem reads f32)
+    run --separate-stderr "$LOGOS_BIN/logos-fuse" "$TOP/tests/fuzz/regress/fuzz_text/elem-f16-state.logos"
+    [ "$status" -eq 1 ] && [ -z "$output" ]
+    [[ "${stderr_lines[0]}" == *"elem-f16-state.logos:6:16: the CUDA lane has no kernel for this: elem's a does not take f16 values ('Kc0')" ]]
 }
 
 @test "logos-fuse -v says each decision on stderr, -q silences them" {
