@@ -238,18 +238,25 @@ static void C(L L, const char *name, double v)
 static void refuse(L L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Passes buffer buf as parameter name; refuses the plan where the kernel
- * does not take its element type (an elementwise op on an f16 cache:
- * elem.cu reads f32 alone). */
+ * does not take its kind of buffer or its element type (an elementwise op
+ * on an f16 cache: elem.cu reads f32 alone), as logos-run's check would. */
 static void A(L L, const char *name, int buf)
 {
     int i = kernel_param(L.l->kernel, name);
     ASSERT(i >= 0);
     L.l->arg[i] = buf;
-    const KParam *kp = &kernel_info(L.l->kernel)->p[i];
-    const PBuf *b = buf >= 0 && buf < L.f->pl->nbufs ? &L.f->pl->bufs[buf] : NULL;
-    if (b && b->kind != B_TABLE && !(kp->dtypes >> b->etype & 1) && !L.f->bad)
-        refuse(L, "%s's %s does not take %s values ('%s')", kernel_info(L.l->kernel)->name, kp->name,
-               etype_name(b->etype), b->name);
+    if (buf < 0 || L.f->bad)
+        return;
+    const Kernel *k = kernel_info(L.l->kernel);
+    const KParam *kp = &k->p[i];
+    const PBuf *b = &L.f->pl->bufs[buf];
+    int kind = L.f->pl->bufs[plan_base(L.f->pl, buf)].kind;
+    if (kind == B_TABLE)
+        return;
+    if (!strchr(kp->kinds, bufkind_letter(kind)))
+        refuse(L, "%s's %s takes no %s buffer ('%s')", k->name, kp->name, bufkind_word(kind), b->name);
+    else if (!(kp->dtypes >> b->etype & 1))
+        refuse(L, "%s's %s does not take %s values ('%s')", k->name, kp->name, etype_name(b->etype), b->name);
 }
 
 /* The scratch of a launch whose blocks leave partial results for the last
