@@ -61,13 +61,13 @@ K(ATTEND, "attend", "attend.cu",
   "SCALE:f:0:1e30 CAP:f:0:1e30 WINDOW:i:0:16777216 SINKS:i:0:1 SPLIT:i:1:1024 CHUNK:i:1:16777216 BUSY:i:0:1024 "
   "MODE:i:0:3 QS:i:1:1048576 OQ:i:0:3 EARLY:i:0:1 "
   "ROPE:i:0:1 ROT:i:0:4096 AF:f:0:1e30 NQ:i:0:1 NK:i:0:1 REPS:f:0:1 ROFF:f:-16:16 TC:i:0:2",
-  "q:tios:f32 k:tiosp:f32,f16 v:tiosp:f32,f16 pos:tizp?:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2,a8h "
+  "q:tios:f32 k:tiosp:f32,f16 v:tiosp:f32,f16 pos:tizp?:i32 n:z?:i32 sinks:wti?:f32 y:tio:f32,a8,a8x2,a8h "
   "part:x?:f32 cnt:x?:i32 kx:tios?:f32 vx:tios?:f32 qnw:w?:f32 knw:w?:f32 freq:c?:f64", 128)
 
 K(FLASH, "flash", "flash.cu",
   "NH:i:1:4096 NKV:i:1:4096 HD:i:16:256 VD:i:16:256 ROWS:i:1:65536 NCTX:i:1:16777216 KV:i:1:2 "
   "SCALE:f:0:1e30 CAP:f:0:1e30 WINDOW:i:0:16777216 SINKS:i:0:1 QS:i:1:1048576 OQ:i:0:3",
-  "q:tios:f32 k:tios:f32,f16 v:tios:f32,f16 pos:tiz:i32 n:z?:i32 sinks:w?:f32 y:tio:f32,a8,a8x2,a8h", 128)
+  "q:tios:f32 k:tios:f32,f16 v:tios:f32,f16 pos:tiz:i32 n:z?:i32 sinks:wti?:f32 y:tio:f32,a8,a8x2,a8h", 128)
 
 K(ARGMAX, "argmax", "argmax.cu",
   "V:i:1:16777216 ROWS:i:1:65536",
