@@ -245,18 +245,10 @@ static void A(L L, const char *name, int buf)
     int i = kernel_param(L.l->kernel, name);
     ASSERT(i >= 0);
     L.l->arg[i] = buf;
-    if (buf < 0 || L.f->bad)
-        return;
-    const Kernel *k = kernel_info(L.l->kernel);
-    const KParam *kp = &k->p[i];
-    const PBuf *b = &L.f->pl->bufs[buf];
-    int kind = L.f->pl->bufs[plan_base(L.f->pl, buf)].kind;
-    if (kind == B_TABLE)
-        return;
-    if (!strchr(kp->kinds, bufkind_letter(kind)))
-        refuse(L, "%s's %s takes no %s buffer ('%s')", k->name, kp->name, bufkind_word(kind), b->name);
-    else if (!(kp->dtypes >> b->etype & 1))
-        refuse(L, "%s's %s does not take %s values ('%s')", k->name, kp->name, etype_name(b->etype), b->name);
+    char why[256];
+    if (buf >= 0 && !L.f->bad && L.f->pl->bufs[plan_base(L.f->pl, buf)].kind != B_TABLE &&
+        plan_arg_fits(L.f->pl, L.l->kernel, i, buf, why, sizeof why))
+        refuse(L, "%s", why);
 }
 
 /* The scratch of a launch whose blocks leave partial results for the last

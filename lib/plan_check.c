@@ -170,6 +170,34 @@ static void check_table_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
             kp->name, need->count[p]);
 }
 
+/* 0 where kernel k's parameter p takes buffer b's kind and element type;
+ * else -1, why saying which it does not take. Not for a table: its
+ * entries are check_table_arg's. */
+int plan_arg_fits(const Plan *pl, int k, int p, int b, char *why, size_t n)
+{
+    const Kernel *kn = kernel_info(k);
+    const KParam *kp = &kn->p[p];
+    const PBuf *buf = &pl->bufs[b];
+    int kind = pl->bufs[plan_base(pl, b)].kind;
+    if (!strchr(kp->kinds, bufkind_letter(kind))) {
+        char kinds[96] = "";
+        for (const char *q = kp->kinds; *q; q++)
+            for (int b2 = 0; b2 < B_COUNT; b2++)
+                if (bufkind_letter(b2) == *q)
+                    snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",
+                             q == kp->kinds ? "" : q[1] ? ", " : " or ", bufkind_word(b2));
+        snprintf(why, n, "%s's %s takes a %s buffer, not '%s' (%s)", kn->name, kp->name, kinds, buf->name,
+                 bufkind_word(kind));
+        return -1;
+    }
+    if (!(kp->dtypes >> buf->etype & 1)) {
+        snprintf(why, n, "%s's %s does not take %s values ('%s')", kn->name, kp->name, etype_name(buf->etype),
+                 buf->name);
+        return -1;
+    }
+    return 0;
+}
+
 static void check_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
 {
     const Plan *pl = c->pl;
@@ -198,19 +226,9 @@ static void check_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
         check_table_arg(c, l, p, need);
         return;
     }
-    if (!strchr(kp->kinds, bufkind_letter(kind))) {
-        char kinds[96] = "";
-        for (const char *q = kp->kinds; *q; q++)
-            for (int b2 = 0; b2 < B_COUNT; b2++)
-                if (bufkind_letter(b2) == *q)
-                    snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",
-                             q == kp->kinds ? "" : q[1] ? ", " : " or ", bufkind_word(b2));
-        bad(c, l->line, 1, "%s's %s takes a %s buffer, not '%s' (%s)", k->name, kp->name, kinds, buf->name,
-            bufkind_word(kind));
-    }
-    else if (!(kp->dtypes >> buf->etype & 1))
-        bad(c, l->line, 1, "%s's %s does not take %s values ('%s')", k->name, kp->name, etype_name(buf->etype),
-            buf->name);
+    char why[256];
+    if (plan_arg_fits(pl, l->kernel, p, b, why, sizeof why))
+        bad(c, l->line, 1, "%s", why);
     else if (need->etype[p] >= 0 && buf->etype != need->etype[p])
         bad(c, l->line, 1, "%s's %s holds %s values ('%s') where its constants ask for %s", k->name, kp->name,
             etype_name(buf->etype), buf->name, etype_name(need->etype[p]));
