@@ -599,8 +599,9 @@ typedef struct RefNum {
     int nh16;
 } RefNum;
 /* ref_run as num says, for comparing the lane's kernels with what their
- * quantization and operands give on the CPU. */
-int ref_run_numerics(const Prog *p, Env *env, const RefNum *num);
+ * quantization and operands give on the CPU; run is the caller's count of
+ * runs (-1 where it keeps none), named by LOGOS_REF_TIES's notices. */
+int ref_run_numerics(const Prog *p, Env *env, const RefNum *num, int run);
 /* ref_run_numerics, writing each statement's value and, at the end, each
  * state under LOGOS_TRACE as run `run` of program `prog` (trace.c). */
 int ref_run_trace(const Prog *p, Env *env, const RefNum *num, int run, int prog);
@@ -608,6 +609,9 @@ int ref_run_trace(const Prog *p, Env *env, const RefNum *num, int run, int prog)
  * a message naming a value that is not one. The reference reads it on its
  * first rounding where no one called this. */
 int ref_nudge_read(void);
+/* Reads LOGOS_REF_TIES (F, logos-run(1)): 0, or EXIT_USAGE after a message
+ * naming a value that is not a fraction. */
+int ref_ties_read(void);
 /* The inverse frequencies of a rope call over rot values (rot / 2 of them),
  * with its scaling, in f64: what the reference and the CUDA lane both use. */
 void rope_freqs(const Expr *e, long rot, double *inv);

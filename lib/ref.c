@@ -227,6 +227,38 @@ int ref_nudge_read(void)
     return 0;
 }
 
+/* LOGOS_REF_TIES=F (a diagnostic, logos-run(1)): each route whose last
+ * kept and best dropped expert (or group) score lie within F of each other,
+ * relative to the larger, is said on stderr: a top-k choice that two lanes
+ * whose f32 arithmetic differs in its last bits may make differently. */
+static struct {
+    double within;
+    int read;
+} ties;
+
+int ref_ties_read(void)
+{
+    const char *e = getenv("LOGOS_REF_TIES");
+    ties.read = 1;
+    if (!e || !*e)
+        return 0;
+    char *end;
+    ties.within = strtod(e, &end);
+    if (end == e || *end || !(ties.within >= 0 && ties.within <= 1)) {
+        diag("LOGOS_REF_TIES: '%s' is not a fraction from 0 to 1", e);
+        ties.within = 0;
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+double ref_ties(void)
+{
+    if (!ties.read)
+        ref_ties_read();
+    return ties.within;
+}
+
 static double nudge(void)   /* a product and a write each ask */
 {
     if (!nudging.read)
@@ -649,12 +681,14 @@ static void trace_states(Run *r)
             trace_write(r->trace_run, r->trace_prog, r->p->decls[i].name, r->buf[i]->f, r->buf[i]->n * 4);
 }
 
-static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *num, int trace_run, int trace_prog)
+static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *num, int run, int trace_run,
+                   int trace_prog)
 {
     Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll, .num = num ? *num : (RefNum){0},
-             .trace_run = trace_run, .trace_prog = trace_prog};
+             .run = run, .trace_run = trace_run, .trace_prog = trace_prog};
     ASSERT(p->names);   /* checked */
     nudge();            /* read before any op's threads ask */
+    ref_ties();
     r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
     r.val = arena_alloc(r.a, sizeof *r.val * (size_t)(p->nstmts + 1));
     r.buf = arena_alloc(r.a, sizeof *r.buf * (size_t)(p->ndecls + 1));
@@ -681,20 +715,20 @@ static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *n
 
 int ref_run_coll(const Prog *p, Env *env, const RefColl *coll)
 {
-    return run_all(p, env, coll, NULL, -1, 0);
+    return run_all(p, env, coll, NULL, -1, -1, 0);
 }
 
 int ref_run(const Prog *p, Env *env)
 {
-    return run_all(p, env, NULL, NULL, -1, 0);
+    return run_all(p, env, NULL, NULL, -1, -1, 0);
 }
 
-int ref_run_numerics(const Prog *p, Env *env, const RefNum *num)
+int ref_run_numerics(const Prog *p, Env *env, const RefNum *num, int run)
 {
-    return run_all(p, env, NULL, num, -1, 0);
+    return run_all(p, env, NULL, num, run, -1, 0);
 }
 
 int ref_run_trace(const Prog *p, Env *env, const RefNum *num, int run, int prog)
 {
-    return run_all(p, env, NULL, num, run, prog);
+    return run_all(p, env, NULL, num, run, run, prog);
 }

@@ -29,6 +29,7 @@ typedef struct Run {
     long *size;        /* each symbol's bound value (Prog.syms, 1-based); -1 unbound */
     RefNum num;        /* products quantized and attention by flash as a plan's launches (0: f32) */
     const RefColl *coll;   /* a split program's chips (tp.c), or NULL */
+    int run;           /* the caller's count of runs (logos-run's steps), -1 where it keeps none */
     int trace_run, trace_prog;   /* LOGOS_TRACE's names (trace.c); trace_run -1: not tracing */
     jmp_buf fail;
 } Run;
@@ -85,5 +86,7 @@ Val eval_delta(Run *r, const Expr *e);
 Val eval_route(Run *r, const Expr *e);
 Val eval_moe(Run *r, const Expr *e);
 Val eval(Run *r, const Expr *e);
+/* LOGOS_REF_TIES's fraction (ref_ties_read), 0 where unset. */
+double ref_ties(void);
 
 #endif

@@ -587,6 +587,23 @@ static long best_of(const double *c, const char *keep, long n)
     return b;
 }
 
+/* Under LOGOS_REF_TIES: says so where the last kept (index ik, score
+ * kept) and the best dropped (id, dropped) of row t's experts or groups lie
+ * within its fraction of each other, relative to the larger. */
+static void say_tie(const Run *r, const Expr *e, long t, const char *what, long nkept, long ik, double kept,
+                    long id, double dropped)
+{
+    double within = ref_ties(), big = fmax(fabs(kept), fabs(dropped));
+    if (!(within > 0) || id < 0 || !(kept - dropped <= within * big))
+        return;
+    char run[32] = "";
+    if (r->run >= 0)
+        snprintf(run, sizeof run, "run %d, ", r->run);
+    diag("%s:%d: %srow %ld: near tie: %s %ld, the last of %ld kept, scores %.9g and %s %ld, the best dropped, "
+         "%.9g: %.1e apart",
+         r->p->src->name, e->line, run, t, what, ik, nkept, kept, what, id, dropped, (kept - dropped) / big);
+}
+
 /* Drops the experts of all but the topk_groups best groups. */
 static void keep_groups(const double *c, long ne, long groups, long tg, int pairs, char *keep, double *gs,
                         char *gk)
@@ -613,7 +630,21 @@ static void keep_groups(const double *c, long ne, long groups, long tg, int pair
     }
 }
 
-static void route_row(Run *r, const Expr *e, const float *lg, const float *bias, long ne, float *out)
+/* The worst kept group's and the best dropped group's scores (gs, gk as
+ * keep_groups left them) to say_tie. */
+static void group_tie(const Run *r, const Expr *e, long t, const double *gs, const char *gk, long groups, long tg)
+{
+    long wk = -1, bd = -1;
+    for (long g = 0; g < groups; g++)
+        if (gk[g] && (wk < 0 || gs[g] <= gs[wk]))
+            wk = g;
+        else if (!gk[g] && (bd < 0 || gs[g] > gs[bd]))
+            bd = g;
+    if (wk >= 0)
+        say_tie(r, e, t, "group", tg, wk, gs[wk], bd, bd >= 0 ? gs[bd] : 0);
+}
+
+static void route_row(Run *r, const Expr *e, long t, const float *lg, const float *bias, long ne, float *out)
 {
     const char *score = attr_word(e, "score", "softmax");
     long k = (long)attr_num(e, "k", 1), groups = (long)attr_num(e, "groups", 1);
@@ -627,16 +658,22 @@ static void route_row(Run *r, const Expr *e, const float *lg, const float *bias,
         c[i] = s[i] + (bias ? bias[i] : 0);
         keep[i] = 1;
     }
-    if (groups > 1)
-        keep_groups(c, ne, groups, (long)attr_num(e, "topk_groups", (double)groups), bias != NULL, keep, w,
-                    kept);
+    if (groups > 1) {
+        long tg = (long)attr_num(e, "topk_groups", (double)groups);
+        keep_groups(c, ne, groups, tg, bias != NULL, keep, w, kept);
+        group_tie(r, e, t, w, kept, groups, tg);
+    }
     memset(kept, 0, (size_t)ne);
+    long last = -1;
     for (long j = 0; j < k; j++) {
         long b = best_of(c, keep, ne);
         ASSERT(b >= 0);   /* the checker keeps k within the kept groups' experts */
         keep[b] = 0;
         kept[b] = 1;
+        last = b;
     }
+    long next = best_of(c, keep, ne);
+    say_tie(r, e, t, "expert", k, last, c[last], next, next >= 0 ? c[next] : 0);
     for (long i = 0; i < ne; i++)
         w[i] = kept[i] ? s[i] : -INFINITY;
     if (strcmp(score, "topk_softmax") == 0)
@@ -656,7 +693,7 @@ Val eval_route(Run *r, const Expr *e)
     long ne = val_last(&l);
     Val y = val_new(r, T_F32, l.rank, l.d);
     for (long t = 0; t < l.n / ne; t++)
-        route_row(r, e, l.f + t * ne, b.f, ne, y.f + t * ne);
+        route_row(r, e, t, l.f + t * ne, b.f, ne, y.f + t * ne);
     return y;
 }
 

@@ -560,7 +560,7 @@ static int cpu_run(Lane *l, int k)
     if (c->chips == 1 && trace_dir())
         return ref_run_trace(p, c->envs[0], &c->num[k], run, k);
     for (int r = 0; r < c->chips; r++) {
-        int s = c->chips == 1 ? ref_run_numerics(p, c->envs[r], &c->num[k]) : ref_run(p, c->envs[r]);
+        int s = c->chips == 1 ? ref_run_numerics(p, c->envs[r], &c->num[k], run) : ref_run(p, c->envs[r]);
         if (s)
             return s;
     }

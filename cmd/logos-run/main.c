@@ -201,7 +201,7 @@ static int coherent(const Opts *o)
         diag("give one --follow for each of the %d prompts, not %d", o->nprompts, o->nfollow);
         return EXIT_USAGE;
     }
-    if (ref_nudge_read())
+    if (ref_nudge_read() || ref_ties_read())
         return EXIT_USAGE;
     return coherent_tp(o);
 }

@@ -403,6 +403,26 @@ same() {
     [[ "${lines[0]}" =~ ^llama\ q8\ decode_batch\ 3\ x2\ +12\ rows\ \(11\ compared\)\ +max\ rel\ err\ 0\.00e\+00\ .*\ ok$ ]]
 }
 
+@test "tests/gpu/lane's LANE_TIES counts the reference's near ties in each line (LOGOS_REF_TIES)" {
+    need_numpy
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=precise LANE_STEPS=4 LANE_PROMPT=3 \
+        LANE_TIES=0.3 sh "$TOP/tests/gpu/lane" deepseek2q llama
+    [ "$status" -eq 0 ]
+    # the count is the reference's own notices for that run
+    "$LOGOS_BIN/logos-author" decode_step "$TINY/deepseek2q.yaml" | "$LOGOS_BIN/logos-fuse" --numerics precise >s.plan
+    local n
+    n=$(LOGOS_REF_TIES=0.3 "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 7 -p 3 -n 4 s.plan 2>&1 >/dev/null |
+        grep -c ': near tie: ')
+    [ "$n" -gt 0 ]
+    [[ "${lines[0]}" =~ ^deepseek2q\ precise\ decode_step\ x4\ +ties\ $n\ +4\ rows\ .*\ ok$ ]] || { echo "$output"; false; }
+    [[ "${lines[3]}" =~ ^llama\ precise\ decode_step\ x4\ +ties\ 0\ +4\ rows\ .*\ ok$ ]]
+    [ "${lines[6]}" = "lane: 6 passed, 0 failed" ]
+    # without LANE_TIES, no count
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=precise LANE_STEPS=4 LANE_PROMPT=3 \
+        sh "$TOP/tests/gpu/lane" deepseek2q
+    [[ ! "$output" =~ ties ]]
+}
+
 @test "tests/gpu/cmp.py: a batch's rows past a sequence's last fed token are left out (LENS N)" {
     need_numpy
     # two sequences, prompts of 1 and 3 tokens, 2 tokens each: 4 steps of 2

@@ -132,6 +132,49 @@ assert np.linalg.norm(a - b) / np.linalg.norm(a) < 1e-3, "moved too far"'
     done
 }
 
+@test "LOGOS_REF_TIES says each route whose kept and dropped scores lie that close, and changes nothing" {
+    # DeepSeek-V2's tiny spec with the q LoRA: group-limited routing, two
+    # groups of four kept; its routes' near ties at 0.3 name the plan's line,
+    # the run, the row, both experts (or groups) and both scores
+    "$LOGOS_BIN/logos-author" generate "$TINY/deepseek2q.yaml" >g.logos
+    local p=(-q --synthetic 7 -p "1 2 3" -n 3)
+    "$LOGOS_BIN/logos-run" "${p[@]}" g.logos >t0 2>e0
+    LOGOS_REF_TIES=0.3 "$LOGOS_BIN/logos-run" "${p[@]}" g.logos >t1 2>e1
+    LOGOS_REF_TIES=0.05 "$LOGOS_BIN/logos-run" "${p[@]}" g.logos >t2 2>e2
+    LOGOS_REF_TIES=0 "$LOGOS_BIN/logos-run" "${p[@]}" g.logos >t3 2>e3
+    cmp t0 t1 && cmp t0 t2 && cmp t0 t3
+    [ ! -s e0 ] && [ ! -s e3 ]
+    grep -q ': near tie: group ' e1
+    grep -q ': near tie: expert ' e1
+    [ "$(wc -l <e1)" -gt "$(wc -l <e2)" ]
+    local line
+    line=$(awk '/= route\(/ { print NR; exit }' g.logos)
+    grep -q "^logos-run: g.logos:$line: run 0, row 0: near tie: " e1
+    grep -q "^logos-run: g.logos:[0-9]*: run 1, row 0: near tie: " e1
+    # every notice: the kept score at least the dropped, and the distance it
+    # gives is theirs, within the fraction
+    python3 - e1 0.3 <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines
+pat = re.compile(r"^logos-run: g\.logos:\d+: run \d+, row \d+: near tie: (expert|group) (\d+), the last of 2 kept, "
+                 r"scores (\S+) and \1 (\d+), the best dropped, (\S+): (\S+) apart$")
+for l in lines:
+    m = pat.match(l)
+    assert m, l
+    kept, dropped, apart = float(m[3]), float(m[5]), float(m[6])
+    assert m[2] != m[4] and kept >= dropped, l
+    assert abs((kept - dropped) / max(abs(kept), abs(dropped)) - apart) <= 0.051 * apart + 1e-12, l
+    assert apart <= float(sys.argv[2]), l
+PY
+    for v in abc 2 -0.1 1e-4x; do
+        LOGOS_REF_TIES=$v run --separate-stderr "$LOGOS_BIN/logos-run" "${p[@]}" g.logos
+        [ "$status" -eq 2 ]
+        [ "$output" = "" ]
+        [ "$stderr" = "logos-run: LOGOS_REF_TIES: '$v' is not a fraction from 0 to 1" ]
+    done
+}
+
 @test "--logits writes one row of vocab f32 a step run" {
     local spec="$TINY/gemma2.yaml"
     "$LOGOS_BIN/logos-author" generate "$spec" >gen.logos

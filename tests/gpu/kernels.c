@@ -813,7 +813,7 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows,
     int ok = !s, tokens = 1;
     RefNum num = s ? (RefNum){0} : plan_ref_numerics(a, st.plans[0]);   /* the numerics' products, flash.cu's attention */
     for (int k = 0; ok && k < c->steps; k++) {
-        ok = !inputs(&st, cpu, k) && !ref_run_numerics(st.progs[0], cpu, &num) &&
+        ok = !inputs(&st, cpu, k) && !ref_run_numerics(st.progs[0], cpu, &num, -1) &&
              !st.lane->run(st.lane, 0);
         Env *copy = exact;   /* the same inputs for the f32 twin */
         for (int i = 0; ok && i < st.progs[0]->ndecls; i++)

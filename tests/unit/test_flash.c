@@ -230,7 +230,7 @@ static float *run_chunk(const Prog *p, const Att *a, const RefNum *num)
     Env *env = env_new();
     bind(env, a);
     float *y = arena_alloc(A, sizeof *y * (size_t)(a->rows * 8 * 32));
-    if (ref_run_numerics(p, env, num)) {
+    if (ref_run_numerics(p, env, num, -1)) {
         printf("Bail out! the chunk does not run\n");
         exit(1);
     }
