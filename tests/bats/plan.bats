@@ -403,6 +403,22 @@ same() {
     [[ "${lines[0]}" =~ ^llama\ q8\ decode_batch\ 3\ x2\ +12\ rows\ \(11\ compared\)\ +max\ rel\ err\ 0\.00e\+00\ .*\ ok$ ]]
 }
 
+@test "tests/gpu/lane's LANE_FORMS runs the forms it names; a word that is no form is a usage error" {
+    need_numpy
+    run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=precise LANE_STEPS=4 LANE_PROMPT=2 \
+        LANE_FORMS="decode_batch generate" sh "$TOP/tests/gpu/lane" llama
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 3 ]
+    [[ "${lines[0]}" =~ ^llama\ precise\ generate\ 2\+1\  ]] || { echo "$output"; false; }
+    [[ "${lines[1]}" =~ ^llama\ precise\ decode_batch\ 4\ x1\  ]]
+    [ "${lines[2]}" = "lane: 2 passed, 0 failed" ]
+    run --separate-stderr env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_FORMS="generate prefill" \
+        sh "$TOP/tests/gpu/lane" llama
+    [ "$status" -eq 2 ]
+    [ "$output" = "" ]
+    [ "$stderr" = "lane: LANE_FORMS: 'prefill' is not decode_step, generate or decode_batch" ]
+}
+
 @test "tests/gpu/lane's LANE_TIES counts the reference's near ties in each line (LOGOS_REF_TIES)" {
     need_numpy
     run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=precise LANE_STEPS=4 LANE_PROMPT=3 \
