@@ -601,7 +601,7 @@ static void say_tie(const Run *r, const Expr *e, long t, const char *what, long 
         snprintf(run, sizeof run, "run %d, ", r->run);
     diag("%s:%d: %srow %ld: near tie: %s %ld, the last of %ld kept, scores %.9g and %s %ld, the best dropped, "
          "%.9g: %.1e apart",
-         r->p->src->name, e->line, run, t, what, ik, nkept, kept, what, id, dropped, (kept - dropped) / big);
+         r->p->src->name, e->line, run, t, what, ik, nkept, kept, what, id, dropped, big > 0 ? (kept - dropped) / big : 0);
 }
 
 /* Drops the experts of all but the topk_groups best groups. */
