@@ -596,12 +596,13 @@ static void say_tie(const Run *r, const Expr *e, long t, const char *what, long 
     double within = ref_ties(), big = fmax(fabs(kept), fabs(dropped));
     if (!(within > 0) || id < 0 || !(kept - dropped <= within * big))
         return;
+    double apart = big > 0 ? (kept - dropped) / big : 0;
     char run[32] = "";
     if (r->run >= 0)
         snprintf(run, sizeof run, "run %d, ", r->run);
     diag("%s:%d: %srow %ld: near tie: %s %ld, the last of %ld kept, scores %.9g and %s %ld, the best dropped, "
          "%.9g: %.1e apart",
-         r->p->src->name, e->line, run, t, what, ik, nkept, kept, what, id, dropped, big > 0 ? (kept - dropped) / big : 0);
+         r->p->src->name, e->line, run, t, what, ik, nkept, kept, what, id, dropped, apart);
 }
 
 /* Drops the experts of all but the topk_groups best groups. */
