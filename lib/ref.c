@@ -207,6 +207,15 @@ static struct {
     int read;
 } nudging;
 
+/* A fraction from 0 to 1 at the start of e into *v: where it ends, or NULL
+ * where e does not start with one. */
+static const char *fraction(const char *e, double *v)
+{
+    char *end;
+    *v = strtod(e, &end);
+    return end != e && *v >= 0 && *v <= 1 ? end : NULL;
+}
+
 /* Reads LOGOS_REF_NUDGE once; 0, or EXIT_USAGE after a message naming the
  * value when it is not a fraction from 0 to 1 with an optional :SEED. */
 int ref_nudge_read(void)
@@ -215,11 +224,13 @@ int ref_nudge_read(void)
     nudging.read = 1;
     if (!e || !*e)
         return 0;
-    char *end;
-    nudging.by = strtod(e, &end);
-    if (end != e && *end == ':' && end[1] >= '0' && end[1] <= '9')
-        nudging.seed = strtoull(end + 1, &end, 10);
-    if (end == e || *end || !(nudging.by >= 0 && nudging.by <= 1)) {
+    const char *end = fraction(e, &nudging.by);
+    if (end && *end == ':' && end[1] >= '0' && end[1] <= '9') {
+        char *rest;
+        nudging.seed = strtoull(end + 1, &rest, 10);
+        end = rest;
+    }
+    if (!end || *end) {
         diag("LOGOS_REF_NUDGE: '%s' is not a fraction from 0 to 1, with :SEED after it or not", e);
         nudging.by = 0;
         return EXIT_USAGE;
@@ -242,9 +253,8 @@ int ref_ties_read(void)
     ties.read = 1;
     if (!e || !*e)
         return 0;
-    char *end;
-    ties.within = strtod(e, &end);
-    if (end == e || *end || !(ties.within >= 0 && ties.within <= 1)) {
+    const char *end = fraction(e, &ties.within);
+    if (!end || *end) {
         diag("LOGOS_REF_TIES: '%s' is not a fraction from 0 to 1", e);
         ties.within = 0;
         return EXIT_USAGE;
