@@ -324,17 +324,17 @@ same() {
     need_numpy
     run env LANE_LIST=1 sh "$TOP/tests/gpu/lane"
     [ "$status" -eq 0 ]
-    [ "$output" = "llama mistral qwen2 qwen3 gemma2 llama-f16 lfm2 gptoss deepseek2 deepseek2q qwen3next" ]
+    [ "$output" = "llama mistral qwen2 qwen3 gemma2 llama-f16 lfm2 gptoss deepseek2 deepseek2q qwen3next qwen3next-w32" ]
     run env LANE_LIST=1 LANE_SPECS="llama-3-8b x.yaml" sh "$TOP/tests/gpu/lane" qwen3
     [ "$output" = "llama-3-8b x.yaml" ]
     run env LOGOS_BIN="$TOP/build/bin" LANE_DEVICE=cpu LANE_NUMERICS=precise LANE_STEPS=4 LANE_PROMPT=2 LANE_JOBS=3 \
         OUT="$BATS_TEST_TMPDIR" sh "$TOP/tests/gpu/run" lane
     [ "$status" -eq 0 ]
     local log="$BATS_TEST_TMPDIR/gpu-logs/lane"
-    [ "$(wc -l <"$log")" -eq 34 ]
-    [ "$(tail -1 "$log")" = "lane: 33 passed, 0 failed" ]
-    [ "$(head -33 "$log" | awk '{print $1}' | uniq | tr '\n' ' ')" = "llama mistral qwen2 qwen3 gemma2 llama-f16 lfm2 gptoss deepseek2 deepseek2q qwen3next " ]
-    grep -q '^lane     33 passed, 0 failed$' <<<"$output"
+    [ "$(wc -l <"$log")" -eq 37 ]
+    [ "$(tail -1 "$log")" = "lane: 36 passed, 0 failed" ]
+    [ "$(head -36 "$log" | awk '{print $1}' | uniq | tr '\n' ' ')" = "llama mistral qwen2 qwen3 gemma2 llama-f16 lfm2 gptoss deepseek2 deepseek2q qwen3next qwen3next-w32 " ]
+    grep -q '^lane     36 passed, 0 failed$' <<<"$output"
 }
 
 @test "gpu_kernels' KERNELS_SHARD: a K/N that is not 0 <= K < N is a usage error" {
