@@ -246,8 +246,7 @@ static void A(L L, const char *name, int buf)
     ASSERT(i >= 0);
     L.l->arg[i] = buf;
     char why[256];
-    if (buf >= 0 && !L.f->bad && L.f->pl->bufs[plan_base(L.f->pl, buf)].kind != B_TABLE &&
-        plan_arg_fits(L.f->pl, L.l->kernel, i, buf, why, sizeof why))
+    if (buf >= 0 && !L.f->bad && plan_arg_fits(L.f->pl, L.l->kernel, i, buf, why, sizeof why))
         refuse(L, "%s", why);
 }
 

@@ -806,8 +806,9 @@ Plan *plan_parse(Arena *a, Lexer *lx, int *err);
  * constants' ranges, arguments' kinds and sizes, the grid, every compute
  * node covered once. The number of problems reported. */
 int plan_check(Plan *pl);
-/* 0 where kernel k's parameter p takes buffer b's kind and element type;
- * else -1 with why filled (plan_check's words, which the lane refuses with). */
+/* 0 where kernel k's parameter p takes buffer b's kind and element type,
+ * or b is a table (checked entry by entry); else -1 with why filled
+ * (plan_check's words, which the lane refuses with). */
 int plan_arg_fits(const Plan *pl, int k, int p, int b, char *why, size_t n);
 void plan_print(FILE *f, const Plan *pl);
 int plan_buf(const Plan *pl, const char *name);   /* index or -1 */

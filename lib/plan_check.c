@@ -170,15 +170,17 @@ static void check_table_arg(Pc *c, const PLaunch *l, int p, const KNeed *need)
             kp->name, need->count[p]);
 }
 
-/* 0 where kernel k's parameter p takes buffer b's kind and element type;
- * else -1, why saying which it does not take. Not for a table: its
- * entries are check_table_arg's. */
+/* 0 where kernel k's parameter p takes buffer b's kind and element type,
+ * or b is a table (its entries are check_table_arg's); else -1, why saying
+ * which it does not take. */
 int plan_arg_fits(const Plan *pl, int k, int p, int b, char *why, size_t n)
 {
     const Kernel *kn = kernel_info(k);
     const KParam *kp = &kn->p[p];
     const PBuf *buf = &pl->bufs[b];
     int kind = pl->bufs[plan_base(pl, b)].kind;
+    if (kind == B_TABLE)
+        return 0;
     if (!strchr(kp->kinds, bufkind_letter(kind))) {
         char kinds[96] = "";
         for (const char *q = kp->kinds; *q; q++)

@@ -698,7 +698,6 @@ static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *n
              .run = run, .trace_run = trace_run, .trace_prog = trace_prog};
     ASSERT(p->names);   /* checked */
     nudge();            /* read before any op's threads ask */
-    ref_ties();
     r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
     r.val = arena_alloc(r.a, sizeof *r.val * (size_t)(p->nstmts + 1));
     r.buf = arena_alloc(r.a, sizeof *r.buf * (size_t)(p->ndecls + 1));

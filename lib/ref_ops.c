@@ -587,14 +587,15 @@ static long best_of(const double *c, const char *keep, long n)
     return b;
 }
 
-/* Under LOGOS_REF_TIES: says so where the last kept (index ik, score
- * kept) and the best dropped (id, dropped) of row t's experts or groups lie
- * within its fraction of each other, relative to the larger. */
-static void say_tie(const Run *r, const Expr *e, long t, const char *what, long nkept, long ik, double kept,
-                    long id, double dropped)
+/* Under LOGOS_REF_TIES (its fraction near, above 0): says so where the
+ * last kept (index ik, score kept) and the best dropped (id, dropped) of
+ * row t's experts or groups lie within near of each other, relative to the
+ * larger. */
+static void say_tie(const Run *r, const Expr *e, long t, double near, const char *what, long nkept, long ik,
+                    double kept, long id, double dropped)
 {
-    double within = ref_ties(), big = fmax(fabs(kept), fabs(dropped));
-    if (!(within > 0) || id < 0 || !(kept - dropped <= within * big))
+    double big = fmax(fabs(kept), fabs(dropped));
+    if (id < 0 || !(kept - dropped <= near * big))
         return;
     double apart = big > 0 ? (kept - dropped) / big : 0;
     char run[32] = "";
@@ -605,11 +606,23 @@ static void say_tie(const Run *r, const Expr *e, long t, const char *what, long 
          r->p->src->name, e->line, run, t, what, ik, nkept, kept, what, id, dropped, apart);
 }
 
-/* Drops the experts of all but the topk_groups best groups. */
-static void keep_groups(const double *c, long ne, long groups, long tg, int pairs, char *keep, double *gs,
+/* The worst of the kept groups gk by their scores gs (ties to the higher
+ * index), or -1: the next one keep_groups drops. */
+static long worst_group(const double *gs, const char *gk, long groups)
+{
+    long w = -1;
+    for (long g = 0; g < groups; g++)
+        if (gk[g] && (w < 0 || gs[g] <= gs[w]))
+            w = g;
+    return w;
+}
+
+/* Drops the experts of all but the topk_groups best groups; returns the
+ * last group dropped (the best of them), or -1 where none is. */
+static long keep_groups(const double *c, long ne, long groups, long tg, int pairs, char *keep, double *gs,
                         char *gk)
 {
-    long gsz = ne / groups;
+    long gsz = ne / groups, w = -1;
     for (long g = 0; g < groups; g++) {
         long b1 = best_of(c + g * gsz, keep + g * gsz, gsz);
         double sc = c[g * gsz + b1];
@@ -621,28 +634,12 @@ static void keep_groups(const double *c, long ne, long groups, long tg, int pair
         gs[g] = sc;
         gk[g] = 1;
     }
-    for (long i = 0; i < groups - tg; i++) {   /* drop the worst, ties to the higher index */
-        long w = -1;
-        for (long g = 0; g < groups; g++)
-            if (gk[g] && (w < 0 || gs[g] <= gs[w]))
-                w = g;
+    for (long i = 0; i < groups - tg; i++) {   /* drop the worst */
+        w = worst_group(gs, gk, groups);
         gk[w] = 0;
         memset(keep + w * gsz, 0, (size_t)gsz);
     }
-}
-
-/* The worst kept group's and the best dropped group's scores (gs, gk as
- * keep_groups left them) to say_tie. */
-static void group_tie(const Run *r, const Expr *e, long t, const double *gs, const char *gk, long groups, long tg)
-{
-    long wk = -1, bd = -1;
-    for (long g = 0; g < groups; g++)
-        if (gk[g] && (wk < 0 || gs[g] <= gs[wk]))
-            wk = g;
-        else if (!gk[g] && (bd < 0 || gs[g] > gs[bd]))
-            bd = g;
-    if (wk >= 0)
-        say_tie(r, e, t, "group", tg, wk, gs[wk], bd, bd >= 0 ? gs[bd] : 0);
+    return w;
 }
 
 static void route_row(Run *r, const Expr *e, long t, const float *lg, const float *bias, long ne, float *out)
@@ -651,6 +648,7 @@ static void route_row(Run *r, const Expr *e, long t, const float *lg, const floa
     long k = (long)attr_num(e, "k", 1), groups = (long)attr_num(e, "groups", 1);
     double *s = arena_alloc(r->a, sizeof *s * (size_t)(3 * ne)), *c = s + ne, *w = c + ne;
     char *keep = arena_alloc(r->a, (size_t)(2 * ne)), *kept = keep + ne;
+    double near = ref_ties();   /* LOGOS_REF_TIES: 0, no notices */
     for (long i = 0; i < ne; i++)
         s[i] = strcmp(score, "sigmoid") == 0 ? sigmoid(lg[i]) : lg[i];
     if (strcmp(score, "softmax") == 0)
@@ -661,8 +659,10 @@ static void route_row(Run *r, const Expr *e, long t, const float *lg, const floa
     }
     if (groups > 1) {
         long tg = (long)attr_num(e, "topk_groups", (double)groups);
-        keep_groups(c, ne, groups, tg, bias != NULL, keep, w, kept);
-        group_tie(r, e, t, w, kept, groups, tg);
+        long bd = keep_groups(c, ne, groups, tg, bias != NULL, keep, w, kept);
+        long wk = near > 0 ? worst_group(w, kept, groups) : -1;
+        if (wk >= 0)
+            say_tie(r, e, t, near, "group", tg, wk, w[wk], bd, bd >= 0 ? w[bd] : 0);
     }
     memset(kept, 0, (size_t)ne);
     long last = -1;
@@ -673,8 +673,10 @@ static void route_row(Run *r, const Expr *e, long t, const float *lg, const floa
         kept[b] = 1;
         last = b;
     }
-    long next = best_of(c, keep, ne);
-    say_tie(r, e, t, "expert", k, last, c[last], next, next >= 0 ? c[next] : 0);
+    if (near > 0) {
+        long next = best_of(c, keep, ne);
+        say_tie(r, e, t, near, "expert", k, last, c[last], next, next >= 0 ? c[next] : 0);
+    }
     for (long i = 0; i < ne; i++)
         w[i] = kept[i] ? s[i] : -INFINITY;
     if (strcmp(score, "topk_softmax") == 0)
