@@ -46,8 +46,10 @@
 // last of them to finish (cnt counts them) merges them into y and sets its
 // count back to 0: each row its own part and count (a batch's sequences
 // never share them).
-// LR (a batch's attention, MODE 3, heads of whole 32-value blocks, at most
-// 4 a block): a warp takes its rows 32 at a time, a row a lane for the
+// LR (a batch's attention, MODE 3, or a decode step's, MODE 0, in chunks of
+// at least LRR rows; heads of whole 32-value blocks, at most 4 a block;
+// decided at run time under MODE 0, the other way's rows' registers live
+// on its side alone): a warp takes its rows 32 at a time, a row a lane for the
 // scores (the whole dot product of each query head, the block's queries
 // read from shared memory: no warp sum a row, each exponential once),
 // then each lane its VD/32 values of every row, the row's weights from
@@ -78,7 +80,8 @@ constexpr int PS = BUSY ? BUSY : SPLIT;             // chunks' slots a row and h
 constexpr int RW = ((ROPE ? 80 - G * (QP + VN + 2) : 88 - G * (QP + VN)) - (MODE == 3 ? 12 : 0)) / (QP + VN + G);
 constexpr int RMIN = MODE == 3 ? 1 : 2;
 constexpr int R = RW > 8 ? 8 : RW < RMIN ? RMIN : RW;
-constexpr int LR = MODE == 3 && CONT && G <= 4;      // a row a lane (see above; 7-8 heads spilled)
+constexpr int LR = (MODE == 3 || MODE == 0) && CONT && G <= 4;   // a row a lane may be taken (7-8 heads spill)
+constexpr long LRR = 64;                            // MODE 0: a chunk's rows from which it is taken
 constexpr int QS_AT = 4 * G * SLOT;                 // LR: the queries, after the slots (floats)
 constexpr int KW = KV == 2 ? 8 : 4;                 // LR: key values a 16-byte load
 constexpr int KB = HD / KW < 8 ? HD / KW : 8;        // LR: a lane's key loads in flight (128 bytes)
@@ -636,6 +639,7 @@ extern "C" __global__ void __launch_bounds__(128, TC == 1 ? 3 : 4) attend(const 
         return;
     }
     long j0 = lo + (long)c * chunk, j1 = j0 + chunk < hi ? j0 + chunk : hi;
+    const bool lr = LR && (MODE == 3 || j1 - j0 >= LRR);   // a row a lane: a batch's rows, or a step's long chunks
     float kr[R][QP], vr[R][VN];
     long j = j0 + w;   // a round's rows: j, j + 4, ..., j + 4 (R - 1): the warps take turns
     float asn[QP], acs[QP];
@@ -643,7 +647,7 @@ extern "C" __global__ void __launch_bounds__(128, TC == 1 ? 3 : 4) attend(const 
         angles(p, pp[0], asn, acs);
     if (EARLY) {   // the first round's rows but the newest, before the wait
 #pragma unroll
-        for (int r = 0; r < R && !LR; r++) {
+        for (int r = 0; r < R && !lr; r++) {
             long jr = j + 4L * r < j1 ? j + 4L * r : j0;
             if (jr < hi - 1)
                 load_row(cache(p, rc, 1), cache(p, rc, 2), jr, g, lane, kr[r], vr[r]);
@@ -680,7 +684,7 @@ extern "C" __global__ void __launch_bounds__(128, TC == 1 ? 3 : 4) attend(const 
     // slots: every warp done with it before any writes its slot
     if (ROPE)
         __syncthreads();
-    if (LR) {   // the block's queries (every warp holds the same) into shared memory, then the rows a lane each
+    if (lr) {   // the block's queries (every warp holds the same) into shared memory, then the rows a lane each
         float *qs = sl + QS_AT;
         if (w == 0)
 #pragma unroll
@@ -696,53 +700,52 @@ extern "C" __global__ void __launch_bounds__(128, TC == 1 ? 3 : 4) attend(const 
             tc_rows(p, rc, j0, j1, g, sl);
         } else
             lane_rows(p, rc, j0, j1, g, qs, m, l, o);
-        j = j1;
-    }
-    for (int first = 1; !LR && j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            long jr = j + 4L * r < j1 ? j + 4L * r : j0;
-            if (!EARLY || !first || jr >= hi - 1)
-                load_row(cache(p, rc, 1), cache(p, rc, 2), jr, g, lane, kr[r], vr[r]);
-        }
-        // the round's scores first, then each head's maximum, one
-        // rescaling of its sums a round, and the rows' weights
-        float sc[R][G];
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-            for (int h = 0; h < G; h++) {
-                float s = 0.0f;
-#pragma unroll
-                for (int i = 0; i < QP; i++)
-                    s += qr[h][i] * kr[r][i];
-                s = warp_sum(s) * SCALE;
-                if (CAP > 0.0f)
-                    s = CAP * tanhf(s / CAP);
-                sc[r][h] = j + 4L * r < j1 ? s : NEG_INF;
-            }
-#pragma unroll
-        for (int h = 0; h < G; h++) {
-            float mn = m[h];
-#pragma unroll
-            for (int r = 0; r < R; r++)
-                mn = fmaxf(mn, sc[r][h]);   // row 0 is in every round: finite
-            float corr = m[h] == NEG_INF ? 0.0f : expf(m[h] - mn);
-            l[h] *= corr;
-#pragma unroll
-            for (int i = 0; i < VN; i++)
-                o[h][i] *= corr;
+    } else   // (the rows' registers live on this side alone)
+        for (int first = 1; j < j1; j += 4L * R, first = 0) {   // R rows a warp a round, all loaded first
 #pragma unroll
             for (int r = 0; r < R; r++) {
-                float e = sc[r][h] == NEG_INF ? 0.0f : expf(sc[r][h] - mn);
-                l[h] += e;
+                long jr = j + 4L * r < j1 ? j + 4L * r : j0;
+                if (!EARLY || !first || jr >= hi - 1)
+                    load_row(cache(p, rc, 1), cache(p, rc, 2), jr, g, lane, kr[r], vr[r]);
+            }
+            // the round's scores first, then each head's maximum, one
+            // rescaling of its sums a round, and the rows' weights
+            float sc[R][G];
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int h = 0; h < G; h++) {
+                    float s = 0.0f;
+#pragma unroll
+                    for (int i = 0; i < QP; i++)
+                        s += qr[h][i] * kr[r][i];
+                    s = warp_sum(s) * SCALE;
+                    if (CAP > 0.0f)
+                        s = CAP * tanhf(s / CAP);
+                    sc[r][h] = j + 4L * r < j1 ? s : NEG_INF;
+                }
+#pragma unroll
+            for (int h = 0; h < G; h++) {
+                float mn = m[h];
+#pragma unroll
+                for (int r = 0; r < R; r++)
+                    mn = fmaxf(mn, sc[r][h]);   // row 0 is in every round: finite
+                float corr = m[h] == NEG_INF ? 0.0f : expf(m[h] - mn);
+                l[h] *= corr;
 #pragma unroll
                 for (int i = 0; i < VN; i++)
-                    o[h][i] += e * vr[r][i];
+                    o[h][i] *= corr;
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    float e = sc[r][h] == NEG_INF ? 0.0f : expf(sc[r][h] - mn);
+                    l[h] += e;
+#pragma unroll
+                    for (int i = 0; i < VN; i++)
+                        o[h][i] += e * vr[r][i];
+                }
+                m[h] = mn;
             }
-            m[h] = mn;
         }
-    }
     // the block's warps into slot 0
     for (int h = 0; h < G && !TC; h++) {
         float *s = sl + ((long)w * G + h) * SLOT;

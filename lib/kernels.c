@@ -478,13 +478,13 @@ static int need_attend(Need *n)
         need(n, "part", R * nkv * ps * (nh / nkv) * (vd + 2));
         need(n, "cnt", R * nkv * (nh / nkv / hg));
     }
-    int lr = mode == 3 && hd % 32 == 0 && vd % 32 == 0 && hg <= 4;
+    int lr = (mode == 3 || mode == 0) && hd % 32 == 0 && vd % 32 == 0 && hg <= 4;
     if (C(n, "TC") && !attend_tc(mode, C(n, "KV"), hd, vd, hg))
         return bad(n, "TC (the tensor cores) is for a batch's rows (MODE 3) over f16 caches (KV 2), heads and values "
                    "of whole 32-value blocks up to 128, at most 4 query heads a block (HG)");
     (void)CF;
     grid(n, nkv * (nh / nkv / hg), C(n, "BUSY") ? C(n, "BUSY") : split, R);   /* at most BUSY chunks are busy */
-    /* the warps' slots; a batch's (MODE 3) with whole 32-value heads its
+    /* the warps' slots; a batch's (MODE 3) or a step's (MODE 0) with whole 32-value heads its
      * queries (attend.cu's LR); under TC its tiles instead (tc_smem) */
     n->out->smem = C(n, "TC") ? tc_smem(hd, vd, C(n, "TC")) : 4 * hg * (vd + 2) * 4 + (lr ? hg * hd * 4 : 0);
     return 0;

@@ -64,6 +64,13 @@ typedef struct Case {
                             its warps several 32-row tiles each */
 } Case;
 
+/* A decode step of 4 query heads a key head of 128 over caches of type T
+ * (the 8B's heads): rope, appends, attention. */
+#define LONG_STEP(T)                                                                                       \
+    "in q : f32[8,128]\nin k : f32[2,128]\nin v : f32[2,128]\nin pos : i32\nstate Kc : " T "[512,2,128]\n"   \
+    "state Vc : " T "[512,2,128]\nout o : f32[8,128]\nqh = rope(q, pos, theta=500000)\n"                        \
+    "Kc[pos] = rope(k, pos, theta=500000)\nVc[pos] = v\no = attend(qh, Kc[..pos], Vc[..pos], scale=0.088)\n"
+
 /* Sequence S of the f32 batch: rope, appends, attention. */
 #define BATCH_ROPE(S)                                                                                      \
     "qh_s" S " = rope(q[" S "], pos_s" S ", theta=1000000)\n"                                              \
@@ -166,6 +173,14 @@ static const Case cases[] = {
      "qh = rope(q, pos, theta=500000, scaling=llama3, factor=32, low=1, high=4, orig=8192)\n"
      "Kc[pos] = rope(k, pos, theta=500000, scaling=llama3, factor=32, low=1, high=4, orig=8192)\nVc[pos] = v\n"
      "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.08, softcap=50, window=7)\n", 24, 0},
+    /* a decode step's chunks of 64 rows and more are scored a row a lane
+     * (attend.cu's LR under MODE 0): a block the whole cache (--sms 1) from
+     * position 64, then six chunks merged (--sms 3) from 379 */
+    {"rope + appends, attend a row a lane from chunks of 64 rows (--sms 1): f32, 4 query heads a key head of 128",
+     LONG_STEP("f32"), 100, 1},
+    {"rope + appends, attend a row a lane from chunks of 64 rows, six merged (--sms 3): f16, 4 query heads a key head "
+     "of 128",
+     LONG_STEP("f16"), 400, 3},
     {"rope partial rot, yarn; attend sinks, head 256",
      "in q : f32[2,256]\nin k : f32[1,256]\nin v : f32[1,256]\nin pos : i32\nweight sk : f32[2]\n"
      "state Kc : f32[64,1,256]\nstate Vc : f32[64,1,256]\nout o : f32[2,256]\n"
