@@ -181,6 +181,17 @@ static const Case cases[] = {
     {"rope + appends, attend a row a lane from chunks of 64 rows, six merged (--sms 3): f16, 4 query heads a key head "
      "of 128",
      LONG_STEP("f16"), 400, 3},
+    {"rope + appends, attend a row a lane from chunks of 64 rows (--sms 1): soft-cap, window 100, 2 query heads a key "
+     "head of 256",
+     "in q : f32[4,256]\nin k : f32[2,256]\nin v : f32[2,256]\nin pos : i32\n"
+     "state Kc : f32[256,2,256]\nstate Vc : f32[256,2,256]\nout o : f32[4,256]\n"
+     "qh = rope(q, pos, theta=10000)\nKc[pos] = rope(k, pos, theta=10000)\nVc[pos] = v\n"
+     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.0625, softcap=50, window=100)\n", 130, 1},
+    {"rope + appends, attend a row a lane from chunks of 64 rows (--sms 1): sinks, window 80, f16, head 64",
+     "in q : f32[8,64]\nin k : f32[2,64]\nin v : f32[2,64]\nin pos : i32\nweight sk : f32[8]\n"
+     "state Kc : f16[256,2,64]\nstate Vc : f16[256,2,64]\nout o : f32[8,64]\n"
+     "qh = rope(q, pos, theta=150000)\nKc[pos] = rope(k, pos, theta=150000)\nVc[pos] = v\n"
+     "o = attend(qh, Kc[..pos], Vc[..pos], sk, scale=0.125, window=80)\n", 110, 1},
     {"rope partial rot, yarn; attend sinks, head 256",
      "in q : f32[2,256]\nin k : f32[1,256]\nin v : f32[1,256]\nin pos : i32\nweight sk : f32[2]\n"
      "state Kc : f32[64,1,256]\nstate Vc : f32[64,1,256]\nout o : f32[2,256]\n"
