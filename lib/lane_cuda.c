@@ -988,6 +988,21 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, int per_sm, lon
     return split;
 }
 
+/* attend.cu's LR under MODE 0: a decode step's chunk of at least
+ * ATTEND_LRR rows is scored a row a lane (heads and values of whole
+ * 32-value blocks, at most 4 query heads a block). The first position
+ * whose chunks are that long (a chunk is the larger of CHUNK rows and the
+ * rows over BUSY), or 0 where none is within the context or the window. */
+static long lane_rows_from(long mode, long hd, long vd, long hg, long ctx, long window, long split, long chunk,
+                           long busy)
+{
+    if (mode != 0 || hd % 32 || vd % 32 || hg > 4)
+        return 0;
+    long len = split > 1 && chunk < ATTEND_LRR ? (busy ? (ATTEND_LRR - 1) * busy + 1 : 0) : ATTEND_LRR;
+    long most = window > 0 && window < ctx ? window : ctx;
+    return len > 0 && len <= most ? len : 0;
+}
+
 /* A batch's attention on the tensor cores (attend.cu's TC): tiles of 32
  * keys a warp (TC 1), or of 16 (TC 2) where their smaller shared memory
  * lets more blocks share a multiprocessor and that takes the batch's head
@@ -1176,6 +1191,10 @@ static void emit_attend(Fz *f, const Group *gr)
         fuse_note(f, gr->node, "rule chunks_apart: %ld head blocks leave the chip idle: up to %ld chunks of at "
                   "least %ld rows", blocks, busy, chunk);
     attention_consts(L, f, gr, rows, ctx, kv);
+    long from = lane_rows_from(mode, hd, vd, hg, ctx, (long)attr_num(a->e, "window", 0), split, chunk, busy);
+    if (from)
+        fuse_note(f, gr->node, "attention: a row a lane from position %ld (chunks of at least %d rows)", from,
+                  ATTEND_LRR);
     C(L, "HG", (double)hg);
     C(L, "SPLIT", (double)split);
     C(L, "CHUNK", (double)chunk);

@@ -722,6 +722,9 @@ int gemv_blocks_per_sm(long slots, long tr, int norm);
  * query heads a block; the blocks of it a multiprocessor holds. */
 int attend_tc(long mode, long kv, long hd, long vd, long hg);
 int attend_tc_blocks_per_sm(long hd, long vd, long tc);
+/* attend.cu's LRR: a decode step's chunk of at least this many rows is
+ * scored a row a lane (its LR under MODE 0). */
+#define ATTEND_LRR 64
 /* The source of one of the lane's own kernels (synth.cu, bench.cu), not a
  * plan's: consts are its constexpr lines. malloc'd. */
 char *lane_kernel_source(const char *file, const char *consts);

@@ -843,6 +843,20 @@ END
     [ "$status" -eq 2 ]
 }
 
+@test "logos-fuse -v: a decode step's attention says from which position its chunks are scored a row a lane" {
+    logos-author decode_step "$EX/llama-3-8b.yaml" >p.logos
+    run --separate-stderr logos-fuse -v p.logos
+    [ "$status" -eq 0 ]
+    # 64 chunks of at least 16 rows: a chunk reaches 64 rows at 63 x 64 + 1
+    [ "$(grep -c ': attention: a row a lane from position 4033 (chunks of at least 64 rows)$' <<<"$stderr")" -eq 32 ]
+    # a whole cache a block (--sms 1): from 64 rows
+    run --separate-stderr logos-fuse -v --sms 1 p.logos
+    [ "$(grep -c ': attention: a row a lane from position 64 (chunks of at least 64 rows)$' <<<"$stderr")" -eq 32 ]
+    # seven query heads a key head: none (at most 4 a block)
+    logos-author decode_step "$EX/qwen2.5-0.5b.yaml" | logos-fuse -v 2>err >/dev/null
+    ! grep -q 'a row a lane' err
+}
+
 @test "logos-fuse: an attention's query heads over several blocks where a key head's are many and wide (HG), -v says so" {
     logos-author decode_step "$EX/qwen3-next-80b-a3b.yaml" >p.logos
     run --separate-stderr logos-fuse -v p.logos
