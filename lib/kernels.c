@@ -478,7 +478,7 @@ static int need_attend(Need *n)
         need(n, "part", R * nkv * ps * (nh / nkv) * (vd + 2));
         need(n, "cnt", R * nkv * (nh / nkv / hg));
     }
-    int lr = (mode == 3 || mode == 0) && hd % 32 == 0 && vd % 32 == 0 && hg <= 4;
+    int lr = (mode == 3 || mode == 0) && attend_lr(hd, vd, hg);
     if (C(n, "TC") && !attend_tc(mode, C(n, "KV"), hd, vd, hg))
         return bad(n, "TC (the tensor cores) is for a batch's rows (MODE 3) over f16 caches (KV 2), heads and values "
                    "of whole 32-value blocks up to 128, at most 4 query heads a block (HG)");
@@ -490,9 +490,14 @@ static int need_attend(Need *n)
     return 0;
 }
 
+int attend_lr(long hd, long vd, long hg)
+{
+    return hd % 32 == 0 && vd % 32 == 0 && hg <= 4;
+}
+
 int attend_tc(long mode, long kv, long hd, long vd, long hg)
 {
-    return mode == 3 && kv == 2 && hd % 32 == 0 && vd % 32 == 0 && hd <= 128 && vd <= 128 && hg <= 4;
+    return mode == 3 && kv == 2 && attend_lr(hd, vd, hg) && hd <= 128 && vd <= 128;
 }
 
 int attend_tc_blocks_per_sm(long hd, long vd, long tc)

@@ -989,14 +989,14 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, int per_sm, lon
 }
 
 /* attend.cu's LR under MODE 0: a decode step's chunk of at least
- * ATTEND_LRR rows is scored a row a lane (heads and values of whole
- * 32-value blocks, at most 4 query heads a block). The first position
+ * ATTEND_LRR rows is scored a row a lane (where attend_lr takes its
+ * heads). The first position
  * whose chunks are that long (a chunk is the larger of CHUNK rows and the
  * rows over BUSY), or 0 where none is within the context or the window. */
 static long lane_rows_from(long mode, long hd, long vd, long hg, long ctx, long window, long split, long chunk,
                            long busy)
 {
-    if (mode != 0 || hd % 32 || vd % 32 || hg > 4)
+    if (mode != 0 || !attend_lr(hd, vd, hg))
         return 0;
     long len = split > 1 && chunk < ATTEND_LRR ? (busy ? (ATTEND_LRR - 1) * busy + 1 : 0) : ATTEND_LRR;
     long most = window > 0 && window < ctx ? window : ctx;

@@ -721,6 +721,10 @@ int gemv_blocks_per_sm(long slots, long tr, int norm);
  * attention of this mode, cache format (KV), head and value widths and
  * query heads a block; the blocks of it a multiprocessor holds. */
 int attend_tc(long mode, long kv, long hd, long vd, long hg);
+/* Whether attend's LR (a row a lane: a batch's rows, MODE 3, or a decode
+ * step's chunks of ATTEND_LRR rows and more, MODE 0) takes heads and values
+ * of these widths, hg query heads a block. */
+int attend_lr(long hd, long vd, long hg);
 int attend_tc_blocks_per_sm(long hd, long vd, long tc);
 /* attend.cu's LRR: a decode step's chunk of at least this many rows is
  * scored a row a lane (its LR under MODE 0). */

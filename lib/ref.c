@@ -216,13 +216,28 @@ static const char *fraction(const char *e, double *v)
     return end != e && *v >= 0 && *v <= 1 ? end : NULL;
 }
 
+/* The variable name's value, NULL where unset or empty; *read set. */
+static const char *env_value(const char *name, int *read)
+{
+    const char *e = getenv(name);
+    *read = 1;
+    return e && *e ? e : NULL;
+}
+
+/* EXIT_USAGE after saying that name's value e is not `what`; *v back to 0. */
+static int env_refused(const char *name, const char *e, const char *what, double *v)
+{
+    diag("%s: '%s' is not %s", name, e, what);
+    *v = 0;
+    return EXIT_USAGE;
+}
+
 /* Reads LOGOS_REF_NUDGE once; 0, or EXIT_USAGE after a message naming the
  * value when it is not a fraction from 0 to 1 with an optional :SEED. */
 int ref_nudge_read(void)
 {
-    const char *e = getenv("LOGOS_REF_NUDGE");
-    nudging.read = 1;
-    if (!e || !*e)
+    const char *e = env_value("LOGOS_REF_NUDGE", &nudging.read);
+    if (!e)
         return 0;
     const char *end = fraction(e, &nudging.by);
     if (end && *end == ':' && end[1] >= '0' && end[1] <= '9') {
@@ -230,11 +245,8 @@ int ref_nudge_read(void)
         nudging.seed = strtoull(end + 1, &rest, 10);
         end = rest;
     }
-    if (!end || *end) {
-        diag("LOGOS_REF_NUDGE: '%s' is not a fraction from 0 to 1, with :SEED after it or not", e);
-        nudging.by = 0;
-        return EXIT_USAGE;
-    }
+    if (!end || *end)
+        return env_refused("LOGOS_REF_NUDGE", e, "a fraction from 0 to 1, with :SEED after it or not", &nudging.by);
     return 0;
 }
 
@@ -249,16 +261,12 @@ static struct {
 
 int ref_ties_read(void)
 {
-    const char *e = getenv("LOGOS_REF_TIES");
-    ties.read = 1;
-    if (!e || !*e)
+    const char *e = env_value("LOGOS_REF_TIES", &ties.read);
+    if (!e)
         return 0;
     const char *end = fraction(e, &ties.within);
-    if (!end || *end) {
-        diag("LOGOS_REF_TIES: '%s' is not a fraction from 0 to 1", e);
-        ties.within = 0;
-        return EXIT_USAGE;
-    }
+    if (!end || *end)
+        return env_refused("LOGOS_REF_TIES", e, "a fraction from 0 to 1", &ties.within);
     return 0;
 }
 
@@ -583,9 +591,9 @@ static void run_assign(Run *r, const Stmt *s, int si)
         v = val_copy(r, &v);
     }
     r->val[si] = v;
-    if (r->trace_run >= 0 && !v.ends) {
-        trace_write(r->trace_run, r->trace_prog, s->name, v.base == T_I32 ? (void *)v.i : (void *)v.f, v.n * 4);
-        trace_order(r->trace_run, r->trace_prog, s->name, v.base == T_I32);
+    if (r->trace_prog >= 0 && !v.ends) {
+        trace_write(r->run, r->trace_prog, s->name, v.base == T_I32 ? (void *)v.i : (void *)v.f, v.n * 4);
+        trace_order(r->run, r->trace_prog, s->name, v.base == T_I32);
     }
 }
 
@@ -688,14 +696,13 @@ static void trace_states(Run *r)
 {
     for (int i = 0; i < r->p->ndecls; i++)
         if (r->p->decls[i].kind == D_STATE && r->buf[i])
-            trace_write(r->trace_run, r->trace_prog, r->p->decls[i].name, r->buf[i]->f, r->buf[i]->n * 4);
+            trace_write(r->run, r->trace_prog, r->p->decls[i].name, r->buf[i]->f, r->buf[i]->n * 4);
 }
 
-static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *num, int run, int trace_run,
-                   int trace_prog)
+static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *num, int run, int trace_prog)
 {
     Run r = {.p = p, .env = env, .a = arena_new(), .coll = coll, .num = num ? *num : (RefNum){0},
-             .run = run, .trace_run = trace_run, .trace_prog = trace_prog};
+             .run = run, .trace_prog = trace_prog};
     ASSERT(p->names);   /* checked */
     nudge();            /* read before any op's threads ask */
     r.size = arena_alloc(r.a, sizeof *r.size * (size_t)(p->nsyms + 1));
@@ -716,7 +723,7 @@ static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *n
         else
             run_assign(&r, s, i);
     }
-    if (trace_run >= 0)
+    if (trace_prog >= 0)
         trace_states(&r);
     arena_free(r.a);
     return EXIT_OK;
@@ -724,20 +731,20 @@ static int run_all(const Prog *p, Env *env, const RefColl *coll, const RefNum *n
 
 int ref_run_coll(const Prog *p, Env *env, const RefColl *coll)
 {
-    return run_all(p, env, coll, NULL, -1, -1, 0);
+    return run_all(p, env, coll, NULL, -1, -1);
 }
 
 int ref_run(const Prog *p, Env *env)
 {
-    return run_all(p, env, NULL, NULL, -1, -1, 0);
+    return run_all(p, env, NULL, NULL, -1, -1);
 }
 
 int ref_run_numerics(const Prog *p, Env *env, const RefNum *num, int run)
 {
-    return run_all(p, env, NULL, num, run, -1, 0);
+    return run_all(p, env, NULL, num, run, -1);
 }
 
 int ref_run_trace(const Prog *p, Env *env, const RefNum *num, int run, int prog)
 {
-    return run_all(p, env, NULL, num, run, run, prog);
+    return run_all(p, env, NULL, num, run, prog);
 }

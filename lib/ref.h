@@ -30,7 +30,7 @@ typedef struct Run {
     RefNum num;        /* products quantized and attention by flash as a plan's launches (0: f32) */
     const RefColl *coll;   /* a split program's chips (tp.c), or NULL */
     int run;           /* the caller's count of runs (logos-run's steps), -1 where it keeps none */
-    int trace_run, trace_prog;   /* LOGOS_TRACE's names (trace.c); trace_run -1: not tracing */
+    int trace_prog;    /* LOGOS_TRACE's program, with run its names (trace.c); -1: not tracing */
     jmp_buf fail;
 } Run;
 
