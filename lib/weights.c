@@ -260,42 +260,37 @@ static int inside(const char *real, const char *realdir)
     return strncmp(real, realdir, n) == 0 && real[n] == '/';
 }
 
-/* Opens one file after checking where it resolves, its type and size; 0, or
- * 1 after reporting. */
-static int open_checked(WFile *f, const Want *w, char ext, const char *realdir)
+/* Opens one file after checking where it resolves, its type and size: NULL,
+ * or what is wrong with it (in a). */
+static const char *open_checked(Arena *a, WFile *f, const Want *w, char ext, const char *realdir)
 {
     char *real = realpath(f->path, NULL);
     if (!real) {
         if (errno == ENOENT)
-            diag_file(f->path, "missing (expected %ld bytes for %s)", f->bytes, w->type);
-        else
-            diag_file(f->path, "%s", strerror(errno));
-        return 1;
+            return arena_printf(a, "missing (expected %ld bytes for %s)", f->bytes, w->type);
+        return arena_printf(a, "%s", strerror(errno));
     }
     int in = inside(real, realdir);
     f->fd = in ? open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
     int err = errno;
     free(real);
-    if (!in) {
-        diag_file(f->path, "resolves outside the weights directory");
-        return 1;
-    }
+    if (!in)
+        return "resolves outside the weights directory";
     struct stat st;
-    if (f->fd < 0 || fstat(f->fd, &st) != 0) {
-        diag_file(f->path, "%s", strerror(f->fd < 0 ? err : errno));
-        return 1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        diag_file(f->path, "not a regular file");
-        return 1;
-    }
-    if (st.st_size != (off_t)f->bytes) {
-        diag_file(f->path, "%lld bytes, expected %ld (%s: %s)", (long long)st.st_size, f->bytes, w->type,
-                  ext_why(ext));
-        return 1;
-    }
-    return 0;
+    if (f->fd < 0 || fstat(f->fd, &st) != 0)
+        return arena_printf(a, "%s", strerror(f->fd < 0 ? err : errno));
+    if (!S_ISREG(st.st_mode))
+        return "not a regular file";
+    if (st.st_size != (off_t)f->bytes)
+        return arena_printf(a, "%lld bytes, expected %ld (%s: %s)", (long long)st.st_size, f->bytes, w->type,
+                            ext_why(ext));
+    return NULL;
 }
+
+/* The bad files named one by one; past them one line counts the rest (an
+ * empty directory for a model of thousands of weights would otherwise
+ * print thousands of lines). */
+#define BAD_SHOWN 10
 
 /* Checks every file of every weight, leaving each open; 0 or EXIT_INPUT. */
 static int check_files(Arena *a, const Want *w, int nw, WFile *files, const char *dir, const char *realdir)
@@ -304,8 +299,14 @@ static int check_files(Arena *a, const Want *w, int nw, WFile *files, const char
     for (int i = 0; i < nw; i++)
         for (const char *e = exts(&w[i]); *e; e++, k++) {
             files[k] = (WFile){arena_printf(a, "%s/%s.%c", dir, w[i].decl->name, *e), ext_bytes(&w[i], *e), -1, NULL};
-            bad |= open_checked(&files[k], &w[i], *e, realdir);
+            const char *why = open_checked(a, &files[k], &w[i], *e, realdir);
+            if (why && ++bad <= BAD_SHOWN)
+                diag_file(files[k].path, "%s", why);
         }
+    if (bad > BAD_SHOWN)
+        diag_file(dir, "%d more weight files missing or wrong: %d of the %d it must hold (logos-author --manifest "
+                       "lists them)",
+                  bad - BAD_SHOWN, bad, k);
     return bad ? EXIT_INPUT : 0;
 }
 

@@ -304,6 +304,17 @@ step.logos" ]
     grep -qxF "logos-run: w/nm0.f: 258 bytes, expected 256 (f32[64]: four bytes per value)" <<<"$stderr"
 }
 
+@test "an empty weights directory: ten files named, then one line counts the rest" {
+    step
+    mkdir w
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --weights w -p 1 step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$(wc -l <<<"$stderr")" -eq 11 ]
+    [ "$(head -1 <<<"$stderr")" = "logos-run: w/emb.q: missing (expected 16384 bytes for q8[256,64])" ]
+    [ "$(tail -1 <<<"$stderr")" = "logos-run: w: 25 more weight files missing or wrong: 35 of the 35 it must hold (logos-author --manifest lists them)" ]
+}
+
 @test "a weight linked to a file outside the weights directory" {
     weights
     mv w/nf.f outside.f
