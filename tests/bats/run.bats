@@ -729,11 +729,19 @@ X
     # 900 ids are fewer than 4096 bytes: without a flush after each, a pipe
     # gets them all in one write at the end. The reader notes when each line
     # comes: the first must come while the others are still being generated.
-    run --separate-stderr bash -c '"$1/logos-run" -q --synthetic 1 -p 1 -n 900 ctx.logos |
-        python3 -c "import sys, time
-t = [time.monotonic() for line in sys.stdin]
-print(len(t), int((t[-1] - t[0]) * 1e6))"' _ "$LOGOS_BIN"
-    [ "$status" -eq 0 ]
+    # It is reading before logos-run starts (it says so with the file
+    # `ready`, then opens the FIFO), so a slow start of python3 cannot make
+    # every line wait in the pipe.
+    mkfifo ids
+    python3 -c "import time
+open('ready', 'w').close()
+t = [time.monotonic() for line in open('ids')]
+print(len(t), int((t[-1] - t[0]) * 1e6))" >times &
+    local reader=$! i=0
+    while [ ! -e ready ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+    "$LOGOS_BIN/logos-run" -q --synthetic 1 -p 1 -n 900 ctx.logos >ids
+    wait $reader
+    output=$(cat times)
     echo "lines, microseconds from the first to the last: $output"
     [ "${output% *}" -eq 900 ]
     [ "${output#* }" -gt 30000 ]
