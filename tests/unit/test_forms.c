@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "logos.h"
+#include "progtext.h"
 #include "tiny.h"
 
 enum { SEED = 7, T = 5, B = 3, LONG = 24 };
@@ -45,13 +46,8 @@ static Prog *prog(Ctx *c, const char *form, int layer, int batch)
     int st = author(c->a, c->s, form, layer, batch, 0, m);
     fclose(m);
     ASSERT(st == 0);
-    Src *src = src_from_string(c->a, form, text);
+    Prog *p = prog_named(c->a, form, text);
     free(text);
-    Lexer lx;
-    lex_init(&lx, src);
-    int err = 0;
-    Prog *p = parse_prog(c->a, &lx, &err);
-    ASSERT(p && !err && check_prog(c->a, p) == 0);
     return p;
 }
 
@@ -72,17 +68,6 @@ static void run(Ctx *c, Prog *p, Env *env)
 {
     bind(c, p, env);
     ASSERT(ref_run(p, env) == 0);
-}
-
-/* Max |a - b| over max |b|. */
-static double rel(const float *a, const float *b, long n)
-{
-    double num = 0, den = 0;
-    for (long i = 0; i < n; i++) {
-        num = fmax(num, fabs((double)a[i] - b[i]));
-        den = fmax(den, fabs((double)b[i]));
-    }
-    return den > 0 ? num / den : num;
 }
 
 static float *copy(Env *env, const char *name, long *n)

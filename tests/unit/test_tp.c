@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "logos.h"
+#include "progtext.h"
 #include "tiny.h"
 
 enum { SEED = 11, STEPS = 4, B = 3, MAXCHIPS = 8 };
@@ -58,13 +59,8 @@ static Prog *prog(Ctx *c, const char *form, int layer, int chips)
     int st = author_tp(c->a, c->s, form, layer, B, chips, 0, m);
     fclose(m);
     ASSERT(st == 0);
-    Src *src = src_from_string(c->a, form, text);
+    Prog *p = prog_named(c->a, form, text);
     free(text);
-    Lexer lx;
-    lex_init(&lx, src);
-    int err = 0;
-    Prog *p = parse_prog(c->a, &lx, &err);
-    ASSERT(p && !err && check_prog(c->a, p) == 0);
     return p;
 }
 
@@ -125,17 +121,6 @@ static void envs_free(Env **e, int n)
 }
 
 /* ---- comparisons ---- */
-
-/* Max |a - b| over max |b|. */
-static double rel(const float *a, const float *b, long n)
-{
-    double num = 0, den = 0;
-    for (long i = 0; i < n; i++) {
-        num = fmax(num, fabs((double)a[i] - b[i]));
-        den = fmax(den, fabs((double)b[i]));
-    }
-    return den > 0 ? num / den : num;
-}
 
 /* The chips' `name` against the single chip's: within TOL, and the chips'
  * the same to the bit. */

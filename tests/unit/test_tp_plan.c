@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "logos.h"
+#include "progtext.h"
 #include "tiny.h"
 
 enum { SEED = 5, NGEN = 5, B = 3, MAXOUT = 1 << 16 };
@@ -134,16 +135,6 @@ static void gen(const char *path, const Prompt *pr, int npr, Out *o)
 }
 
 /* ---- comparisons ---- */
-
-static double rel(const float *a, const float *b, long n)
-{
-    double num = 0, den = 0;
-    for (long i = 0; i < n; i++) {
-        num = fmax(num, fabs((double)a[i] - b[i]));
-        den = fmax(den, fabs((double)b[i]));
-    }
-    return den > 0 ? num / den : num;
-}
 
 static int same_tokens(const Out *x, const Out *y)
 {
