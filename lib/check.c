@@ -168,7 +168,7 @@ static char *attr_names(Ck *c, const char *attrs)
 
 static int is_int(const Attr *a)
 {
-    return a->isnum && !strpbrk(a->text, ".eE") && a->num >= -1e9 && a->num <= 1e9;
+    return a->isnum && !strpbrk(a->text, ".eE") && a->num >= -(double)LOGOS_MAXINT && a->num <= (double)LOGOS_MAXINT;
 }
 
 static int check_attr(Ck *c, const Expr *e, const Attr *a)

@@ -76,8 +76,8 @@ static double jnum(J *j, json_t *o, const char *key, double dflt)
 static long jint(J *j, json_t *o, const char *key, long dflt)
 {
     double v = jnum(j, o, key, (double)dflt);
-    if (v != floor(v) || v < 0 || v > 2147483647.0) {
-        j->err = imp_fail(j->file, "'%s' is not a whole number from 0 to 2147483647", key);
+    if (v != floor(v) || v < 0 || v > (double)LOGOS_MAXINT) {
+        j->err = imp_fail(j->file, "'%s' is not a whole number from 0 to %ld", key, LOGOS_MAXINT);
         return dflt;
     }
     return (long)v;
@@ -371,9 +371,9 @@ static void read_lfm2(J *j, Cfg *c)
         if (!json_is_null(mult)) {
             long of = jint(j, r, "block_multiple_of", 256);
             double m = jnum(j, r, "block_ffn_dim_multiplier", 1) * (double)ff;
-            if (!(m < 2147483647.0 - (double)of))
-                j->err = imp_fail(j->file, "'block_ffn_dim_multiplier' makes the feed-forward width %g, past "
-                                  "2147483647", m);
+            if (!(m < (double)LOGOS_MAXINT - (double)of))
+                j->err = imp_fail(j->file, "'block_ffn_dim_multiplier' makes the feed-forward width %.0f, past %ld",
+                                  m, LOGOS_MAXINT);
             ff = m > 0 && !j->err ? (long)m : 0;
             ff = of > 0 ? of * ((ff + of - 1) / of) : ff;
         }
@@ -560,7 +560,7 @@ static int check_rope(const Ckpt *c, int attn)
     return 0;
 }
 
-/* The values a spec holds as integers, at most 2147483647 (those computed
+/* The values a spec holds as integers, at most LOGOS_MAXINT (those computed
  * from two keys can pass it). */
 static int check_ints(const Cfg *g, const char *f)
 {
@@ -568,8 +568,8 @@ static int check_ints(const Cfg *g, const char *f)
         {"vocab", g->vocab}, {"feed-forward width", g->hidden},
         {"shared experts' width (n_shared_experts x moe_intermediate_size)", g->shared_hidden}};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-        if (ints[i].v > 2147483647L)
-            return imp_fail(f, "the %s is %ld, more than 2147483647", ints[i].name, ints[i].v);
+        if (ints[i].v > LOGOS_MAXINT)
+            return imp_fail(f, "the %s is %ld, more than %ld", ints[i].name, ints[i].v, LOGOS_MAXINT);
     return 0;
 }
 

@@ -264,14 +264,14 @@ static double kv_num(const Gg *g, const char *arch, const char *key, double dflt
     return kv && kv->type != GT_STR ? kv->num : dflt;
 }
 
-/* A whole number from 0 to 2147483647 (as a spec holds it); else a message
+/* A whole number from 0 to LOGOS_MAXINT (as a spec holds it); else a message
  * in g->r.err. */
 static long kv_int(Gg *g, const char *arch, const char *key, long dflt)
 {
     double v = kv_num(g, arch, key, (double)dflt);
-    if (!(v == floor(v) && v >= 0 && v <= 2147483647.0)) {
+    if (!(v == floor(v) && v >= 0 && v <= (double)LOGOS_MAXINT)) {
         if (!g->r.err)
-            g->r.err = imp_fail(g->r.file, "%s.%s is not a whole number from 0 to 2147483647", arch, key);
+            g->r.err = imp_fail(g->r.file, "%s.%s is not a whole number from 0 to %ld", arch, key, LOGOS_MAXINT);
         return 0;
     }
     return (long)v;

@@ -302,6 +302,9 @@ const Decl **prog_weights(Arena *a, Prog *const *progs, int n, int *count);
  * when a dim is a size or the count passes LOGOS_MAXVALUES. */
 int decl_count(const Decl *d, long *n);
 #define LOGOS_MAXVALUES (1L << 40)
+/* The largest whole number a program's attribute may hold (check.c), and so
+ * the largest integer a spec may hold and any width its programs declare. */
+#define LOGOS_MAXINT 1000000000L
 
 /* ---- graph.c: the flattened dataflow graph of a checked program -------- */
 enum { G_DECL = E_NUM + 1, G_NUM, G_WRITE };   /* node ops past OP_*: a declared tensor, a literal, a row write */

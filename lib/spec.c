@@ -126,7 +126,7 @@ static int get_int(P *p, const Node *v, const Field *f, int *out)
     long long x = strtoll(v->s, &end, 10);
     if (end != v->s + v->len || strspn(v->s, "+-0123456789") != v->len)
         return spec_fail(p, v, "expected an integer for '%s', got %s", f->key, spec_show(p, v));
-    long hi = f->hi ? f->hi : INT32_MAX;
+    long hi = f->hi ? f->hi : LOGOS_MAXINT;
     if (x < f->lo)
         return spec_fail(p, v, "'%s' must be at least %ld, got %s", f->key, f->lo, spec_show(p, v));
     if (x > hi)
@@ -670,8 +670,8 @@ static double largest(const Spec *s, const LayerSpec *L)
         m = dmax(dmax(2.0 * A->heads * A->head_dim, (double)A->heads * A->value_dim) * d,
                  (double)A->kv_heads * dmax(A->head_dim, A->value_dim) * dmax(d, ctx));
     else if (L->mixer == MIX_LATENT)
-        m = dmax(dmax((double)M->heads * (M->nope + M->rope_dim) * dmax(d, M->q_lora),
-                      (double)(M->kv_lora + M->rope_dim) * dmax(d, ctx)),
+        m = dmax(dmax((double)M->heads * ((double)M->nope + M->rope_dim) * dmax(d, M->q_lora),
+                      ((double)M->kv_lora + M->rope_dim) * dmax(d, ctx)),
                  (double)M->heads * dmax(dmax(M->nope, M->value_dim) * (double)M->kv_lora, M->value_dim * d));
     else if (L->mixer == MIX_DELTA)
         m = dmax((2.0 * D->k_heads * D->k_dim + (double)D->v_heads * D->v_dim) * dmax(d, D->conv),
@@ -683,17 +683,47 @@ static double largest(const Spec *s, const LayerSpec *L)
     return dmax(m, (double)L->dense.hidden * d);
 }
 
-/* Every tensor stays within LOGOS_MAXVALUES values. */
+/* A bound on the widest dimension (or attribute) a layer's programs
+ * declare: its heads' widths side by side, as its projections and caches
+ * hold them, counted in doubles and generously (no real layer comes near
+ * LOGOS_MAXINT), so that the author's sums and products stay whole numbers
+ * a program may hold. */
+static double widest(const Spec *s, const LayerSpec *L)
+{
+    const AttnSpec *A = &L->attn;
+    const LatentSpec *M = &L->latent;
+    const DeltaSpec *D = &L->delta;
+    double w = 0;
+    if (L->mixer == MIX_ATTN)
+        w = (2.0 * A->heads + 2.0 * A->kv_heads) * dmax(A->head_dim, A->value_dim);
+    else if (L->mixer == MIX_LATENT)
+        w = (double)M->heads * ((double)M->nope + M->rope_dim + M->value_dim + M->kv_lora) + M->kv_lora +
+            M->rope_dim + M->q_lora;
+    else if (L->mixer == MIX_DELTA)
+        w = 2.0 * D->k_heads * D->k_dim + 2.0 * D->v_heads * D->v_dim + D->v_heads;
+    else if (L->mixer == MIX_CONV)
+        w = 3.0 * s->dim;
+    if (L->ffn == FFN_MOE)
+        return dmax(w, 2.0 * dmax(dmax(L->moe.hidden, L->moe.shared_hidden), L->moe.experts));
+    return dmax(w, 2.0 * L->dense.hidden);
+}
+
+/* Every tensor stays within LOGOS_MAXVALUES values, and every width within
+ * LOGOS_MAXINT. */
 static int sizes_fit(P *p, const Node *top)
 {
     const Spec *s = p->s;
     if ((double)s->vocab * s->dim > (double)LOGOS_MAXVALUES)
         return spec_fail(p, top, "vocab %d by dim %d is more than 2^40 values", s->vocab, s->dim);
-    for (int k = 0; k < s->nkinds; k++)
-        if (largest(s, &s->kinds[k]) > (double)LOGOS_MAXVALUES) {
-            Node at = {.kind = N_SCALAR, .line = s->kinds[k].line, .col = 1};
-            return spec_fail(p, &at, "layer kind '%s' has a tensor of more than 2^40 values", s->kinds[k].kind);
-        }
+    for (int k = 0; k < s->nkinds; k++) {
+        const LayerSpec *L = &s->kinds[k];
+        Node at = {.kind = N_SCALAR, .line = L->line, .col = 1};
+        if (largest(s, L) > (double)LOGOS_MAXVALUES)
+            return spec_fail(p, &at, "layer kind '%s' has a tensor of more than 2^40 values", L->kind);
+        if (widest(s, L) > (double)LOGOS_MAXINT)
+            return spec_fail(p, &at, "layer kind '%s' is %.0f values wide (its heads' widths side by side), past "
+                             "%ld, the widest a program may declare", L->kind, widest(s, L), LOGOS_MAXINT);
+    }
     return 0;
 }
 

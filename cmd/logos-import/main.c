@@ -14,7 +14,7 @@ static const Opt opts[] = {
     {.l = "format", .kind = OPT_WORD, .at = offsetof(ImportOpts, fmt), .arg = "F", .what = "f32 q8",
      .help = "storage of the matrices: q8 (Q8_0, the default) or f32;\n"
              "norms, biases and other vectors are always f32"},
-    {.l = "ctx", .kind = OPT_LONG, .at = offsetof(ImportOpts, ctx), .arg = "N", .lo = 1, .hi = 2147483647,
+    {.l = "ctx", .kind = OPT_LONG, .at = offsetof(ImportOpts, ctx), .arg = "N", .lo = 1, .hi = LOGOS_MAXINT,
      .what = "a number of positions", .help = "the spec's ctx (default: the model's context, at most 4096)"},
     {.l = "rewrite-rope", .kind = OPT_FLAG, .at = offsetof(ImportOpts, rewrite_rope),
      .help = "put a GGUF's interleaved q/k rows back in halves (pairing neox)\n"

@@ -444,7 +444,7 @@ p = sys.argv[1]; c = json.load(open(p)); c["_name_or_path"] = "org/my..odd\nname
 @test "reject: GGUF metadata that is not a whole number a spec holds" {
     python3 "$GEN" gguf qwen3 x.gguf --config '{"qwen3.embedding_length": 1e30}'
     run logos-import -o out x.gguf
-    reject 1 "logos-import: x.gguf: qwen3.embedding_length is not a whole number from 0 to 2147483647"
+    reject 1 "logos-import: x.gguf: qwen3.embedding_length is not a whole number from 0 to 1000000000"
 }
 
 @test "reject: a yarn original context of 0" {
@@ -466,12 +466,15 @@ p = sys.argv[1]; c = json.load(open(p)); c["_name_or_path"] = "org/my..odd\nname
 }
 
 @test "reject: widths past what a spec holds, weights past 2^40 values" {
-    python3 "$GEN" st deepseek2 ck --config '{"n_shared_experts": 2147483647, "moe_intermediate_size": 2147483647}'
+    python3 "$GEN" st deepseek2 ck --config '{"n_shared_experts": 1000000000, "moe_intermediate_size": 1000000000}'
     run logos-import -o out ck
-    reject 1 "logos-import: ck/config.json: the shared experts' width (n_shared_experts x moe_intermediate_size) is 4611686014132420609, more than 2147483647"
-    python3 "$GEN" st llama ck --config '{"vocab_size": 2147483647, "hidden_size": 2147483647, "head_dim": 16}'
+    reject 1 "logos-import: ck/config.json: the shared experts' width (n_shared_experts x moe_intermediate_size) is 1000000000000000000, more than 1000000000"
+    python3 "$GEN" st llama ck --config '{"vocab_size": 2147483647}'
     run logos-import -o out ck
-    reject 1 "logos-import: ck/config.json: the embedding (vocab x hidden size) would hold 4.612e+18 values, more than 2^40"
+    reject 1 "logos-import: ck/config.json: 'vocab_size' is not a whole number from 0 to 1000000000"
+    python3 "$GEN" st llama ck --config '{"vocab_size": 1000000000, "hidden_size": 1000000000, "head_dim": 16}'
+    run logos-import -o out ck
+    reject 1 "logos-import: ck/config.json: the embedding (vocab x hidden size) would hold 1e+18 values, more than 2^40"
 }
 
 @test "reject: a configuration whose spec is impossible, named by its source, not by a removed temporary" {

@@ -76,14 +76,14 @@ flat() {
 @test "--ctx too large says its bound" {
     run --separate-stderr logos-import --ctx 3000000000 -o out ck
     [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-import: --ctx takes a number of positions from 1 to 2147483647, not '3000000000'" ]
+    [ "$stderr" = "logos-import: --ctx takes a number of positions from 1 to 1000000000, not '3000000000'" ]
 }
 
 @test "out of memory for a state names the state, its type and its size" {
-    sed 's/^ctx: .*/ctx: 2147483647/' "$TINY/llama.yaml" >big.yaml
+    sed 's/^ctx: .*/ctx: 1000000000/; s/head_dim: 16/head_dim: 64/' "$TINY/llama.yaml" >big.yaml
     logos-author decode_step big.yaml >big.logos
     ASAN_OPTIONS=allocator_may_return_null=1 run --separate-stderr logos-run -q --synthetic 1 -p 1 -n 1 big.logos
     [ "$status" -eq 3 ]
     [ -z "$output" ]
-    [ "$stderr" = "logos-run: out of memory: 'Kc0' (f32[2147483647,2,16]) needs 274877906816 bytes" ]
+    [ "$stderr" = "logos-run: out of memory: 'Kc0' (f32[1000000000,2,64]) needs 512000000000 bytes" ]
 }

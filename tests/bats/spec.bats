@@ -341,7 +341,7 @@ YAML
 }
 
 @test "rejects too-big" {
-    rejects too-big.yaml "5:6: 'ctx' must be at most 2147483647, got '4294967296'"
+    rejects too-big.yaml "5:6: 'ctx' must be at most 1000000000, got '4294967296'"
 }
 
 @test "rejects top-k" {
@@ -407,4 +407,38 @@ YAML
 
 @test "rejects too-large" {
     rejects too-large.yaml "9:1: layer kind 'layer' has a tensor of more than 2^40 values"
+}
+
+# ---- the language's limits: what logos-check takes, logos-author writes ----
+
+@test "an integer past 10^9, the most a program's attribute holds, is refused at its key (rope's orig, window)" {
+    cd "$BATS_TEST_TMPDIR"
+    sed 's/orig: 8192/orig: 1000000001/' "$EX/tiny/llama.yaml" >orig.yaml
+    rejects orig.yaml "19:68: 'orig' must be at most 1000000000, got '1000000001'"
+    sed 's/window: 16/window: 1000000001/' "$EX/tiny/mistral.yaml" >window.yaml
+    rejects window.yaml "13:62: 'window' must be at most 1000000000, got '1000000001'"
+}
+
+@test "a layer wider than a program may declare is refused at its kind (latent and delta heads side by side)" {
+    cd "$BATS_TEST_TMPDIR"
+    sed 's/nope: 16/nope: 300000000/' "$EX/tiny/deepseek2.yaml" >nope.yaml
+    rejects nope.yaml "14:1: layer kind 'dense' is 1200000304 values wide (its heads' widths side by side), past 1000000000, the widest a program may declare"
+    sed 's/k_dim: 16/k_dim: 400000000/' "$EX/tiny/qwen3next.yaml" >kdim.yaml
+    rejects kdim.yaml "14:1: layer kind 'delta' is 1600000132 values wide (its heads' widths side by side), past 1000000000, the widest a program may declare"
+}
+
+@test "at the limits logos-check takes, logos-author writes every form that checks" {
+    cd "$BATS_TEST_TMPDIR"
+    sed 's/orig: 8192/orig: 1000000000/' "$EX/tiny/llama.yaml" >orig.yaml
+    sed 's/window: 16/window: 1000000000/' "$EX/tiny/mistral.yaml" >window.yaml
+    sed 's/nope: 16/nope: 100000000/' "$EX/tiny/deepseek2.yaml" >nope.yaml
+    grep -q 'window: 1000000000' window.yaml
+    for f in orig.yaml window.yaml nope.yaml; do
+        run --separate-stderr "$LOGOS_BIN/logos-check" "$f"
+        [ "$status" -eq 0 ]
+        run --separate-stderr "$LOGOS_BIN/logos-author" decode_step "$f"
+        [ "$status" -eq 0 ]
+        [ -z "$stderr" ]
+        "$LOGOS_BIN/logos-author" decode_step "$f" | "$LOGOS_BIN/logos-check" >/dev/null
+    done
 }
