@@ -7,103 +7,142 @@
 
 #include "logos.h"
 
-static const char usage[] =
-    "usage: logos-tok encode [-l | -z] [--special] [--bare] [-v] [-o FILE] DIR [FILE]\n"
-    "       logos-tok decode [-l | -z] [--special] [-v] [-o FILE] DIR [FILE]\n"
-    "  DIR        a folder holding tokenizer.json or tokenizer.gguf (as logos-import\n"
-    "             writes them), such a file, or a model's .gguf\n"
-    "  FILE       the input (stdin when absent or -)\n"
-    "  encode     UTF-8 text in, token ids out: the whole input is one text (less\n"
-    "             one final newline), its ids on one line\n"
-    "  decode     token ids in (as logos-run prints them), text out as each id arrives\n"
-    "  -l         a line at a time: each line is a text (encode) or the ids of one (decode)\n"
-    "  -z         as -l, with each text ended by a NUL byte instead of a newline\n"
-    "  --special  special tokens written in the text are themselves (encode);\n"
-    "             special tokens are written out (decode)\n"
-    "  --bare     no tokens from the tokenizer's template (BOS) around the text\n"
-    "  -v         each id with its piece, a line each\n"
-    "  -o FILE    write to FILE (whole, or not at all) instead of stdout\n"
-    "  -h         this help\n";
+enum { WHOLE, LINES, NULS };   /* what ends a text: the input's end, -l's newline, -z's NUL */
 
 typedef struct Opts {
-    int decode, lines, nul, special, bare, verbose;
+    int ends, special, bare, verbose;
+    int decode, lines, nul;   /* from the operands and ends */
     const char *out, *dir, *input;
 } Opts;
 
-static int usage_error(const char *fmt, const char *arg)
+static const Opt opts[] = {
+    {.arg = "encode", .help = "UTF-8 text in, token ids out: the whole input is one text (less\n"
+                              "one final newline), its ids on one line"},
+    {.arg = "decode", .help = "token ids in (as logos-run prints them), text out as each id arrives"},
+    {.arg = "DIR", .help = "a folder holding tokenizer.json or tokenizer.gguf (as logos-import\n"
+                           "writes them), such a file, or a model's .gguf"},
+    {.arg = "FILE", .help = "the input (stdin when absent or -)"},
+    {.s = 'l', .kind = OPT_FLAG, .at = offsetof(Opts, ends), .lo = LINES,
+     .help = "a line at a time: each line is a text (encode) or the ids of one (decode)"},
+    {.s = 'z', .kind = OPT_FLAG, .at = offsetof(Opts, ends), .lo = NULS,
+     .help = "as -l, with each text ended by a NUL byte instead of a newline"},
+    {.l = "special", .kind = OPT_FLAG, .at = offsetof(Opts, special),
+     .help = "special tokens written in the text are themselves (encode);\n"
+             "special tokens are written out (decode)"},
+    {.l = "bare", .kind = OPT_FLAG, .at = offsetof(Opts, bare),
+     .help = "no tokens from the tokenizer's template (BOS) around the text (encode)"},
+    {.s = 'v', .kind = OPT_FLAG, .at = offsetof(Opts, verbose), .help = "each id with its piece, a line each"},
+    {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, out), .arg = "FILE",
+     .help = "write to FILE (whole, or not at all) instead of stdout"},
+    {0},
+};
+static const Cli cli = {"usage: logos-tok encode [-l | -z] [--special] [--bare] [-v] [-o FILE] DIR [FILE]\n"
+                        "       logos-tok decode [-l | -z] [--special] [-v] [-o FILE] DIR [FILE]\n",
+                        opts};
+
+/* encode|decode DIR [FILE]: the n operands; 0 or EXIT_USAGE. */
+static int operands(int n, char **args, Opts *o)
 {
-    diag(fmt, arg);
-    fputs(usage, stderr);
-    return EXIT_USAGE;
+    if (n < 1) {
+        diag("say encode or decode");
+        opt_usage(&cli, stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(args[0], "encode") && strcmp(args[0], "decode")) {
+        diag("say encode or decode, not '%s'", args[0]);
+        return EXIT_USAGE;
+    }
+    o->decode = args[0][0] == 'd';
+    if (o->decode && o->bare) {
+        diag("--bare is for encode: decode has no template to leave out");
+        return EXIT_USAGE;
+    }
+    if (n < 2 || n > 3) {
+        diag("%s", n < 2 ? "no tokenizer given: DIR is required" : "one input at a time");
+        return EXIT_USAGE;
+    }
+    o->dir = args[1];
+    o->input = n > 2 ? args[2] : "-";
+    o->lines = o->ends != WHOLE;
+    o->nul = o->ends == NULS;
+    return 0;
 }
 
-static int options(int argc, char **argv, Opts *o)
+/* Line and column (bytes from 1) of byte offset off of s. */
+static void locate(const char *s, size_t off, int *line, int *col)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        fputs(usage, stdout);
-        exit(EXIT_OK);
-    }
-    if (argc < 2 || (strcmp(argv[1], "encode") && strcmp(argv[1], "decode")))
-        return argc < 2 ? usage_error("%s", "say encode or decode") : usage_error("say encode or decode, not '%s'", argv[1]);
-    o->decode = argv[1][0] == 'd';
-    int i = 2;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            exit(EXIT_OK);
-        } else if (!strcmp(a, "-l") || !strcmp(a, "-z")) {
-            o->lines = 1;
-            o->nul = a[1] == 'z';
-        } else if (!strcmp(a, "--special")) {
-            o->special = 1;
-        } else if (!strcmp(a, "--bare") && !o->decode) {
-            o->bare = 1;
-        } else if (!strcmp(a, "-v")) {
-            o->verbose = 1;
-        } else if (!strcmp(a, "-o") && i + 1 < argc) {
-            o->out = argv[++i];
-        } else {
-            return usage_error(!strcmp(a, "-o") ? "%s needs a value" : "unknown option '%s'", a);
+    size_t bol = 0;
+    *line = 1;
+    for (size_t i = 0; i < off; i++)
+        if (s[i] == '\n') {
+            ++*line;
+            bol = i + 1;
         }
-    }
-    if (argc - i < 1 || argc - i > 2)
-        return usage_error("%s", argc - i < 1 ? "no tokenizer given: DIR is required" : "one input at a time");
-    o->dir = argv[i];
-    o->input = i + 1 < argc ? argv[i + 1] : "-";
-    return 0;
+    *col = (int)(off - bol) + 1;
+}
+
+/* A NUL byte at line:col of name: EXIT_INPUT, as every tool's text input. */
+static int nul_byte(const char *name, int line, int col)
+{
+    diag("%s:%d:%d: a NUL byte: this is not a text file", name, line, col);
+    return EXIT_INPUT;
 }
 
 /* ---- encode ---- */
 
-/* The whole input (binary: NUL bytes are text, or -z's ends). */
-static char *read_input(const char *path, size_t *len)
+/* Reads f whole into *buf, at most LOGOS_MAXINPUT bytes; a NUL byte ends
+ * -z's texts (nuls) and is refused elsewhere, as soon as it is read, so
+ * /dev/zero is not read on. 0, or EXIT_INPUT after a message. */
+static int read_all(FILE *f, const char *name, int nuls, char **buf, size_t *len)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    char *buf = NULL;
     size_t cap = 0, n = 0, got;
-    while (f) {
+    int st = 0, line, col;
+    while (!st) {
         if (n == cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
+            char *nb = realloc(*buf, cap = cap ? cap * 2 : 65536);
             if (!nb) {
                 diag("out of memory");
                 exit(EXIT_SYSTEM);
             }
-            buf = nb;
+            *buf = nb;
         }
-        if ((got = fread(buf + n, 1, cap - n, f)) == 0)
+        if ((got = fread(*buf + n, 1, cap - n < 65536 ? cap - n : 65536, f)) == 0)
             break;
+        const char *z = nuls ? NULL : memchr(*buf + n, 0, got);
         n += got;
+        if (z) {
+            locate(*buf, (size_t)(z - *buf), &line, &col);
+            st = nul_byte(name, line, col);
+        } else if (n > LOGOS_MAXINPUT) {
+            diag_file(name, "larger than %d MiB: too large for one input", (int)(LOGOS_MAXINPUT >> 20));
+            st = EXIT_INPUT;
+        }
     }
-    if (!f || ferror(f)) {
-        diag_file(strcmp(path, "-") ? path : "<stdin>", "cannot read: %s", strerror(errno));
-        free(buf);
-        buf = NULL;
+    if (!st && ferror(f)) {
+        diag_file(name, "cannot read: %s", strerror(errno));
+        st = EXIT_INPUT;
     }
-    if (f && f != stdin)
-        fclose(f);
     *len = n;
+    return st;
+}
+
+/* The whole input; NULL after a message. */
+static char *read_input(const char *path, int nuls, size_t *len)
+{
+    int std = !strcmp(path, "-");
+    FILE *f = std ? stdin : fopen(path, "rb");
+    if (!f) {
+        diag_file(path, "cannot read: %s", strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    int st = read_all(f, std ? "<stdin>" : path, nuls, &buf, len);
+    if (!std)
+        fclose(f);
+    if (st) {
+        free(buf);
+        return NULL;
+    }
     return buf;
 }
 
@@ -114,15 +153,9 @@ static int check_utf8(const char *name, const char *s, size_t n)
     size_t bad = utf8_valid(s, n);
     if (bad == n)
         return 0;
-    int line = 1;
-    size_t bol = 0;
-    for (size_t i = 0; i < bad; i++)
-        if (s[i] == '\n') {
-            line++;
-            bol = i + 1;
-        }
-    fprintf(stderr, "%s: %s:%d:%zu: invalid UTF-8 (byte 0x%02X): the text must be UTF-8\n", diag_tool, name, line,
-            bad - bol + 1, (unsigned char)s[bad]);
+    int line, col;
+    locate(s, bad, &line, &col);
+    diag("%s:%d:%d: invalid UTF-8 (byte 0x%02X): the text must be UTF-8", name, line, col, (unsigned char)s[bad]);
     return EXIT_INPUT;
 }
 
@@ -141,7 +174,7 @@ static void put_ids(FILE *f, Tokenizer *t, const TokIds *ids, const Opts *o)
 static int encode(Tokenizer *t, const Opts *o, FILE *f)
 {
     size_t n;
-    char *text = read_input(o->input, &n);
+    char *text = read_input(o->input, o->nul, &n);
     if (!text)
         return EXIT_INPUT;
     int st = check_utf8(strcmp(o->input, "-") ? o->input : "<stdin>", text, n);
@@ -172,8 +205,10 @@ typedef struct In {
     FILE *f;
     const char *name;
     int line, col;        /* of the last character read */
+    int nul;              /* a NUL byte was read (and refused): the input ends there */
 } In;
 
+/* The next character; EOF at the end, and at a NUL byte after its message. */
 static int next_char(In *in)
 {
     int c = getc(in->f);
@@ -183,6 +218,10 @@ static int next_char(In *in)
     } else if (c != EOF) {
         in->col++;
     }
+    if (c == 0) {
+        in->nul = nul_byte(in->name, in->line, in->col);
+        return EOF;
+    }
     return c;
 }
 
@@ -191,33 +230,34 @@ static int is_sep(int c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',';
 }
 
-/* One id's word: read from the stream up to a separator (kept in *after).
- * Its line and column; 0 at the end of the input. */
-static int read_word(In *in, char *w, size_t cap, int *after, int *line)
+/* Skips separators; the first character that is not one, or with -l the
+ * newline that ends a text. */
+static int skip_seps(In *in, int lines)
 {
     int c;
-    while ((c = next_char(in)) != EOF && is_sep(c))
-        if (c == '\n')
-            *after = c;
-    if (c == EOF)
-        return 0;
-    int col = in->col;
-    *line = in->line;
+    while ((c = next_char(in)) != EOF && is_sep(c) && !(lines && c == '\n'))
+        ;
+    return c;
+}
+
+/* One id's word, from its first character c up to a separator, into w (cut
+ * at cap); the character after it. */
+static int read_word(In *in, int c, char *w, size_t cap)
+{
     size_t n = 0;
     for (; c != EOF && !is_sep(c); c = next_char(in))
         if (n + 1 < cap)
             w[n++] = (char)c;
     w[n] = 0;
-    *after = c;
-    return col;
+    return c;
 }
 
 /* Decodes (or shows) one id written as w at line:col; 0 or EXIT_INPUT. */
-static int one_id(Tokenizer *t, TokDec *d, const Opts *o, FILE *f, const char *name, int line, int col, const char *w)
+static int one_id(Tokenizer *t, TokDec *d, const Opts *o, FILE *f, const In *in, int line, int col, const char *w)
 {
     long v;
     if (parse_long(w, 0, 2147483647L, &v)) {
-        fprintf(stderr, "%s: %s:%d:%d: '%s' is not a token id\n", diag_tool, name, line, col, w);
+        diag("%s:%d:%d: '%s' is not a token id", in->name, line, col, w);
         return EXIT_INPUT;
     }
     if (v < tok_vocab(t) && o->verbose && tok_piece(t, (int)v, &(size_t){0})) {
@@ -225,8 +265,7 @@ static int one_id(Tokenizer *t, TokDec *d, const Opts *o, FILE *f, const char *n
         return 0;
     }
     if (v >= tok_vocab(t) || o->verbose || tok_dec_push(d, (int32_t)v, f)) {
-        fprintf(stderr, "%s: %s:%d:%d: id %ld is past the vocabulary (%d tokens)\n", diag_tool, name, line, col, v,
-                tok_vocab(t));
+        diag("%s:%d:%d: id %ld is past the vocabulary (%d tokens)", in->name, line, col, v, tok_vocab(t));
         return EXIT_INPUT;
     }
     return 0;
@@ -242,41 +281,27 @@ static void end_text(TokDec *d, FILE *f, const Opts *o)
     fflush(f);
 }
 
-/* -l, -z: each line holds the ids of one text. */
-static int decode_lines(Tokenizer *t, TokDec *d, const Opts *o, FILE *f, In *in)
-{
-    char *l = NULL;
-    size_t cap = 0;
-    int st = 0;
-    for (ssize_t n; !st && (n = getline(&l, &cap, in->f)) > 0;) {
-        in->line++;
-        for (char *p = l; !st && *p;) {
-            size_t sep = strspn(p, " \t\r\n,"), len = strcspn(p + sep, " \t\r\n,");
-            if (!len)
-                break;
-            char save = p[sep + len];
-            p[sep + len] = 0;
-            st = one_id(t, d, o, f, in->name, in->line, (int)(p + sep - l) + 1, p + sep);
-            p[sep + len] = save;
-            p += sep + len;
-        }
-        if (!st)
-            end_text(d, f, o);
-    }
-    free(l);
-    return st;
-}
-
-/* The whole input is one text: each id decoded as soon as it is read. */
-static int decode_stream(Tokenizer *t, TokDec *d, const Opts *o, FILE *f, In *in)
+/* Each id decoded as soon as it is read; the whole input is one text, or
+ * with -l, -z each line holds the ids of one. */
+static int decode_ids(Tokenizer *t, TokDec *d, const Opts *o, FILE *f, In *in)
 {
     char w[64];
-    int st = 0, after = 0, line = 0;
-    for (int col; !st && (col = read_word(in, w, sizeof w, &after, &line));) {
-        st = one_id(t, d, o, f, in->name, line, col, w);
-        fflush(f);
+    int st = 0;
+    for (int c; !st && (c = skip_seps(in, o->lines)) != EOF;) {
+        int line = in->line, col = in->col;
+        if (c != '\n') {
+            c = read_word(in, c, w, sizeof w);
+            if (in->nul)
+                break;
+            st = one_id(t, d, o, f, in, line, col, w);
+            fflush(f);
+        }
+        if (!st && o->lines && c == '\n')
+            end_text(d, f, o);
     }
-    if (!st)
+    if (in->nul)
+        return in->nul;
+    if (!st && (!o->lines || in->col > 0))   /* the last line may lack its newline */
         end_text(d, f, o);
     return st;
 }
@@ -284,13 +309,13 @@ static int decode_stream(Tokenizer *t, TokDec *d, const Opts *o, FILE *f, In *in
 static int decode(Tokenizer *t, const Opts *o, FILE *f)
 {
     int std = !strcmp(o->input, "-");
-    In in = {std ? stdin : fopen(o->input, "rb"), std ? "<stdin>" : o->input, o->lines ? 0 : 1, 0};
+    In in = {std ? stdin : fopen(o->input, "rb"), std ? "<stdin>" : o->input, 1, 0, 0};
     if (!in.f) {
         diag_file(o->input, "cannot read: %s", strerror(errno));
         return EXIT_INPUT;
     }
     TokDec *d = tok_dec_new(t, o->special);
-    int st = o->lines ? decode_lines(t, d, o, f, &in) : decode_stream(t, d, o, f, &in);
+    int st = decode_ids(t, d, o, f, &in);
     if (!st && ferror(in.f)) {
         diag_file(in.name, "cannot read: %s", strerror(errno));
         st = EXIT_SYSTEM;
@@ -305,8 +330,10 @@ int main(int argc, char **argv)
 {
     diag_tool = "logos-tok";
     Opts o = {0};
-    int st = options(argc, argv, &o);
+    int n, st = opt_parse(&cli, &o, argc, argv, &n);
     if (st)
+        return st == OPT_DONE ? stdout_done(EXIT_OK) : st;
+    if ((st = operands(n, argv + 1, &o)))
         return st;
     Arena *a = arena_new();
     Tokenizer *t = tok_load(a, o.dir);

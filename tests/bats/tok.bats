@@ -53,11 +53,68 @@ bad_gguf() {
     run --separate-stderr logos-tok encode
     [ "$status" -eq 2 ] && [ "${stderr_lines[0]}" = "logos-tok: no tokenizer given: DIR is required" ]
     run --separate-stderr logos-tok encode -q "$TINY"
-    [ "$status" -eq 2 ] && [ "${stderr_lines[0]}" = "logos-tok: unknown option '-q'" ]
+    [ "$status" -eq 2 ] && [ "$stderr" = "logos-tok: unknown option '-q' (try --help)" ]
     run --separate-stderr logos-tok decode --bare "$TINY"
-    [ "$status" -eq 2 ] && [ "${stderr_lines[0]}" = "logos-tok: unknown option '--bare'" ]
+    [ "$status" -eq 2 ] && [ "$stderr" = "logos-tok: --bare is for encode: decode has no template to leave out" ]
     run --separate-stderr logos-tok encode "$TINY" a b
     [ "$status" -eq 2 ] && [ "${stderr_lines[0]}" = "logos-tok: one input at a time" ]
+}
+
+@test "tok: --version prints the tool, its version and the language version, wherever it stands" {
+    run --separate-stderr logos-tok --version
+    [ "$status" -eq 0 ] && [ "$output" = "logos-tok 0.1.0 (LOGOS language 1)" ] && [ -z "$stderr" ]
+    run --separate-stderr logos-tok encode "$TINY" --version
+    [ "$status" -eq 0 ] && [ "$output" = "logos-tok 0.1.0 (LOGOS language 1)" ] && [ -z "$stderr" ]
+    run --separate-stderr logos-tok --version=1
+    [ "$status" -eq 2 ] && [ "$stderr" = "logos-tok: --version takes no value" ]
+}
+
+@test "tok: -h anywhere prints the usage on stdout, --version's line last" {
+    run --separate-stderr logos-tok decode x -h
+    [ "$status" -eq 0 ] && [ -z "$stderr" ]
+    [[ "${lines[0]}" == "usage: logos-tok encode "* ]]
+    [[ "${lines[-1]}" =~ ^\ \ --version\ +the\ tool\'s\ version\ and\ the\ LOGOS\ language\ version$ ]]
+}
+
+@test "tok: options after the operands (GNU order)" {
+    printf 'a b' >t.txt
+    run --separate-stderr logos-tok encode "$TINY" -o ids < <(printf 'a b')
+    [ "$status" -eq 0 ] && [ -z "$output" ] && [ "$(cat ids)" = "1 117 23" ]
+    run --separate-stderr logos-tok encode "$TINY" -v < <(printf 'a b')
+    [ "$status" -eq 0 ] && [ "$output" = "$(printf '1\t<s>\n117\t▁a▁\n23\tb')" ]
+    run --separate-stderr logos-tok encode "$TINY" t.txt --bare
+    [ "$status" -eq 0 ] && [ "$output" = "117 23" ]
+    run --separate-stderr logos-tok decode "$TINY" - -l < <(printf '1 123\n139 52\n')
+    [ "$status" -eq 0 ] && [ "$output" = "$(printf 'The capital of \nFran')" ]
+    run --separate-stderr logos-tok -l --bare encode "$TINY" < <(printf 'a b\n')
+    [ "$status" -eq 0 ] && [ "$output" = "117 23" ]
+}
+
+@test "tok: bundled flags, an attached value, and -- ending the options" {
+    run --separate-stderr logos-tok encode -lv "$TINY" < <(printf 'a b\n')
+    [ "$status" -eq 0 ] && [ "$output" = "$(printf '1\t<s>\n117\t▁a▁\n23\tb\n')" ]
+    run --separate-stderr logos-tok encode -lvoids "$TINY" < <(printf 'hi\n')
+    [ "$status" -eq 0 ] && [ -z "$output" ] && [ "$(cat ids)" = "$(printf '1\t<s>\n48\t▁\n29\th\n30\ti\n')" ]
+    run --separate-stderr logos-tok encode -oids2 "$TINY" < <(printf 'a b')
+    [ "$status" -eq 0 ] && [ "$(cat ids2)" = "1 117 23" ]
+    run --separate-stderr logos-tok encode -- "$TINY" < <(printf 'a b')
+    [ "$status" -eq 0 ] && [ "$output" = "1 117 23" ]
+    printf 'a b' >./-v
+    run --separate-stderr logos-tok encode "$TINY" -- -v
+    [ "$status" -eq 0 ] && [ "$output" = "1 117 23" ]
+}
+
+@test "tok: option errors are one line each, exit 2" {
+    run --separate-stderr logos-tok encode -lZ "$TINY"
+    [ "$status" -eq 2 ] && [ -z "$output" ] && [ "$stderr" = "logos-tok: unknown option '-Z' (try --help)" ]
+    run --separate-stderr logos-tok encode "$TINY" --bogus
+    [ "$status" -eq 2 ] && [ "$stderr" = "logos-tok: unknown option '--bogus' (try --help)" ]
+    run --separate-stderr logos-tok encode "$TINY" -o
+    [ "$status" -eq 2 ] && [ "$stderr" = "logos-tok: -o needs a value" ]
+    run --separate-stderr logos-tok encode --special=yes "$TINY"
+    [ "$status" -eq 2 ] && [ "$stderr" = "logos-tok: --special takes no value" ]
+    run --separate-stderr logos-tok "$TINY" encode
+    [ "$status" -eq 2 ] && [ "$stderr" = "logos-tok: say encode or decode, not '$TINY'" ]
 }
 
 @test "tok: encode: the whole input is one prompt, BOS first, one final newline dropped" {
@@ -250,4 +307,29 @@ bad_gguf() {
     reject 1 "logos-tok: <stdin>:3:5: invalid UTF-8 (byte 0xC3): the text must be UTF-8"
     run --separate-stderr logos-tok encode "$TINY" < <(printf '\xed\xa0\x80')
     reject 1 "logos-tok: <stdin>:1:1: invalid UTF-8 (byte 0xED): the text must be UTF-8"
+}
+
+@test "tok: decode: a NUL byte is refused where it stands, and the input read no further" {
+    run --separate-stderr logos-tok decode "$TINY" < <(printf '1 2\0 3')
+    reject 1 "logos-tok: <stdin>:1:4: a NUL byte: this is not a text file"
+    run --separate-stderr logos-tok decode -l "$TINY" < <(printf '1 123\n139\0')
+    [ "$status" -eq 1 ] && [ "$output" = "The capital of " ]
+    [ "$stderr" = "logos-tok: <stdin>:2:4: a NUL byte: this is not a text file" ]
+    run --separate-stderr timeout 5 logos-tok decode "$TINY" /dev/zero
+    reject 1 "logos-tok: /dev/zero:1:1: a NUL byte: this is not a text file"
+    run --separate-stderr timeout 5 logos-tok decode -z "$TINY" /dev/zero
+    reject 1 "logos-tok: /dev/zero:1:1: a NUL byte: this is not a text file"
+    run --separate-stderr timeout 5 bash -c '{ printf "1 123\n1"; exec cat /dev/zero; } | logos-tok decode '"$TINY"
+    [ "$status" -eq 1 ] && [ "$stderr" = "logos-tok: <stdin>:2:2: a NUL byte: this is not a text file" ]
+}
+
+@test "tok: encode: a NUL byte is refused but as -z's end, and an endless input is not read without end" {
+    run --separate-stderr logos-tok encode "$TINY" < <(printf 'a\0b')
+    reject 1 "logos-tok: <stdin>:1:2: a NUL byte: this is not a text file"
+    run --separate-stderr logos-tok encode -l "$TINY" < <(printf 'ok\na\0b\n')
+    reject 1 "logos-tok: <stdin>:2:2: a NUL byte: this is not a text file"
+    run --separate-stderr timeout 5 logos-tok encode "$TINY" /dev/zero
+    reject 1 "logos-tok: /dev/zero:1:1: a NUL byte: this is not a text file"
+    run --separate-stderr timeout 60 logos-tok encode -z "$TINY" /dev/zero
+    reject 1 "logos-tok: /dev/zero: larger than 256 MiB: too large for one input"
 }
