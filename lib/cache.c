@@ -251,13 +251,14 @@ int cache_compile_stream(Stream *st, int arch, FILE *out)
             j->consts = consts_text(st->a, l);
         }
     compile_missing(jobs, n, arch);
-    int s = 0, bad = 0;
+    int s = 0, bad = 0, failed = 0;
     for (int i = 0; i < n; i++) {
         KJob *j = &jobs[i];
         char key[33];
         cache_key(j->src, arch, key);
         if (j->status) {
             s = report(j);
+            failed++;
         } else {
             write_entry(key, &j->cubin);
             bad |= j->out->stack || j->out->spill;
@@ -267,7 +268,10 @@ int cache_compile_stream(Stream *st, int arch, FILE *out)
         cubin_free(&j->cubin);
         free(j->src);
     }
-    fprintf(out, "%d kernel instantiations for sm_%d%s\n", n, arch,
-            bad ? ", some with local memory (a stack frame or spills)" : ", none with local memory");
+    if (failed)
+        fprintf(out, "%d kernel instantiations for sm_%d: %d did not compile\n", n, arch, failed);
+    else
+        fprintf(out, "%d kernel instantiations for sm_%d%s\n", n, arch,
+                bad ? ", some with local memory (a stack frame or spills)" : ", none with local memory");
     return s;
 }

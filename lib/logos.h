@@ -85,6 +85,9 @@ typedef struct OutFile {
  * device, a FIFO), or takes dflt when path is NULL; 0 or EXIT_SYSTEM. A
  * symbolic link is written through, its target replaced. */
 int outfile_open(OutFile *o, const char *path, FILE *dflt);
+/* Do the two paths name one regular file (the same name, file, or place once
+ * links and folders are resolved)? Devices and FIFOs never count. */
+int outfile_same(const char *a, const char *b);
 /* With status 0 renames the temporary into place, else removes it; returns
  * the status, EXIT_SYSTEM when the file could not be completed. */
 int outfile_close(OutFile *o, int status);
@@ -749,6 +752,7 @@ typedef struct Cubin {
 } Cubin;
 const char *nvrtc_open(void);    /* NULL, or why NVRTC cannot be used */
 int nvrtc_version(void);         /* 1000 major + 10 minor, or 0 */
+const char *nvrtc_archs(char *buf, size_t size);   /* "75 80 ... 120": what it compiles for; NULL: unknown */
 const char *nvrtc_options(void); /* the options every compile passes, spelled out */
 /* Compiles src (which includes header as header_name) for sm_<arch>: 0, or
  * EXIT_INPUT on a compile error, EXIT_SYSTEM without NVRTC; out->log holds

@@ -72,6 +72,40 @@ static int open_in_place(OutFile *o)
     return 0;
 }
 
+/* Where path's link chain ends, its folder resolved ("/abs/dir/name"),
+ * malloc'd; NULL where it cannot be worked out. */
+static char *place_of(const char *path)
+{
+    char *dest = link_target(path);
+    if (!dest)
+        return NULL;
+    char *slash = strrchr(dest, '/');
+    const char *dir = slash ? (slash == dest ? "/" : dest) : ".", *base = slash ? slash + 1 : dest;
+    if (slash && slash != dest)
+        *slash = 0;
+    char *real = realpath(dir, NULL), *out = NULL;
+    if (real && (out = malloc(strlen(real) + strlen(base) + 2)))
+        sprintf(out, "%s/%s", real, base);
+    free(real);
+    free(dest);
+    return out;
+}
+
+int outfile_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if ((ea && !S_ISREG(sa.st_mode)) || (eb && !S_ISREG(sb.st_mode)))
+        return 0;   /* a device or a FIFO, written in place: /dev/null twice is fine */
+    if (!strcmp(a, b) || (ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino))
+        return 1;
+    char *pa = place_of(a), *pb = place_of(b);
+    int same = pa && pb && !strcmp(pa, pb);
+    free(pa);
+    free(pb);
+    return same;
+}
+
 int outfile_open(OutFile *o, const char *path, FILE *dflt)
 {
     *o = (OutFile){.f = dflt};

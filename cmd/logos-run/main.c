@@ -56,7 +56,7 @@ static int prompts_from_file(void *field, const char *flag, const char *path)
     if (!s)
         return EXIT_INPUT;
     char *text = arena_strdup(a, s->text);
-    int line = 0;
+    int line = 0, found = 0;
     for (char *l; (l = strsep(&text, "\n"));) {
         line++;
         if (strspn(l, " \t\r") == strlen(l))
@@ -68,6 +68,11 @@ static int prompts_from_file(void *field, const char *flag, const char *path)
         int st = parse_ids(a, l, arena_printf(a, "%s:%d", path, line), &o->prompts[o->nprompts++]);
         if (st)
             return EXIT_INPUT;
+        found = 1;
+    }
+    if (!found) {
+        diag_file(path, "no prompt in it: one prompt a line, token ids");
+        return EXIT_INPUT;
     }
     return 0;
 }
@@ -150,7 +155,7 @@ static const Opt opts[] = {
     {.l = "compile", .kind = OPT_FLAG, .at = offsetof(Opts, compile),
      .help = "compile every kernel the plans ask for into the cache, print\n"
              "each one's registers, stack and spills, and stop (no GPU needed)"},
-    {.l = "arch", .kind = OPT_LONG, .at = offsetof(Opts, arch), .arg = "SM", .lo = 50, .hi = 200,
+    {.l = "arch", .kind = OPT_LONG, .at = offsetof(Opts, arch), .arg = "SM", .lo = 90, .hi = 200,
      .what = "a compute capability (90 for sm_90)", .help = "the architecture --compile compiles for (default 90)"},
     {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no figures or notices on stderr"},
     {0},
@@ -191,8 +196,17 @@ static int coherent(const Opts *o)
         diag("--write-weights writes synthetic weights: give --synthetic SEED");
         return EXIT_USAGE;
     }
+    if (o->compile && (o->out || o->logits)) {
+        diag("--compile runs nothing: %s names where a run's %s go", o->out ? "-o" : "--logits",
+             o->out ? "token ids" : "logits");
+        return EXIT_USAGE;
+    }
     if (o->compile)
         return 0;
+    if (o->out && o->logits && outfile_same(o->out, o->logits)) {
+        diag("-o and --logits both name '%s': give each its own file", o->logits);
+        return EXIT_USAGE;
+    }
     if (!o->write_weights && o->nprompts == 0) {
         diag("give a prompt: -p \"1 2 3\" or -P FILE");
         return EXIT_USAGE;
@@ -268,9 +282,30 @@ static int generate(Stream *st, Opts *o, double start)
     return s;
 }
 
+/* --arch: one this NVRTC compiles for (where it can say); 0 or EXIT_USAGE. */
+static int arch_known(int arch)
+{
+    char list[1024], one[16];
+    const char *archs = nvrtc_archs(list, sizeof list);
+    snprintf(one, sizeof one, "%d", arch);
+    for (const char *p = archs; p && *p;) {
+        size_t n = strcspn(p, " ");
+        if (n == strlen(one) && !strncmp(p, one, n))
+            return 0;
+        p += n + (p[n] == ' ');
+    }
+    if (!archs)
+        return 0;
+    int v = nvrtc_version();
+    diag("--arch %d: NVRTC %d.%d compiles for %s", arch, v / 1000, v % 1000 / 10, archs);
+    return EXIT_USAGE;
+}
+
 /* --compile: the plans' kernels into the cache, no run. */
 static int compile_only(Stream *st, const Opts *o)
 {
+    if (arch_known(o->arch ? (int)o->arch : 90))
+        return EXIT_USAGE;
     FuseOpts fo;
     fuse_defaults(&fo, st->ctx);
     for (int k = 0; k < st->nprogs; k++)

@@ -283,7 +283,7 @@ same() {
     [ "$(ls "$XDG_CACHE_HOME/logos" | grep -c '\.cubin$')" -eq $((${#lines[@]} - 1)) ]
     run --separate-stderr logos-run --compile --arch 7 s.plan
     [ "$status" -eq 2 ]
-    [ "$stderr" = "logos-run: --arch takes a compute capability (90 for sm_90) from 50 to 200, not '7'" ]
+    [ "$stderr" = "logos-run: --arch takes a compute capability (90 for sm_90) from 90 to 200, not '7'" ]
 }
 
 @test "tests/gpu/run without a GPU: every GPU check says it skipped, and the run passes" {

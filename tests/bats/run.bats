@@ -867,3 +867,65 @@ print(len(t), int((t[-1] - t[0]) * 1e6))" >times &
     [ "$first" = bo0 ]
     grep -q '^bo0 = attend(' p.logos
 }
+
+# ---- outputs and options that do not fit together ----
+
+@test "-o and --logits naming one file (by name, path or link) is a usage error, and the file is kept" {
+    step
+    echo old >ids
+    ln -s ids lnk
+    for pair in "ids ids" "ids ./ids" "lnk ids" "new ../${PWD##*/}/new"; do
+        set -- $pair
+        run --separate-stderr "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 1 -p 1 -n 2 -o "$1" --logits "$2" step.logos
+        [ "$status" -eq 2 ]
+        [ -z "$output" ]
+        [ "$stderr" = "logos-run: -o and --logits both name '$2': give each its own file" ]
+    done
+    [ "$(cat ids)" = old ]
+    [ ! -e new ]
+    # devices are written in place: /dev/null for both is fine
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 1 -p 1 -n 2 -o /dev/null --logits /dev/null step.logos
+    [ "$status" -eq 0 ]
+}
+
+@test "--compile runs nothing: -o or --logits with it is a usage error" {
+    step
+    run --separate-stderr "$LOGOS_BIN/logos-run" --compile -o ids step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: --compile runs nothing: -o names where a run's token ids go" ]
+    run --separate-stderr "$LOGOS_BIN/logos-run" --compile --logits lg step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: --compile runs nothing: --logits names where a run's logits go" ]
+    [ ! -e ids ] && [ ! -e lg ]
+}
+
+@test "--arch below 90 is refused (the kernels need sm_90); one NVRTC does not compile for is named with those it does" {
+    step
+    "$LOGOS_BIN/logos-fuse" step.logos >s.plan
+    run --separate-stderr "$LOGOS_BIN/logos-run" --compile --arch 80 s.plan
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: --arch takes a compute capability (90 for sm_90) from 90 to 200, not '80'" ]
+    "$LOGOS_BIN/logos-run" --compile s.plan >/dev/null 2>&1 || skip "no NVRTC here"
+    run --separate-stderr "$LOGOS_BIN/logos-run" --compile --arch 95 s.plan
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [[ "$stderr" == "logos-run: --arch 95: NVRTC "*" compiles for "*" 90 "* ]]
+}
+
+@test "-P with a file of no prompt names the file (exit 1)" {
+    step
+    printf '\n  \n' >empty
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -P empty step.logos
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-run: empty: no prompt in it: one prompt a line, token ids" ]
+}
+
+@test "--logits with -n 0: the prompt still runs (a chunk's one row, a stepped prompt's P rows)" {
+    step
+    "$LOGOS_BIN/logos-author" generate "$TINY/llama.yaml" >gen.logos
+    "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 1 -p "1 2 3" -n 0 --logits lg gen.logos
+    [ "$(stat -c %s lg)" -eq $((1 * 256 * 4)) ]
+    "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 1 -p "1 2 3" -n 0 --logits lg step.logos
+    [ "$(stat -c %s lg)" -eq $((3 * 256 * 4)) ]
+}
