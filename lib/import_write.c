@@ -80,7 +80,8 @@ static int out_open(Out *o, const char *dir, const char *name, int q8)
         snprintf(t, n, "%s/.%s.%s.tmp%ld", dir, name, ext[i], (long)getpid());
         o->f[i] = fopen(t, "wb");
         if (!o->f[i])
-            return imp_sysfail(t, "cannot create: %s", strerror(errno));
+            return imp_sysfail(p, "cannot create: %s", strerror(errno));
+        tmp_keep(t);
     }
     return 0;
 }
@@ -95,6 +96,8 @@ static int out_close(Out *o, int st)
             st = imp_sysfail(o->path[i], "cannot rename into place: %s", strerror(errno));
     }
     for (int i = 0; i < 2; i++) {
+        if (o->f[i])
+            tmp_drop(o->tmp[i]);
         if (st && o->tmp[i])
             remove(o->tmp[i]);
         free((void *)o->path[i]);

@@ -85,6 +85,10 @@ typedef struct OutFile {
  * device, a FIFO), or takes dflt when path is NULL; 0 or EXIT_SYSTEM. A
  * symbolic link is written through, its target replaced. */
 int outfile_open(OutFile *o, const char *path, FILE *dflt);
+/* A temporary being written (the pointer kept until tmp_drop): removed if
+ * SIGINT, SIGTERM, SIGHUP or SIGPIPE ends the process first. */
+void tmp_keep(const char *path);
+void tmp_drop(const char *path);
 /* Do the two paths name one regular file (the same name, file, or place once
  * links and folders are resolved)? Devices and FIFOs never count. */
 int outfile_same(const char *a, const char *b);

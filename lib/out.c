@@ -6,6 +6,7 @@
  * stdout. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +15,54 @@
 #include "logos.h"
 
 enum { MAX_HOPS = 40 };   /* symbolic links followed, as the kernel's ELOOP */
+
+/* ---- temporaries removed on a signal ---- */
+
+/* The temporaries being written (at most LIVE_MAX at once; past that one is
+ * simply not removed on a signal): SIGINT, SIGTERM, SIGHUP and SIGPIPE
+ * remove them, then take their default action, so an interrupted tool
+ * leaves no partial file behind. */
+enum { LIVE_MAX = 64 };
+static const char *volatile live[LIVE_MAX];
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (live[i])
+            unlink(live[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void tmp_keep(const char *path)
+{
+    static int armed;
+    if (!armed) {
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+        armed = 1;
+        for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+            struct sigaction sa, old;
+            if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+                continue;   /* ignored by whoever started us (nohup): stays ignored */
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (!live[i]) {
+            live[i] = path;
+            return;
+        }
+}
+
+void tmp_drop(const char *path)
+{
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (live[i] == path)
+            live[i] = NULL;
+}
 
 /* The name a symbolic link at path names, relative to path's folder; NULL
  * (errno set) when it cannot be read or memory runs out. */
@@ -132,6 +181,7 @@ int outfile_open(OutFile *o, const char *path, FILE *dflt)
     o->f = fopen(o->tmp, "wb");
     if (!o->f)
         return cannot_write(o);
+    tmp_keep(o->tmp);
     if (exists)   /* the replaced file's permissions */
         (void)fchmod(fileno(o->f), st.st_mode & 07777);
     o->own = 1;
@@ -149,6 +199,8 @@ int outfile_close(OutFile *o, int status)
     int bad = ferror(o->f) != 0;
     bad |= fclose(o->f) != 0;
     o->own = 0;
+    if (o->tmp)
+        tmp_drop(o->tmp);
     if (status == 0 && !bad && (!o->tmp || rename(o->tmp, o->dest) == 0)) {
         free(o->tmp);
         free(o->dest);

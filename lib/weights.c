@@ -619,9 +619,10 @@ static int write_one(Arena *a, const Want *w, char ext, const char *dir, uint64_
     char *tmp = arena_printf(a, "%s/.%s.%c.tmp%ld", dir, name, ext, (long)getpid());
     FILE *f = fopen(tmp, "wbx");
     if (!f) {
-        diag_file(tmp, "%s", strerror(errno));
+        diag_file(path, "cannot write: %s", strerror(errno));
         return EXIT_SYSTEM;
     }
+    tmp_keep(tmp);
     int bad = emit(f, w, ext, seed, pg);
     int err = errno;
     if (fclose(f) != 0 && !bad) {
@@ -632,6 +633,7 @@ static int write_one(Arena *a, const Want *w, char ext, const char *dir, uint64_
         bad = 1;
         err = errno;
     }
+    tmp_drop(tmp);
     if (bad) {
         diag_file(path, "cannot write: %s", strerror(err));
         unlink(tmp);
@@ -642,8 +644,13 @@ static int write_one(Arena *a, const Want *w, char ext, const char *dir, uint64_
 
 int weights_write_synthetic(const Prog *p, const char *dir, uint64_t seed)
 {
+    struct stat st;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         diag_file(dir, "%s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        diag_file(dir, "not a directory: --write-weights writes a file a weight into one");
         return EXIT_SYSTEM;
     }
     Arena *a = arena_new();

@@ -929,3 +929,27 @@ print(len(t), int((t[-1] - t[0]) * 1e6))" >times &
     "$LOGOS_BIN/logos-run" -q --device cpu --synthetic 1 -p "1 2 3" -n 0 --logits lg step.logos
     [ "$(stat -c %s lg)" -eq $((3 * 256 * 4)) ]
 }
+
+@test "SIGTERM while weights are written leaves no temporary behind (exit 143)" {
+    sed 's/^vocab: .*/vocab: 32000/; s/^dim: .*/dim: 1024/; s/^layers: .*/layers: 48/; s/heads: 4/heads: 8/;
+         s/kv_heads: 2/kv_heads: 8/; s/head_dim: 16/head_dim: 128/; s/hidden: 128/hidden: 4096/' \
+        "$TINY/llama.yaml" >mid.yaml
+    "$LOGOS_BIN/logos-author" decode_step mid.yaml >mid.logos
+    "$LOGOS_BIN/logos-run" -q --synthetic 1 --write-weights ww mid.logos &
+    local pid=$! i=0
+    # until the first weight is in place and others are being written
+    while [ "$(ls -A ww 2>/dev/null | grep -vc tmp)" -lt 2 ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -TERM $pid
+    local st=0
+    wait $pid || st=$?
+    [ "$st" -eq 143 ]
+    [ -z "$(ls -A ww | grep tmp)" ]
+}
+
+@test "--write-weights to a path that is not a directory says so (exit 3)" {
+    step
+    touch plain
+    run --separate-stderr "$LOGOS_BIN/logos-run" --synthetic 1 --write-weights plain step.logos
+    [ "$status" -eq 3 ]
+    [ "$stderr" = "logos-run: plain: not a directory: --write-weights writes a file a weight into one" ]
+}
