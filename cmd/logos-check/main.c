@@ -12,7 +12,9 @@ static int is_spec(const char *path)
     return (n > 5 && strcmp(path + n - 5, ".yaml") == 0) || (n > 4 && strcmp(path + n - 4, ".yml") == 0);
 }
 
-static int check_spec(Arena *a, const char *path, int tp)
+/* A spec's verdict: its ok line (not under -p and -o, whose output holds
+ * programs only) or its located messages; 0 or EXIT_INPUT. */
+static int check_spec(Arena *a, const char *path, int tp, int quiet)
 {
     Spec *s = spec_load(a, path);
     if (!s)
@@ -23,7 +25,8 @@ static int check_spec(Arena *a, const char *path, int tp)
             diag_file(path, "does not split over %d chips: %s", tp, why);
             return EXIT_INPUT;
         }
-        printf("%s: splits over %d chips\n", path, tp);
+        if (!quiet)
+            printf("%s: splits over %d chips\n", path, tp);
         return EXIT_OK;
     }
     int bad = 0;
@@ -37,7 +40,8 @@ static int check_spec(Arena *a, const char *path, int tp)
     }
     if (bad)
         return EXIT_INPUT;
-    printf("%s: ok: %d layers can be written\n", path, s->nlayers);
+    if (!quiet)
+        printf("%s: ok: %d layers can be written\n", path, s->nlayers);
     return EXIT_OK;
 }
 
@@ -94,20 +98,14 @@ static int options(int argc, char **argv, Opts *o)
     return 0;
 }
 
-/* --tp reads specs; -p and -o print programs. */
+/* --tp reads specs. */
 static int files_fit(const Opts *o)
 {
-    for (int k = 0; k < o->nfiles; k++) {
-        int spec = is_spec(o->files[k]);
-        if (o->tp && !spec) {
+    for (int k = 0; k < o->nfiles; k++)
+        if (o->tp && !is_spec(o->files[k])) {
             diag("--tp checks a spec (FILE.yaml), not '%s'", o->files[k]);
             return EXIT_USAGE;
         }
-        if (o->print && spec) {
-            diag("-p and -o print programs, and '%s' is a spec", o->files[k]);
-            return EXIT_USAGE;
-        }
-    }
     return 0;
 }
 
@@ -129,7 +127,7 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < o.nfiles; k++) {
         Arena *a = arena_new();
-        int st = is_spec(o.files[k]) ? check_spec(a, o.files[k], (int)o.tp)
+        int st = is_spec(o.files[k]) ? check_spec(a, o.files[k], (int)o.tp, o.print)
                                      : check_stream(a, o.files[k], o.print ? mem : NULL);
         if (st > status)
             status = st;

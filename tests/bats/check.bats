@@ -317,3 +317,17 @@ exp.logos: ok: 1 program" ]
     [ "$status" -eq 1 ]
     [ "${stderr_lines[0]}" = "logos-check: up2.logos:3:47: expected the first rotated row (a whole number)" ]
 }
+
+@test "-p with a spec among the programs: the spec is checked and prints nothing; a bad one empties the output" {
+    cd "$BATS_TEST_TMPDIR"
+    "$LOGOS_BIN/logos-author" decode_step "$EX/tiny/llama.yaml" >step.logos
+    run --separate-stderr "$LOGOS_BIN/logos-check" -p step.logos "$EX/tiny/llama.yaml"
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    [ "$output" = "$("$LOGOS_BIN/logos-check" -p step.logos)" ]
+    sed 's/^dim: .*/dim: 0/' "$EX/tiny/llama.yaml" >bad.yaml
+    run --separate-stderr "$LOGOS_BIN/logos-check" -p step.logos bad.yaml
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "${stderr_lines[0]}" = "logos-check: bad.yaml:6:6: 'dim' must be at least 1, got '0'" ]
+}
