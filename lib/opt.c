@@ -116,7 +116,7 @@ static int set_num(const Opt *r, const char *flag, const char *v, void *field)
         *(double *)field = x;
         return 0;
     }
-    diag("%s takes %s from %g to %g, not '%s'", flag, r->what ? r->what : "a number", r->lo, r->hi, v);
+    diag("%s takes %s from %.10g to %.10g, not '%s'", flag, r->what ? r->what : "a number", r->lo, r->hi, v);
     return EXIT_USAGE;
 }
 

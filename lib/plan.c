@@ -487,7 +487,7 @@ static void launch_const(Rd *r, PLaunch *l, const Word *w, char *given)
         fail_w(r, w, "'%s' is not a %s", c->isf ? "number" : "whole number");
     if (x < c->lo || x > c->hi) {
         char range[96];
-        snprintf(range, sizeof range, "%s (%s takes %g to %g)", k->name, c->name, c->lo, c->hi);
+        snprintf(range, sizeof range, "%s (%s takes %.10g to %.10g)", k->name, c->name, c->lo, c->hi);
         fail_w(r, w, "'%s' is outside its range in %s", range);
     }
     l->c[i] = x;

@@ -326,7 +326,7 @@ static int scaling_needs(P *p, const Node *v, const Rope *r, const Node **got)
                         need[r->scaling][i], scale_names[r->scaling]);
     if (r->scaling == SCALE_LLAMA3 && r->high <= r->low)
         return spec_fail(p, got[field_index(scaling_fields, "high")],
-                    "'high' (%g) must exceed 'low' (%g)", r->high, r->low);
+                    "'high' (%.10g) must exceed 'low' (%.10g)", r->high, r->low);
     return 0;
 }
 

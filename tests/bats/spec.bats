@@ -442,3 +442,9 @@ YAML
         "$LOGOS_BIN/logos-author" decode_step "$f" | "$LOGOS_BIN/logos-check" >/dev/null
     done
 }
+
+@test "numbers in messages are shown whole (llama3 scaling's 'high' below a large 'low')" {
+    cd "$BATS_TEST_TMPDIR"
+    sed 's/low: 1, high: 4/low: 2147483647, high: 4/' "$EX/tiny/llama.yaml" >lowhigh.yaml
+    rejects lowhigh.yaml "19:68: 'high' (4) must exceed 'low' (2147483647)"
+}
