@@ -15,7 +15,7 @@ int diag_progress;
 enum { SHOW_MAX = 160 };   /* longest part of a source line shown */
 
 /* Print line `line` of s with a caret under column col (1-based); a long line
- * is shown as a window around the column. */
+ * is shown as a window around the column, "..." where it was cut. */
 static void show_line(const Src *s, int line, int col)
 {
     const char *p = s->text, *end = s->text + s->len;
@@ -30,12 +30,14 @@ static void show_line(const Src *s, int line, int col)
         c = len;
     size_t from = c > SHOW_MAX / 2 ? c - SHOW_MAX / 2 : 0;
     size_t n = len - from > SHOW_MAX ? SHOW_MAX : len - from;
-    fputs("  ", stderr);
+    fputs(from ? "  ..." : "  ", stderr);
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)p[from + i];
         fputc(ch == '\t' || (ch >= 32 && ch != 127) ? ch : '?', stderr);
     }
-    fputs("\n  ", stderr);
+    fputs(from + n < len ? "...\n  " : "\n  ", stderr);
+    if (from)
+        fputs("   ", stderr);
     for (size_t i = from; i < c; i++)
         fputc(p[i] == '\t' ? '\t' : ' ', stderr);
     fputs("^\n", stderr);

@@ -186,8 +186,8 @@ exp.logos: ok: 1 program" ]
     [ "$status" -eq 1 ]
     [ -z "$output" ]
     [ "$stderr" = "logos-check: deep.logos:4:205: expression nested too deeply
-  $(printf '(%.0s' $(seq 160))
-  $(printf ' %.0s' $(seq 80))^" ]
+  ...$(printf '(%.0s' $(seq 160))...
+     $(printf ' %.0s' $(seq 80))^" ]
 }
 
 @test "10000 unary minuses and a chain of 10000 products are rejected" {
@@ -246,7 +246,7 @@ exp.logos: ok: 1 program" ]
     [ "$stderr" = "logos-check: nul.logos:2:5: a NUL byte: this is not a text file" ]
 }
 
-@test "a 10 MB line is shown as a window around the error" {
+@test "a 10 MB line is shown as a window around the error, \"...\" where it was cut" {
     cd "$BATS_TEST_TMPDIR"
     { printf 'logos 1 decode_step tiny\nin x : f32[4]\nout y : f32[4]\ny = x'
       head -c 10000000 /dev/zero | tr '\0' ' '; printf '$\nend\n'; } >long.logos
@@ -254,8 +254,8 @@ exp.logos: ok: 1 program" ]
     [ "$status" -eq 1 ]
     [ -z "$output" ]
     [ "$stderr" = "logos-check: long.logos:4:10000006: unexpected character '\$'
-  $(printf ' %.0s' $(seq 80))\$
-  $(printf ' %.0s' $(seq 80))^" ]
+  ...$(printf ' %.0s' $(seq 80))\$
+     $(printf ' %.0s' $(seq 80))^" ]
 }
 
 @test "a 10 MB name gets a short message" {
