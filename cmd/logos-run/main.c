@@ -21,7 +21,21 @@ typedef struct Opts {
     int nprompts, nfollow;
 } Opts;
 
-static int parse_ids(Arena *a, const char *text, const char *where, Prompt *pr)
+/* The word at p as a message shows it: at most 32 bytes ("..." past them),
+ * bytes that are not printable ASCII as '?'. */
+static const char *shown_word(Arena *a, const char *p)
+{
+    size_t n = strcspn(p, " \t,\n\r"), k = n > 32 ? 32 : n;
+    char *s = arena_alloc(a, k + 4);
+    for (size_t i = 0; i < k; i++)
+        s[i] = p[i] > 32 && p[i] < 127 ? p[i] : '?';
+    strcpy(s + k, n > k ? "..." : "");
+    return s;
+}
+
+/* The ids of text into pr; 0, or EXIT_USAGE after naming the bad word at
+ * where (and its column, where col is set: a line of a file). */
+static int parse_ids(Arena *a, const char *text, const char *where, int col, Prompt *pr)
 {
     int cap = 16;
     pr->ids = arena_alloc(a, sizeof *pr->ids * (size_t)cap);
@@ -36,7 +50,8 @@ static int parse_ids(Arena *a, const char *text, const char *where, Prompt *pr)
         long v = strtol(p, &end, 10);
         if (end == p || errno || v < -2147483647L || v > 2147483647L ||
             (*end && !strchr(" \t,\n\r", *end))) {
-            diag("%s: '%.*s' is not a token id", where, (int)strcspn(p, " \t,\n\r"), p);
+            diag("%s%s: '%s' is not a token id", where, col ? arena_printf(a, ":%d", (int)(p - text) + 1) : "",
+                 shown_word(a, p));
             return EXIT_USAGE;
         }
         if (pr->n == cap)
@@ -65,7 +80,7 @@ static int prompts_from_file(void *field, const char *flag, const char *path)
             diag_file(path, "more than 256 prompts");
             return EXIT_INPUT;
         }
-        int st = parse_ids(a, l, arena_printf(a, "%s:%d", path, line), &o->prompts[o->nprompts++]);
+        int st = parse_ids(a, l, arena_printf(a, "%s:%d", path, line), 1, &o->prompts[o->nprompts++]);
         if (st)
             return EXIT_INPUT;
         found = 1;
@@ -85,7 +100,7 @@ static int prompt_opt(void *field, const char *flag, const char *value)
         diag("at most 256 prompts");
         return EXIT_USAGE;
     }
-    return parse_ids(o->a, value, flag, &o->prompts[o->nprompts++]) ? EXIT_USAGE : 0;
+    return parse_ids(o->a, value, flag, 0, &o->prompts[o->nprompts++]) ? EXIT_USAGE : 0;
 }
 
 /* --follow IDS: what one sequence is fed after its prompt. */
@@ -96,7 +111,7 @@ static int follow_opt(void *field, const char *flag, const char *value)
         diag("at most 256 lists to follow");
         return EXIT_USAGE;
     }
-    return parse_ids(o->a, value, flag, &o->follow[o->nfollow++]) ? EXIT_USAGE : 0;
+    return parse_ids(o->a, value, flag, 0, &o->follow[o->nfollow++]) ? EXIT_USAGE : 0;
 }
 
 /* --devices 0,1: the GPUs of this process's chips, each once. */

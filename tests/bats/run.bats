@@ -376,7 +376,15 @@ step.logos" ]
     printf '1 2\n3 x\n' >prompts
     run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -P prompts step.logos
     [ "$status" -eq 1 ]
-    [ "$stderr" = "logos-run: prompts:2: 'x' is not a token id" ]
+    [ "$stderr" = "logos-run: prompts:2:3: 'x' is not a token id" ]
+    # a long word is cut short, and bytes that are not printable shown as '?'
+    { printf '1 '; head -c 100000 /dev/zero | tr '\0' 'x'; printf '\n'; } >long
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -P long step.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-run: long:1:3: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' is not a token id" ]
+    run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -p $'1 \xff\xfe' step.logos
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-run: -p: '??' is not a token id" ]
     run --separate-stderr "$LOGOS_BIN/logos-run" -q --synthetic 1 -P nosuch step.logos
     [ "$status" -eq 1 ]
     [ "$stderr" = "logos-run: nosuch: No such file or directory" ]
