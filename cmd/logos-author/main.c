@@ -38,7 +38,7 @@ static const Cli cli = {"usage: logos-author [-o FILE] [--manifest] [--batch B] 
 /* FORM [LAYER] SPEC: the n operands; 0 or an exit status. */
 static int operands(int n, char **args, Opts *o)
 {
-    if (n < 2) {
+    if (n == 0) {
         opt_usage(&cli, stderr);
         return EXIT_USAGE;
     }
@@ -55,6 +55,10 @@ static int operands(int n, char **args, Opts *o)
     }
     if (!o->split && o->tp) {
         diag("--tp splits the tp_ forms, not '%s'", o->form);
+        return EXIT_USAGE;
+    }
+    if (n == 1) {
+        diag("give the spec: logos-author %s%s SPEC.yaml", o->form, o->has_layer ? " LAYER" : "");
         return EXIT_USAGE;
     }
     if (n != 2 + o->has_layer) {

@@ -103,7 +103,10 @@ static int files_fit(const Opts *o)
 {
     for (int k = 0; k < o->nfiles; k++)
         if (o->tp && !is_spec(o->files[k])) {
-            diag("--tp checks a spec (FILE.yaml), not '%s'", o->files[k]);
+            if (!strcmp(o->files[k], "-"))
+                diag("--tp checks a spec: give it (FILE.yaml)");
+            else
+                diag("--tp checks a spec (FILE.yaml), not '%s'", o->files[k]);
             return EXIT_USAGE;
         }
     return 0;

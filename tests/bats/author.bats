@@ -497,11 +497,8 @@ tiles() {
     [ "$stderr" = "logos-author: unknown option '--bogus' (try --help)" ]
 }
 
-@test "no form or no spec exits 2 with the usage" {
+@test "no form exits 2 with the usage" {
     run --separate-stderr "$LOGOS_BIN/logos-author"
-    [ "$status" -eq 2 ]
-    [ "$(head -n 1 <<<"$stderr")" = "$USAGE" ]
-    run --separate-stderr "$LOGOS_BIN/logos-author" decode_step
     [ "$status" -eq 2 ]
     [ -z "$output" ]
     [ "$(head -n 1 <<<"$stderr")" = "$USAGE" ]
@@ -545,4 +542,14 @@ tiles() {
     [ -z "$output" ]
     [ "$stderr" = "logos-author: $BATS_TEST_TMPDIR/no/dir/x.logos: cannot write: No such file or directory" ]
     [ "$(ls)" = "keep.logos" ]
+}
+
+@test "a form with no spec says to give it (exit 2)" {
+    run --separate-stderr "$LOGOS_BIN/logos-author" decode_step
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-author: give the spec: logos-author decode_step SPEC.yaml" ]
+    run --separate-stderr "$LOGOS_BIN/logos-author" decode_layer
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-author: give the spec: logos-author decode_layer LAYER SPEC.yaml" ]
 }

@@ -331,3 +331,10 @@ exp.logos: ok: 1 program" ]
     [ -z "$output" ]
     [ "${stderr_lines[0]}" = "logos-check: bad.yaml:6:6: 'dim' must be at least 1, got '0'" ]
 }
+
+@test "--tp with no file says to give the spec (exit 2)" {
+    run --separate-stderr "$LOGOS_BIN/logos-check" --tp 2
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-check: --tp checks a spec: give it (FILE.yaml)" ]
+}
