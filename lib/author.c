@@ -573,7 +573,9 @@ static int writable(Arena *a, const Spec *s, const Form *f, int chips)
     for (int k = 0; k < s->nlayers; k++) {
         const char *why = spec_not_yet(a, s, k);
         if (why) {
-            diag_file(s->file, "layer %d (%s) cannot be written yet: %s", k, spec_layer(s, k)->kind, why);
+            const LayerSpec *ls = spec_layer(s, k);
+            fprintf(stderr, "%s: %s:%d: layer %d (%s) cannot be written yet: %s\n", diag_tool, s->file, ls->line, k,
+                    ls->kind, why);
             return EXIT_INPUT;
         }
     }

@@ -512,7 +512,7 @@ static int check_widths(const Cfg *g, const char *f, const int *has, int dense, 
         {has[MIX_DELTA], "linear_key_head_dim", g->dk_dim}, {has[MIX_DELTA], "linear_value_head_dim", g->dv_dim}};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (need[i].on && need[i].v <= 0)
-            return imp_fail(f, "the %s is missing or not positive", need[i].name);
+            return imp_fail(f, "the %s: missing or not positive", need[i].name);
     if (has[MIX_DELTA] && g->dconv < 2)
         return imp_fail(f, "linear_conv_kernel_dim is %ld: a short convolution's kernel is at least 2", g->dconv);
     if (has[MIX_CONV] && g->conv_kernel < 2)
@@ -618,7 +618,7 @@ int cfg_finish(Ckpt *c, long ctx)
     struct { const char *name; long v; } need[] = {{"vocab", g->vocab}, {"hidden size", g->dim}, {"layers", g->layers}};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (need[i].v <= 0)
-            return imp_fail(f, "the %s is missing or not positive", need[i].name);
+            return imp_fail(f, "the %s: missing or not positive", need[i].name);
     if (g->layers > 65536)
         return imp_fail(f, "%ld layers are more than 65536", g->layers);
     default_kinds(c);

@@ -162,6 +162,11 @@ YAML
     [ "${stderr_lines[1]}" = "logos-check: $f:17: layer 1 (erf): not yet: act 'gelu' is not in the language yet" ]
     [ "${stderr_lines[2]}" = "logos-check: $f:22: layer 2 (ln): not yet: norm 'layernorm' (a LayerNorm) is not in the language yet" ]
     [ "${#stderr_lines[@]}" -eq 3 ]
+    # logos-author names the first such layer at its line too
+    run --separate-stderr "$LOGOS_BIN/logos-author" decode_step "$f"
+    [ "$status" -eq 1 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-author: $f:8: layer 0 (long) cannot be written yet: rope scaling 'longrope' is not in the language yet" ]
 }
 
 @test "rejects a name the language cannot spell: '/', '..', a newline" {
