@@ -264,8 +264,12 @@ static int one_id(Tokenizer *t, TokDec *d, const Opts *o, FILE *f, const In *in,
         tok_show(f, t, (int)v);
         return 0;
     }
-    if (v >= tok_vocab(t) || o->verbose || tok_dec_push(d, (int32_t)v, f)) {
+    if (v >= tok_vocab(t)) {
         diag("%s:%d:%d: id %ld is past the vocabulary (%d tokens)", in->name, line, col, v, tok_vocab(t));
+        return EXIT_INPUT;
+    }
+    if (o->verbose || tok_dec_push(d, (int32_t)v, f)) {   /* a gap among the ids */
+        diag("%s:%d:%d: id %ld is not in the vocabulary (it has no piece)", in->name, line, col, v);
         return EXIT_INPUT;
     }
     return 0;

@@ -333,3 +333,18 @@ bad_gguf() {
     run --separate-stderr timeout 60 logos-tok encode -z "$TINY" /dev/zero
     reject 1 "logos-tok: /dev/zero: larger than 256 MiB: too large for one input"
 }
+
+@test "decode: an id inside the vocabulary's range that has no piece (a gap) is named so" {
+    mkdir gap
+    python3 -c "import json, sys
+j = json.load(open(sys.argv[1]))
+v = j['model']['vocab']
+v[next(k for k in v if v[k] == 5)] = 300
+json.dump(j, open('gap/tokenizer.json', 'w'))" "$TINY/tokenizer.json"
+    run --separate-stderr "$LOGOS_BIN/logos-tok" decode gap <<<"5"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-tok: <stdin>:1:1: id 5 is not in the vocabulary (it has no piece)" ]
+    run --separate-stderr "$LOGOS_BIN/logos-tok" decode gap <<<"301"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-tok: <stdin>:1:1: id 301 is past the vocabulary (301 tokens)" ]
+}
