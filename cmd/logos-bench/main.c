@@ -18,6 +18,7 @@ typedef struct Opts {
     WeightsArg w;
     long reps, launch_reps, pos[16], chunk, batch;
     int npos, fmt, device, form;   /* fmt: 0 table, 1 csv, 2 json; form: enum BenchFormKind */
+    int csv, json;                 /* the flags that set fmt */
     double ceiling, tensor;
 } Opts;
 
@@ -57,8 +58,8 @@ static const Opt opts[] = {
     {.l = "tensor-rate", .kind = OPT_NUM, .at = offsetof(Opts, tensor), .arg = "TOPS", .lo = 1e-6, .hi = 1e6,
      .help = "compare a chunk or a batch with this int8 rate (TOP/s)\n"
              "instead of the measured one"},
-    {.l = "csv", .kind = OPT_FLAG, .at = offsetof(Opts, fmt), .lo = 1, .help = "CSV output"},
-    {.l = "json", .kind = OPT_FLAG, .at = offsetof(Opts, fmt), .lo = 2, .help = "JSON output"},
+    {.l = "csv", .kind = OPT_FLAG, .at = offsetof(Opts, csv), .help = "CSV output"},
+    {.l = "json", .kind = OPT_FLAG, .at = offsetof(Opts, json), .help = "JSON output"},
     {.l = "svg", .kind = OPT_STR, .at = offsetof(Opts, svg), .arg = "FILE",
      .help = "draw every launch on a roofline into FILE (SVG)"},
     {0},
@@ -86,6 +87,11 @@ static int options(int argc, char **argv, Opts *o)
         diag("--batch is for --form decode_batch");
         return EXIT_USAGE;
     }
+    if (o->csv && o->json) {
+        diag("--csv or --json: one output format");
+        return EXIT_USAGE;
+    }
+    o->fmt = o->csv ? 1 : o->json ? 2 : 0;
     o->input = n ? argv[1] : "-";
     return weights_given(&o->w);
 }

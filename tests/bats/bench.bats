@@ -478,3 +478,10 @@ PY
     b16=$(awk -F, '$1 == "step" { print $12 }' f16/benchforms/tiny-llama.q8.batch2.csv)
     [ -n "$b32" ] && [ -n "$b16" ] && [ "$b16" -lt "$b32" ]
 }
+
+@test "--csv and --json together is a usage error" {
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 --csv --json </dev/null
+    [ "$status" -eq 2 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: --csv or --json: one output format" ]
+}
