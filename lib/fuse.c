@@ -3,7 +3,8 @@
  * product in parts, with the norm that feeds them as its prologue and the
  * elementwise ops that read them (bias, gate and activation, soft-cap,
  * residual, arg-max) as its epilogue; rope takes its per-head norm and its
- * cache append, and the value append joins it; a short convolution takes
+ * cache append, a rope of the same attributes that does not wait on it, and
+ * the value append; a short convolution takes
  * the gate before it, its activation and the gate after it; an embedding
  * takes its scale; a norm takes the residual it feeds; a producer whose readers are
  * all products quantizes in its epilogue (fuse_quant). Each rule asks the
@@ -140,6 +141,24 @@ static int same_attrs(const Expr *a, const Expr *b)
     return 1;
 }
 
+/* The first attribute a and b spell differently (or one lacks), NULL when
+ * none: its name, and its spelling in each ("-" where absent). */
+static const char *attr_diff(const Expr *a, const Expr *b, const char **ta, const char **tb)
+{
+    for (int r = 0; r < 2; r++) {
+        const Expr *x = r ? b : a, *y = r ? a : b;
+        for (int i = 0; i < x->nattrs; i++) {
+            const Attr *o = attr_get(y, x->attrs[i].name);
+            if (!o || strcmp(o->text, x->attrs[i].text)) {
+                *(r ? tb : ta) = x->attrs[i].text;
+                *(r ? ta : tb) = o ? o->text : "-";
+                return x->attrs[i].name;
+            }
+        }
+    }
+    return NULL;
+}
+
 /* ---- groups ---- */
 
 static Group *new_group(Fz *f, int kind, int node)
@@ -230,14 +249,15 @@ static int first_node(const Group *gr)
     return lo;
 }
 
-/* Does node k read (through its arguments and ordering edges, back to
- * node lo, before which nothing reads a node of it) a node of group g? A
- * launch of g cannot wait on what it makes. */
-/* A walk over the graph's nodes: a mark each and a stack (free both). */
-static int *walk_mem(const Fz *f, char **seen)
+/* A walk over the graph's nodes lo to hi (a node's operands come before
+ * it): a mark each, seen[k - lo], and a stack (free both). Sized to the
+ * span, not the graph: a walk a group over the whole graph was quadratic
+ * in a program's layers. */
+static int *walk_mem(int lo, int hi, char **seen)
 {
-    *seen = calloc((size_t)f->g->nn, 1);
-    int *stack = malloc(sizeof *stack * (size_t)f->g->nn);
+    size_t n = hi >= lo ? (size_t)(hi - lo) + 1 : 1;
+    *seen = calloc(n, 1);
+    int *stack = malloc(sizeof *stack * n);
     if (!*seen || !stack) {
         diag("out of memory");
         exit(EXIT_SYSTEM);
@@ -245,20 +265,25 @@ static int *walk_mem(const Fz *f, char **seen)
     return stack;
 }
 
+/* Does node k read (through its arguments and ordering edges, back to
+ * node lo, before which nothing reads a node of it) a node of group g? A
+ * launch of g cannot wait on what it makes. */
 static int reads_group(const Fz *f, int k, int g, int lo)
 {
+    if (k < lo)   /* its operands come before it */
+        return 0;
     char *seen;
-    int *stack = walk_mem(f, &seen), ns = 0, hit = 0;
+    int *stack = walk_mem(lo, k, &seen), ns = 0, hit = 0;
     stack[ns++] = k;
-    seen[k] = 1;
+    seen[k - lo] = 1;
     while (ns && !hit) {
         const GNode *n = N(f, stack[--ns]);
         for (int i = 0; i < n->nargs + n->nafter; i++) {
             int a = i < n->nargs ? n->args[i] : n->after[i - n->nargs];
-            if (a < lo || seen[a])
+            if (a < lo || seen[a - lo])
                 continue;
             hit |= f->group[a] == g;
-            seen[a] = 1;
+            seen[a - lo] = 1;
             stack[ns++] = a;
         }
     }
@@ -524,15 +549,44 @@ static int gated_pair(Fz *f, Group *gr, int g, int up, int act, int mul)
     return mul;
 }
 
+static int by_index(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The free products of activation x (through its reshapes) from node first
+ * on, the first 256 in node order, into prods: found among x's readers,
+ * not by a walk to the program's end (fusing was quadratic in layers). */
+static int products_of(Fz *f, int x, int first, int *prods)
+{
+    int *stack = NULL, ns = 0, cs = 0, *all = NULL, n = 0, ca = 0, m = 0;
+    *VEC_PUSH(f->a, stack, ns, cs) = x;
+    while (ns) {
+        int v = stack[--ns];
+        for (int i = 0; i < f->ncons[v]; i++) {
+            int c = f->cons[v][i];
+            const GNode *cn = N(f, c);
+            if (cn->op == OP_RESHAPE && cn->args[0] == v)
+                *VEC_PUSH(f->a, stack, ns, cs) = c;
+            else if (cn->op == OP_MATMUL && c >= first && free_node(f, c) && view_root(f->g, cn->args[1]) == x)
+                *VEC_PUSH(f->a, all, n, ca) = c;
+        }
+    }
+    if (n)
+        qsort(all, (size_t)n, sizeof *all, by_index);
+    for (int i = 0; i < n && m < 256; i++)   /* a product reading x twice is listed once */
+        if (!m || prods[m - 1] != all[i])
+            prods[m++] = all[i];
+    return m;
+}
+
 /* The products of activation x: gated pairs first, then the others, in
  * groups of at most four parts. */
 static void product_group(Fz *f, int first)
 {
     int x = view_root(f->g, N(f, first)->args[1]);
-    int prods[256], n = 0;
-    for (int k = first; k < f->g->nn && n < 256; k++)
-        if (N(f, k)->op == OP_MATMUL && free_node(f, k) && view_root(f->g, N(f, k)->args[1]) == x)
-            prods[n++] = k;
+    int prods[256], n = products_of(f, x, first, prods);
     while (n) {
         Group *gr = new_group(f, GK_GEMV, prods[0]);
         gr->x = x;
@@ -566,6 +620,20 @@ static void product_group(Fz *f, int first)
 }
 
 /* ---- rope with its norms and the cache appends ---- */
+
+/* Does node k wait on group gr's launch: does an operand or ordering edge
+ * of it but node but read (back to the group's first node) a node of gr? */
+static int waits_on(const Fz *f, const Group *gr, int k, int but)
+{
+    const GNode *n = N(f, k);
+    int g = (int)(gr - f->gs), lo = first_node(gr);
+    for (int i = 0; i < n->nargs + n->nafter; i++) {
+        int a = i < n->nargs ? n->args[i] : n->after[i - n->nargs];
+        if (a != but && a >= lo && (f->group[a] == g || reads_group(f, a, g, lo)))
+            return 1;
+    }
+    return 0;
+}
 
 /* The state write of node k at positions pos, when it is k's one use. */
 static int write_of(const Fz *f, int k, int pos)
@@ -676,7 +744,7 @@ static int rope_concat(Fz *f, Group *gr)
             ok = cn->args[i] == v || (free_node(f, cn->args[i]) && a->ty.rank == cn->ty.rank &&
                                       last_dim(&a->ty) <= 1024 && a->op != OP_ROPE);
         }
-        if (!ok)
+        if (!ok || waits_on(f, gr, c, v) || waits_on(f, gr, w, c))   /* across a cycle */
             continue;
         take(f, gr, c);
         take(f, gr, w);
@@ -711,38 +779,81 @@ static int rope_concat(Fz *f, Group *gr)
     return 0;
 }
 
+/* Does rope k, at group gr's positions and of no launch yet, read what
+ * gr's launch makes (a later layer's rope, or one after this rope's
+ * attention)? Then so do the ropes after it: a search for a part of gr
+ * ends there. */
+static int rope_after(const Fz *f, const Group *gr, int k)
+{
+    const GNode *r = N(f, k);
+    return r->op == OP_ROPE && r->args[1] == gr->pos && free_node(f, k) &&
+           reads_group(f, k, (int)(gr - f->gs), first_node(gr));
+}
+
+/* May rope k turn in the launch of rope group gr (first its first rope)?
+ * 1 when it may; 0 when it is not a free rope of the group's positions
+ * and shape, or its attributes differ (a launch turns with one table of
+ * frequencies: -v says so); -1 when it, or its append, reads what the
+ * launch makes: the search ends. */
+static int rope_partner(Fz *f, const Group *gr, int first, int k)
+{
+    const GNode *r = N(f, k), *r0 = N(f, first);
+    if (r->op != OP_ROPE || !free_node(f, k) || r->args[1] != gr->pos)
+        return 0;
+    int w = write_of(f, k, gr->pos);
+    if (rope_after(f, gr, k) || (w >= 0 && waits_on(f, gr, w, k)))
+        return -1;
+    if (last_dim(&r->ty) != last_dim(&r0->ty) || r->ty.rank != r0->ty.rank)
+        return 0;
+    const char *ta, *tb, *why = attr_diff(r0->e, r->e, &ta, &tb);
+    if (why) {
+        fuse_note(f, k, "no rope_append: %s and %s turn in launches of their own: their %s differs (%s, %s), and "
+                  "a launch turns with one table of frequencies", stmt_name(f, first), stmt_name(f, k), why, ta, tb);
+        return 0;
+    }
+    return 1;
+}
+
+/* The append of a value row at the group's positions that may join rope
+ * group gr from node k on (its value read by none of the launch): its
+ * write, or -1 (none before a rope that reads what the launch makes). */
+static int value_append(Fz *f, const Group *gr, int k)
+{
+    const GNode *r0 = N(f, gr->rope[0]);
+    for (; k < f->g->nn && !rope_after(f, gr, k); k++) {
+        const GNode *w = N(f, k);
+        if (w->op != G_WRITE || !free_node(f, k) || w->args[1] != gr->pos || N(f, w->args[2])->op == OP_ROPE ||
+            N(f, w->args[2])->ty.rank != r0->ty.rank || last_dim(&N(f, w->args[2])->ty) > 1024)
+            continue;
+        if (!waits_on(f, gr, k, -1))
+            return k;
+    }
+    return -1;
+}
+
 static void rope_group(Fz *f, int first)
 {
     const GNode *r0 = N(f, first);
     Group *gr = new_group(f, GK_ROPE, first);
     gr->pos = r0->args[1];
     rope_part(f, gr, first);
-    for (int k = first + 1; k < f->g->nn && gr->rparts < 2; k++) {
-        const GNode *r = N(f, k);
-        if (r->op == OP_ROPE && free_node(f, k) && r->args[1] == gr->pos && same_attrs(r->e, r0->e) &&
-            last_dim(&r->ty) == last_dim(&r0->ty) && r->ty.rank == r0->ty.rank) {
+    for (int k = first + 1, m = 0; k < f->g->nn && gr->rparts < 2 && m >= 0; k++)
+        if ((m = rope_partner(f, gr, first, k)) > 0) {
             rope_part(f, gr, k);
             fuse_note(f, k, "rule rope_append: %s turns in the same launch as %s", stmt_name(f, k), stmt_name(f, first));
             took(f, RU_ROPE_APPEND);
         }
-    }
     if (rope_concat(f, gr))
         return;
-    /* a value row appended at the same positions */
-    for (int k = first + 1; k < f->g->nn; k++) {
-        const GNode *w = N(f, k);
-        if (w->op != G_WRITE || !free_node(f, k) || w->args[1] != gr->pos || N(f, w->args[2])->op == OP_ROPE ||
-            N(f, w->args[2])->ty.rank != r0->ty.rank || last_dim(&N(f, w->args[2])->ty) > 1024 ||
-            reads_group(f, w->args[2], (int)(gr - f->gs), first_node(gr)))
-            continue;
-        int p = gr->rparts++;
-        gr->rx[p] = w->args[2];
-        gr->rwrite[p] = k;
-        take(f, gr, k);
-        fuse_note(f, k, "rule rope_append: the append to %s joins the rope's launch", f->p->decls[w->decl].name);
-        took(f, RU_ROPE_APPEND);
-        break;
-    }
+    int k = value_append(f, gr, first + 1);   /* a value row appended at the same positions */
+    if (k < 0)
+        return;
+    int p = gr->rparts++;
+    gr->rx[p] = N(f, k)->args[2];
+    gr->rwrite[p] = k;
+    take(f, gr, k);
+    fuse_note(f, k, "rule rope_append: the append to %s joins the rope's launch", f->p->decls[N(f, k)->decl].name);
+    took(f, RU_ROPE_APPEND);
 }
 
 static int unsupported(Fz *f, int k);
@@ -989,17 +1100,22 @@ static void absorb(Fz *f, Group *to, Group *from)
 static int joins_across(const Fz *f, const Group *to, const Group *from)
 {
     int t = (int)(to - f->gs), g = (int)(from - f->gs), lo = first_node(from), ns = 0, hit = 0;
+    int base = lo, hi = lo;
+    for (int j = 0; j < to->nn; j++) {
+        base = to->nodes[j] < base ? to->nodes[j] : base;
+        hi = to->nodes[j] > hi ? to->nodes[j] : hi;
+    }
     char *seen;
-    int *stack = walk_mem(f, &seen);
+    int *stack = walk_mem(base, hi, &seen);
     for (int j = 0; j < to->nn; j++)
-        stack[ns++] = to->nodes[j], seen[to->nodes[j]] = 1;
+        stack[ns++] = to->nodes[j], seen[to->nodes[j] - base] = 1;
     while (ns && !hit) {
         const GNode *n = N(f, stack[--ns]);
         for (int i = 0; i < n->nargs + n->nafter && !hit; i++) {
             int a = i < n->nargs ? n->args[i] : n->after[i - n->nargs];
-            if (a < lo || seen[a] || f->group[a] == g)
+            if (a < lo || seen[a - base] || f->group[a] == g)
                 continue;
-            seen[a] = 1;
+            seen[a - base] = 1;
             if (f->group[a] < 0)
                 stack[ns++] = a;
             else if (f->group[a] != t)
@@ -1440,10 +1556,11 @@ static int heap_pop(const Fz *f, int *h, int *n)
     return top;
 }
 
-/* Kahn's order of the groups, the ready group with the least node first:
- * edges listed once each, so a batch's thousands of groups order in time
- * linear in the edges (a matrix of every pair was cubic). */
-static void order(Fz *f)
+/* Kahn's order of the groups, the ready group with the least node first,
+ * into out: edges listed once each, so a batch's thousands of groups order
+ * in time linear in the edges (a matrix of every pair was cubic). The
+ * groups placed: fewer than f->ng across a cycle. */
+static int kahn(Fz *f, int *out)
 {
     int ng = f->ng;
     Deps d = {.mark = arena_alloc(f->a, sizeof *d.mark * (size_t)(ng + 1))};
@@ -1476,16 +1593,21 @@ static void order(Fz *f)
     for (int g = 0; g < ng; g++)
         if (!indeg[g])
             heap_push(f, heap, &nh, g);
-    f->order = arena_alloc(f->a, sizeof *f->order * (size_t)(ng + 1));
     int placed = 0;
     while (nh > 0) {
         int g = heap_pop(f, heap, &nh);
-        f->order[placed++] = g;
+        out[placed++] = g;
         for (int e = first[g]; e < first[g + 1]; e++)
             if (--indeg[next[e]] == 0)
                 heap_push(f, heap, &nh, next[e]);
     }
-    ASSERT(placed == ng);   /* the rules never join nodes across a cycle */
+    return placed;
+}
+
+static void order(Fz *f)
+{
+    f->order = arena_alloc(f->a, sizeof *f->order * (size_t)(f->ng + 1));
+    ASSERT(kahn(f, f->order) == f->ng);   /* the rules never join nodes across a cycle */
 }
 
 /* ---- rope_attend: a decode step's rope in its attention's launch ---- */
@@ -1627,78 +1749,152 @@ static int alike(const Fz *f, const Group *a, const Group *b)
     return 1;
 }
 
-/* Pushes the groups group g depends on through node k (depend's edges). */
-static void dep_push(const Fz *f, int g, int k, char *seen, int *stack, int *ns)
+/* batch_cycles' walk over the groups: their marks and a stack (the marked
+ * listed in vis, to clear them after), and the rank of each group in an
+ * order of them all made before the first batch joins (ranked: 1 made, -1
+ * none, the groups on a cycle). A path from one of a batch's attentions
+ * back to another then passes only groups ranked between them, unless it
+ * passes a batch joined since, whose edges the order no longer holds:
+ * every such edge lies at ranks up to top. So each batch's walk stays
+ * within its layer, not every layer before it. */
+typedef struct Walk {
+    char *seen, *in;
+    int *stack, ns, *vis, nv;
+    int *rank, ranked, top;
+} Walk;
+
+static Walk walk_new(Fz *f)
+{
+    size_t ng = (size_t)f->ng + 1;
+    return (Walk){.seen = arena_alloc(f->a, ng), .in = arena_alloc(f->a, ng),
+                  .stack = arena_alloc(f->a, sizeof(int) * ng), .vis = arena_alloc(f->a, sizeof(int) * ng),
+                  .top = -1};
+}
+
+/* The least rank of the groups seq (n of them), below which the walk may
+ * stop, else -1; the order made when first asked for. */
+static int walk_floor(Fz *f, Walk *w, const int *seq, int n)
+{
+    if (!w->ranked) {
+        int *by = arena_alloc(f->a, sizeof *by * (size_t)(f->ng + 1));
+        w->rank = arena_alloc(f->a, sizeof *w->rank * (size_t)(f->ng + 1));
+        w->ranked = kahn(f, by) == f->ng ? 1 : -1;
+        for (int i = 0; w->ranked > 0 && i < f->ng; i++)
+            w->rank[by[i]] = i;
+    }
+    if (w->ranked < 0)
+        return -1;
+    int lo = w->rank[seq[0]];
+    for (int i = 1; i < n; i++)
+        lo = w->rank[seq[i]] < lo ? w->rank[seq[i]] : lo;
+    return lo > w->top ? lo : -1;
+}
+
+/* Pushes the groups group g depends on through node k (depend's edges),
+ * but those ranked below lo (-1: none are left out). */
+static void dep_push(const Fz *f, int g, int k, Walk *w, int lo)
 {
     const GNode *n = N(f, k);
     if (n->view) {
         for (int i = 0; i < n->nargs; i++)
-            dep_push(f, g, n->args[i], seen, stack, ns);
+            dep_push(f, g, n->args[i], w, lo);
         for (int i = 0; i < n->nafter; i++)
-            dep_push(f, g, n->after[i], seen, stack, ns);
+            dep_push(f, g, n->after[i], w, lo);
         return;
     }
     int p = f->group[k];
-    if (p >= 0 && p != g && !seen[p]) {
-        seen[p] = 1;
-        stack[(*ns)++] = p;
+    if (p >= 0 && p != g && !w->seen[p] && (lo < 0 || w->rank[p] >= lo)) {
+        w->seen[p] = 1;
+        w->vis[w->nv++] = p;
+        w->stack[w->ns++] = p;
+    }
+}
+
+static void deps_push(const Fz *f, int g, Walk *w, int lo)
+{
+    for (int j = 0; j < f->gs[g].nn; j++) {
+        const GNode *x = N(f, f->gs[g].nodes[j]);
+        for (int a = 0; a < x->nargs; a++)
+            dep_push(f, g, x->args[a], w, lo);
+        for (int a = 0; a < x->nafter; a++)
+            dep_push(f, g, x->after[a], w, lo);
     }
 }
 
 /* Does any of the groups seq (n of them) depend on another, or on a group
  * that does: would one launch of them all wait on itself? */
-static int batch_cycles(const Fz *f, const int *seq, int n)
+static int batch_cycles(Fz *f, const int *seq, int n, Walk *w)
 {
-    char *seen = calloc((size_t)f->ng, 1), *in = calloc((size_t)f->ng, 1);
-    int *stack = malloc(sizeof *stack * (size_t)f->ng), ns = 0, cyc = 0;
-    if (!seen || !in || !stack) {
-        diag("out of memory");
-        exit(EXIT_SYSTEM);
-    }
+    int lo = walk_floor(f, w, seq, n), cyc = 0;
+    w->ns = w->nv = 0;
     for (int i = 0; i < n; i++)
-        in[seq[i]] = 1;
+        w->in[seq[i]] = 1;
     for (int i = 0; i < n; i++)
-        for (int j = 0; j < f->gs[seq[i]].nn; j++) {
-            const GNode *x = N(f, f->gs[seq[i]].nodes[j]);
-            for (int a = 0; a < x->nargs; a++)
-                dep_push(f, seq[i], x->args[a], seen, stack, &ns);
-            for (int a = 0; a < x->nafter; a++)
-                dep_push(f, seq[i], x->after[a], seen, stack, &ns);
-        }
-    while (ns && !cyc) {
-        int g = stack[--ns];
-        cyc = in[g];
-        for (int j = 0; j < f->gs[g].nn && !cyc; j++) {
-            const GNode *x = N(f, f->gs[g].nodes[j]);
-            for (int a = 0; a < x->nargs; a++)
-                dep_push(f, g, x->args[a], seen, stack, &ns);
-            for (int a = 0; a < x->nafter; a++)
-                dep_push(f, g, x->after[a], seen, stack, &ns);
-        }
+        deps_push(f, seq[i], w, lo);
+    while (w->ns && !cyc) {
+        int g = w->stack[--w->ns];
+        cyc = w->in[g];
+        if (!cyc)
+            deps_push(f, g, w, lo);
     }
-    free(seen);
-    free(in);
-    free(stack);
+    for (int i = 0; i < w->nv; i++)
+        w->seen[w->vis[i]] = 0;
+    for (int i = 0; i < n; i++)
+        w->in[seq[i]] = 0;
     return cyc;
+}
+
+/* A batch joined: the order no longer holds its groups' edges. */
+static void walk_joined(Walk *w, const int *seq, int n)
+{
+    for (int i = 0; w->ranked > 0 && i < n; i++)
+        w->top = w->rank[seq[i]] > w->top ? w->rank[seq[i]] : w->top;
+}
+
+/* The rows each attention group reads (rows_read): its row and bases,
+ * and the groups of one query base in a list each (head by the base's
+ * node, next by group, in group order), so that a sequence's rows are
+ * found among those of its stacked queries, not among every group. */
+typedef struct Rows {
+    int *row, *base, *head, *next;   /* base: 3 a group */
+} Rows;
+
+static Rows rows_index(Fz *f)
+{
+    Rows x = {arena_alloc(f->a, sizeof *x.row * (size_t)(f->ng + 1)),
+              arena_alloc(f->a, sizeof *x.base * 3 * (size_t)(f->ng + 1)),
+              arena_alloc(f->a, sizeof *x.head * (size_t)(f->g->nn + 1)),
+              arena_alloc(f->a, sizeof *x.next * (size_t)(f->ng + 1))};
+    for (int k = 0; k < f->g->nn; k++)
+        x.head[k] = -1;
+    for (int i = f->ng - 1; i >= 0; i--) {
+        x.next[i] = -1;
+        x.row[i] = -1;
+        if (f->gs[i].kind != GK_ATTEND)
+            continue;
+        int *b = &x.base[3 * i];
+        rows_read(f, &f->gs[i], b, &x.row[i]);
+        if (b[0] >= 0) {
+            x.next[i] = x.head[b[0]];
+            x.head[b[0]] = i;
+        }
+    }
+    return x;
 }
 
 /* The attention groups of the other sequences of group h (row 0 of its
  * stacked values), in row order, into seq (h first): why not, or NULL. */
-static const char *batch_of(Fz *f, int h, int *seq, int *n)
+static const char *batch_of(Fz *f, const Rows *x, Walk *w, int h, int *seq, int *n)
 {
     const Group *a = &f->gs[h];
-    int base[3], row, b2[3], r2;
-    rows_read(f, a, base, &row);
+    const int *base = &x->base[3 * h];
     *n = 0;
     seq[(*n)++] = h;
     for (int r = 1;; r++) {
         int found = -1;
-        for (int i = 0; i < f->ng && found < 0; i++) {
-            const Group *g = &f->gs[i];
-            if (g->kind != GK_ATTEND || !g->nn || i == h)
-                continue;
-            rows_read(f, g, b2, &r2);
-            if (r2 == r && b2[0] == base[0] && b2[1] == base[1] && b2[2] == base[2])
+        for (int i = x->head[base[0]]; i >= 0 && found < 0; i = x->next[i]) {
+            const int *b2 = &x->base[3 * i];
+            if (f->gs[i].nn && i != h && x->row[i] == r && b2[1] == base[1] && b2[2] == base[2])
                 found = i;
         }
         if (found < 0)
@@ -1718,7 +1914,7 @@ static const char *batch_of(Fz *f, int h, int *seq, int *n)
         if (stack < 0 || stacked_in(f, g->node, t) != stack)
             return "the sequences' outputs are not the rows of one stack, in order";
     }
-    if (batch_cycles(f, seq, *n))
+    if (batch_cycles(f, seq, *n, w))
         return "one sequence's attention depends on another's";
     return NULL;
 }
@@ -1736,15 +1932,14 @@ static void batch_attend(Fz *f)
         diag("out of memory");
         exit(EXIT_SYSTEM);
     }
+    Rows x = rows_index(f);
+    Walk w = walk_new(f);
     for (int h = 0; h < f->ng; h++) {
         Group *a = &f->gs[h];
-        int base[3], row, n;
-        if (a->kind != GK_ATTEND || !a->nn || a->nseq)
+        int n;
+        if (a->kind != GK_ATTEND || !a->nn || a->nseq || x.row[h] != 0)
             continue;
-        rows_read(f, a, base, &row);
-        if (row != 0)
-            continue;
-        const char *why = batch_of(f, h, seq, &n);
+        const char *why = batch_of(f, &x, &w, h, seq, &n);
         if (why)
             fuse_note(f, a->node, "no batch_attend: %s: a launch a sequence", why);
         if (why || n < 2)
@@ -1760,6 +1955,7 @@ static void batch_attend(Fz *f)
             }
             g->nn = 0;
         }
+        walk_joined(&w, seq, n);
         fuse_note(f, a->node, "rule batch_attend: the attentions of %d sequences, %s to %s, one launch: a row a "
                   "sequence, its position and caches from tables", n, stmt_name(f, a->node),
                   stmt_name(f, f->gs[seq[n - 1]].node));

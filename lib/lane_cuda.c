@@ -25,7 +25,16 @@ static int add_buf(Fz *f, PBuf b)
     Plan *pl = f->pl;
     b.decl = b.decl ? b.decl : -1;
     *VEC_PUSH(f->a, pl->bufs, pl->nbufs, pl->cbufs) = b;
+    if (strmap_get(pl->names, b.name) < 0)
+        strmap_put(pl->names, b.name, pl->nbufs - 1);
     return pl->nbufs - 1;
+}
+
+/* The first buffer named name, or -1 (plan_buf's answer, from the map:
+ * a search of every buffer a table was quadratic in a batch's layers). */
+static int named(const Fz *f, const char *name)
+{
+    return strmap_get(f->pl->names, name);
 }
 
 /* A size at the plan's row bound (dim_bound). */
@@ -266,7 +275,10 @@ static void merge_scratch(L L, Fz *f, int node, long parts, long counts)
  * largest asks: NAME, made when first asked for. */
 static int shared_scratch(Fz *f, const char *name, int et, long n)
 {
-    for (int b = 0; b < f->pl->nbufs; b++) {
+    int b0 = named(f, name);
+    if (b0 < 0)
+        return scratch(f, name, et, n);
+    for (int b = b0; b < f->pl->nbufs; b++) {   /* the first of that name, unless another kind took it first */
         PBuf *x = &f->pl->bufs[b];
         if (x->kind == B_SCRATCH && !strcmp(x->name, name)) {
             x->count = n > x->count ? n : x->count;
@@ -1103,7 +1115,7 @@ static int table_buf(Fz *f, const int *decl, int n)
 {
     const PBuf *first = &f->pl->bufs[buf_of(f, decl[0])];
     const char *name = arena_printf(f->a, "%s.seqs", first->name);
-    int b = plan_buf(f->pl, name), et = first->etype;
+    int b = named(f, name), et = first->etype;
     long count = first->count;
     int *ents = arena_alloc(f->a, sizeof *ents * (size_t)n);
     for (int i = 0; i < n; i++)
@@ -1926,57 +1938,144 @@ static void emit_concat(Fz *f, const Group *gr)
 
 /* ---- the pool: temporaries share memory where their lives allow ---- */
 
-static void pool(Fz *f)
+/* Each temporary's life: the first and last launch that use it. */
+typedef struct Life {
+    int *first, *last;
+} Life;
+
+static Life lives(Fz *f)
 {
     Plan *pl = f->pl;
     int nb = pl->nbufs;
-    int *first = arena_alloc(f->a, sizeof *first * (size_t)nb), *lastl = arena_alloc(f->a, sizeof *lastl * (size_t)nb);
+    Life lv = {arena_alloc(f->a, sizeof *lv.first * (size_t)(nb + 1)),
+               arena_alloc(f->a, sizeof *lv.last * (size_t)(nb + 1))};
     for (int b = 0; b < nb; b++)
-        first[b] = -1;
+        lv.first[b] = -1;
     for (int i = 0; i < pl->nls; i++)
         for (int p = 0; p < KMAXP; p++) {
             int b = pl->ls[i].arg[p];
             if (b < 0)
                 continue;
             b = plan_base(pl, b);
-            if (first[b] < 0)
-                first[b] = i;
-            lastl[b] = i;
+            if (lv.first[b] < 0)
+                lv.first[b] = i;
+            lv.last[b] = i;
         }
     for (int j = 0; j < pl->ncs; j++)   /* a collective's buffers live over the launches either side of it */
         for (int p = 0; p < 2; p++) {
             int b = plan_base(pl, p ? pl->cs[j].y : pl->cs[j].x), at = pl->cs[j].at;
             int lo = at > 0 ? at - 1 : 0, hi = at < pl->nls ? at : pl->nls - 1;
-            first[b] = first[b] < 0 || lo < first[b] ? lo : first[b];
-            lastl[b] = hi > lastl[b] ? hi : lastl[b];
+            lv.first[b] = lv.first[b] < 0 || lo < lv.first[b] ? lo : lv.first[b];
+            lv.last[b] = hi > lv.last[b] ? hi : lv.last[b];
         }
+    return lv;
+}
+
+static int meet(const Life *lv, int a, int b)
+{
+    return !(lv->first[a] > lv->last[b] || lv->first[b] > lv->last[a]);
+}
+
+/* A temporary and its first launch, to sort by that. */
+typedef struct Born {
+    int first, b;
+} Born;
+
+static int by_first(const void *x, const void *y)
+{
+    const Born *a = x, *b = y;
+    return a->first != b->first ? (a->first > b->first) - (a->first < b->first) : (a->b > b->b) - (a->b < b->b);
+}
+
+/* The temporaries alive with each temporary b, those before it alone:
+ * near[b][0 .. nnear[b]). A sweep in order of first launch keeps those
+ * still alive, so that the pairs cost what they are (every temporary
+ * against every other was quadratic in a program's layers). */
+static void alive_with(Fz *f, const Life *lv, int **near, int *nnear)
+{
+    Plan *pl = f->pl;
+    int nb = pl->nbufs, nt = 0, na = 0, *cnear = arena_alloc(f->a, sizeof *cnear * (size_t)(nb + 1));
+    int *act = arena_alloc(f->a, sizeof *act * (size_t)(nb + 1));
+    Born *t = arena_alloc(f->a, sizeof *t * (size_t)(nb + 1));
+    for (int b = 0; b < nb; b++)
+        if (pl->bufs[b].kind == B_TEMP)
+            t[nt++] = (Born){lv->first[b], b};
+    qsort(t, (size_t)nt, sizeof *t, by_first);
+    for (int i = 0; i < nt; i++) {
+        int b = t[i].b, keep = 0;
+        for (int j = 0; j < na; j++)   /* those that died before b's first launch meet nothing after it */
+            if (lv->last[act[j]] >= lv->first[b])
+                act[keep++] = act[j];
+        na = keep;
+        for (int j = 0; j < na; j++) {
+            int o = act[j], lo = o < b ? o : b, hi = o < b ? b : o;
+            if (meet(lv, o, b))
+                *VEC_PUSH(f->a, near[hi], nnear[hi], cnear[hi]) = lo;
+        }
+        act[na++] = b;
+    }
+}
+
+typedef struct Span {
+    long at, end;
+} Span;
+
+static int by_at(const void *x, const void *y)
+{
+    const Span *a = x, *b = y;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static long pool_size(const Plan *pl, int b)
+{
+    return (plan_buf_bytes(pl, b) + 255) & ~255L;
+}
+
+/* The lowest offset where size bytes meet none of the n spans (sorted in
+ * place). */
+static long lowest_clear(Span *s, int n, long size)
+{
+    long at = 0;
+    if (n)
+        qsort(s, (size_t)n, sizeof *s, by_at);
+    for (int i = 0; i < n && s[i].at < at + size; i++)   /* each span that starts before the end meets it */
+        if (s[i].end > at)
+            at = s[i].end;
+    return at;
+}
+
+/* Each temporary, in the order made, at the lowest offset clear of every
+ * placed temporary alive with it. */
+static void pool(Fz *f)
+{
+    Plan *pl = f->pl;
+    int nb = pl->nbufs;
+    Life lv = lives(f);
+    int **near = arena_alloc(f->a, sizeof *near * (size_t)(nb + 1));
+    int *nnear = arena_alloc(f->a, sizeof *nnear * (size_t)(nb + 1));
+    alive_with(f, &lv, near, nnear);
+    Span *s = NULL;
+    int cs = 0;
     long top = 0;
     for (int b = 0; b < nb; b++) {
         PBuf *x = &pl->bufs[b];
         if (x->kind != B_TEMP)
             continue;
-        long size = (plan_buf_bytes(pl, b) + 255) & ~255L, at = 0;
-        for (int moved = 1; moved;) {   /* the lowest offset clear of every placed temporary alive with it */
-            moved = 0;
-            for (int o = 0; o < b; o++) {
-                const PBuf *y = &pl->bufs[o];
-                if (y->kind != B_TEMP || first[o] > lastl[b] || first[b] > lastl[o])
-                    continue;
-                long ysize = (plan_buf_bytes(pl, o) + 255) & ~255L;
-                if (at < y->at + ysize && y->at < at + size) {
-                    at = y->at + ysize;
-                    moved = 1;
-                }
-            }
+        int n = 0;
+        for (int i = 0; i < nnear[b]; i++) {
+            int o = near[b][i];
+            *VEC_PUSH(f->a, s, n, cs) = (Span){pl->bufs[o].at, pl->bufs[o].at + pool_size(pl, o)};
         }
-        x->at = at;
-        top = at + size > top ? at + size : top;
+        long size = pool_size(pl, b);
+        x->at = lowest_clear(s, n, size);
+        top = x->at + size > top ? x->at + size : top;
     }
     pl->pool = top;
 }
 
 int lane_emit(Fz *f)
 {
+    f->pl->names = strmap_new(f->a);
     f->buf = arena_alloc(f->a, sizeof *f->buf * (size_t)f->g->nn);
     for (int k = 0; k < f->g->nn; k++)
         f->buf[k] = -1;

@@ -810,6 +810,7 @@ struct Plan {
     Prog *prog;
     Graph *g;
     PBuf *bufs; int nbufs, cbufs;
+    StrMap *names;       /* each name's first buffer while the lane makes the plan (lane_cuda.c), else NULL */
     PLaunch *ls; int nls, cls;
     PColl *cs; int ncs, ccs;   /* the collectives, in order */
     long pool;           /* bytes of the temporaries' pool */

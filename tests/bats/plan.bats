@@ -1131,3 +1131,41 @@ E
     logos-check prog.plan
     same "attention over -Vc0[..pos]" -p "1 2 3" -n 4
 }
+
+@test "logos-fuse: a layer's q and k ropes of different attributes turn in launches of their own, -v says why, and the plan runs as its program" {
+    # an audit's input: rope_append took the next rope of the same
+    # attributes, the next layer's q, which reads what the launch makes:
+    # logos-fuse aborted on the cycle (placed == ng)
+    local f k=Kc0 a old new opt
+    for f in llama gptoss deepseek2; do
+        case $f in
+        llama) a=orig old=8192 new=4096 ;;
+        gptoss) a=factor old=32 new=16 ;;
+        deepseek2) a=theta old=10000 new=20000 ;;
+        esac
+        logos-author decode_step "$TINY/$f.yaml" | sed "/^$k\[pos\] = .*rope(/s/$a=$old/$a=$new/" >prog.logos
+        grep -q "^$k\[pos\] = .*rope(.*$a=$new" prog.logos
+        logos-check prog.logos
+        for opt in "" --no-lane-rules; do
+            run --separate-stderr logos-fuse -v $opt prog.logos
+            [ "$status" -eq 0 ] || { echo "$f $opt: $stderr"; return 1; }
+            [[ "$stderr" == *": no rope_append: "*" and $k turn in launches of their own: their $a differs ($old, $new)"* ]]
+        done
+        same "$f, ropes of different attributes" -p "1 2 3" -n 4
+    done
+    logos-run --compile prog.plan >/dev/null
+}
+
+@test "logos-fuse: where every layer's k rope differs from its q's, each layer's ropes take two launches, and the plan runs as its program" {
+    logos-author decode_step "$TINY/llama.yaml" | sed '/^Kc[0-9]*\[pos\] = rope(/s/theta=500000/theta=250000/' >prog.logos
+    [ "$(grep -c '^Kc[0-9]*\[pos\] = rope(.*theta=250000' prog.logos)" -eq "$(layers "$TINY/llama.yaml")" ]
+    run --separate-stderr logos-fuse -v prog.logos
+    [ "$status" -eq 0 ]
+    [ "$(grep -c ': no rope_append: qh[0-9]* and Kc[0-9]* turn in launches of their own' <<<"$stderr")" -eq \
+        "$(layers "$TINY/llama.yaml")" ]
+    [[ "$stderr" != *"rule rope_attend"* ]]
+    # each layer: the q rope and the value append, then the k rope and its append
+    [ "$(grep -c '^launch rope PARTS=2 ' <<<"$output")" -eq "$(layers "$TINY/llama.yaml")" ]
+    [ "$(grep -c '^launch rope PARTS=1 ' <<<"$output")" -eq "$(layers "$TINY/llama.yaml")" ]
+    same "every layer's ropes apart" -p "1 2 3" -n 4
+}
