@@ -15,6 +15,9 @@ typedef struct Entry {
 struct Env {
     Entry **e;
     int n, cap;
+    Arena *a;       /* the map's */
+    StrMap *ix;     /* name -> its entry's index (a search a name was
+                     * quadratic in a program's layers) */
 };
 
 static void *xcalloc(size_t n, size_t size)
@@ -29,7 +32,10 @@ static void *xcalloc(size_t n, size_t size)
 
 Env *env_new(void)
 {
-    return xcalloc(1, sizeof(Env));
+    Env *e = xcalloc(1, sizeof(Env));
+    e->a = arena_new();
+    e->ix = strmap_new(e->a);
+    return e;
 }
 
 void env_free(Env *e)
@@ -42,15 +48,14 @@ void env_free(Env *e)
         free(e->e[i]);
     }
     free(e->e);
+    arena_free(e->a);
     free(e);
 }
 
 static Entry *find(Env *e, const char *name)
 {
-    for (int i = 0; i < e->n; i++)
-        if (strcmp(e->e[i]->name, name) == 0)
-            return e->e[i];
-    return NULL;
+    int i = strmap_get(e->ix, name);
+    return i < 0 ? NULL : e->e[i];
 }
 
 Buf *env_get(Env *e, const char *name)
@@ -84,6 +89,7 @@ static Entry *slot(Env *e, const char *name)
         exit(EXIT_SYSTEM);
     }
     e->e[e->n++] = x;
+    strmap_put(e->ix, x->name, e->n - 1);
     return x;
 }
 

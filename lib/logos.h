@@ -810,7 +810,7 @@ struct Plan {
     Prog *prog;
     Graph *g;
     PBuf *bufs; int nbufs, cbufs;
-    StrMap *names;       /* each name's first buffer while the lane makes the plan (lane_cuda.c), else NULL */
+    StrMap *names;       /* each name's first buffer (kept by lane_cuda.c and the parser): plan_buf's map */
     PLaunch *ls; int nls, cls;
     PColl *cs; int ncs, ccs;   /* the collectives, in order */
     long pool;           /* bytes of the temporaries' pool */

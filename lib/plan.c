@@ -35,6 +35,8 @@ const char *bufkind_word(int kind)
 
 int plan_buf(const Plan *pl, const char *name)
 {
+    if (pl->names)   /* kept by whoever adds the buffers: the lane, the parser */
+        return strmap_get(pl->names, name);
     for (int i = 0; i < pl->nbufs; i++)
         if (strcmp(pl->bufs[i].name, name) == 0)
             return i;
@@ -96,20 +98,26 @@ typedef struct StmtIx {
     int *first, *list;
 } StmtIx;
 
-static StmtIx stmt_ix(Arena *a, const Graph *g)
+/* The index of each statement's compute nodes, or (all) of all its nodes. */
+static StmtIx stmt_index(Arena *a, const Graph *g, int all)
 {
     int ns = g->p->nstmts;
     StmtIx x = {a, arena_alloc(a, sizeof *x.first * (size_t)(ns + 2)), arena_alloc(a, sizeof *x.list * (size_t)(g->nn + 1))};
     memset(x.first, 0, sizeof *x.first * (size_t)(ns + 2));
     for (int k = 0; k < g->nn; k++)
-        if (g->n[k].stmt >= 0 && g->n[k].stmt < ns && graph_computes(g, k))
+        if (g->n[k].stmt >= 0 && g->n[k].stmt < ns && (all || graph_computes(g, k)))
             x.first[g->n[k].stmt + 2]++;
     for (int s = 0; s < ns; s++)
         x.first[s + 2] += x.first[s + 1];
     for (int k = 0; k < g->nn; k++)
-        if (g->n[k].stmt >= 0 && g->n[k].stmt < ns && graph_computes(g, k))
+        if (g->n[k].stmt >= 0 && g->n[k].stmt < ns && (all || graph_computes(g, k)))
             x.list[x.first[g->n[k].stmt + 1]++] = k;
     return x;
+}
+
+static StmtIx stmt_ix(Arena *a, const Graph *g)
+{
+    return stmt_index(a, g, 0);
 }
 
 /* The compute nodes of statement s, in order: their count, *out the first. */
@@ -252,6 +260,7 @@ typedef struct Rd {
     size_t gap;          /* start of the lines without words before it */
     int gapline;         /* their first's number */
     StmtIx ix;           /* the program's statements' nodes, once a cover asks */
+    StmtIx every;        /* all their nodes, once an S.N word asks */
     jmp_buf fail;
 } Rd;
 
@@ -410,9 +419,13 @@ static int node_of(Rd *r, const Plan *pl, const Word *w, int whole_ok, int *stmt
     *stmt = (int)st - 1;
     if (!dot)
         return -1;
-    for (int k = 0; k < pl->g->nn; k++)
-        if (pl->g->n[k].stmt == st - 1 && pl->g->n[k].sub == sub)
-            return k;
+    if (!r->every.first)
+        r->every = stmt_index(r->a, pl->g, 1);
+    const int *nodes;
+    int n = stmt_nodes(&r->every, (int)st - 1, &nodes);
+    for (int j = 0; j < n; j++)   /* the first in node order, as a search of the graph finds */
+        if (pl->g->n[nodes[j]].sub == sub)
+            return nodes[j];
     fail_w(r, w, "statement %s has no such node", "");
 }
 
@@ -465,6 +478,7 @@ static void buffer_line(Rd *r, Plan *pl)
         fail_w(r, &r->w[i], "unexpected '%s' after the buffer", "");
     b.decl = b.kind <= B_OUT || b.kind == B_SIZE ? prog_find_decl(pl->prog, b.name) : -1;
     *VEC_PUSH(r->a, pl->bufs, pl->nbufs, pl->cbufs) = b;
+    strmap_put(pl->names, b.name, pl->nbufs - 1);   /* declared once: checked above */
 }
 
 /* ---- launches ---- */
@@ -652,6 +666,7 @@ static Plan *parse_one(Rd *r)
         return NULL;
     Plan *pl = arena_alloc(r->a, sizeof *pl);
     pl->src = r->src;
+    pl->names = strmap_new(r->a);
     header(r, pl);
     for (;;) {
         if (!next_words(r))
