@@ -185,11 +185,11 @@ static int check_attr(Ck *c, const Expr *e, const Attr *a)
     if (type == 'f' && !a->isnum)
         want = "a number";
     else if (type == 'i' && !is_int(a))
-        want = "a whole number from -1000000000 to 1000000000";
+        want = arena_printf(c->a, "a whole number from %ld to %ld", -LOGOS_MAXINT, LOGOS_MAXINT);
     else if (type == 's' && a->isnum)
         want = "a word";
     else if (type == 'z' && a->isnum && !is_int(a))
-        want = "a whole number from -1000000000 to 1000000000 or a size name";
+        want = arena_printf(c->a, "a whole number from %ld to %ld or a size name", -LOGOS_MAXINT, LOGOS_MAXINT);
     if (want)
         return errl(c, a->line, a->col, arena_printf(c->a, "attribute '%s' of %s takes %s, not '%s'",
                                                      a->name, op->name, want, a->text));

@@ -83,8 +83,7 @@ _Noreturn void bug_at(const char *file, int line, const char *msg)
     abort();
 }
 
-/* Line and column of byte offset off. */
-static void locate(const char *t, size_t off, int *line, int *col)
+void text_locate(const char *t, size_t off, int *line, int *col)
 {
     *line = 1;
     *col = 1;
@@ -111,16 +110,17 @@ Src *src_from_string(Arena *a, const char *name, const char *text)
 enum { READ_END, READ_NUL, READ_LARGE, READ_ERROR };
 
 /* Reads f whole into a malloc'd, NUL-terminated buffer, stopping at the
- * first NUL byte (*len is its offset) or past LOGOS_MAXINPUT bytes, so that
- * /dev/zero or an endless pipe is refused at once; READ_* in *why. */
-static char *read_all(FILE *f, size_t *len, int *why, int *err)
+ * first NUL byte (*len is its offset; where nuls is 0) or past
+ * LOGOS_MAXINPUT bytes, so that /dev/zero or an endless pipe is refused at
+ * once; READ_* in *why. */
+static char *read_all(FILE *f, int nuls, size_t *len, int *why, int *err)
 {
     size_t cap = 1 << 16, n;
     char *buf = malloc(cap);
     *len = 0;
     *why = READ_END;
     while (buf && (n = fread(buf + *len, 1, cap - *len - 1, f)) > 0) {
-        char *nul = memchr(buf + *len, 0, n);
+        char *nul = nuls ? NULL : memchr(buf + *len, 0, n);
         *len += n;
         if (nul) {
             *len = (size_t)(nul - buf);
@@ -147,19 +147,40 @@ static char *read_all(FILE *f, size_t *len, int *why, int *err)
     return buf;
 }
 
+void diag_nul(const char *name, int line, int col)
+{
+    fprintf(stderr, "%s: %s:%d:%d: a NUL byte: this is not a text file\n", diag_tool, name, line, col);
+    diag_errors++;
+}
+
 /* The message for an input read only in part. */
 static void read_stopped(const char *name, const char *buf, size_t len, int why, int err)
 {
     int line, col;
     if (why == READ_NUL) {
-        locate(buf, len, &line, &col);
-        fprintf(stderr, "%s: %s:%d:%d: a NUL byte: this is not a text file\n", diag_tool, name, line, col);
-        diag_errors++;
+        text_locate(buf, len, &line, &col);
+        diag_nul(name, line, col);
     } else if (why == READ_LARGE) {
         diag_file(name, "larger than %d MiB: too large for one input", (int)(LOGOS_MAXINPUT >> 20));
     } else {
         diag_file(name, "cannot read: %s", strerror(err));
     }
+}
+
+char *input_all(FILE *f, const char *name, int nuls, size_t *len)
+{
+    int why, err = 0;
+    char *buf = read_all(f, nuls, len, &why, &err);
+    if (!buf) {
+        diag("out of memory reading %s", name);
+        exit(EXIT_SYSTEM);
+    }
+    if (why != READ_END) {
+        read_stopped(name, buf, *len, why, err);
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 Src *src_read(Arena *a, const char *path)
@@ -171,20 +192,12 @@ Src *src_read(Arena *a, const char *path)
         return NULL;
     }
     size_t len;
-    int why, err = 0;
-    char *buf = read_all(f, &len, &why, &err);
+    const char *name = std ? "<stdin>" : path;
+    char *buf = input_all(f, name, 0, &len);
     if (!std)
         fclose(f);
-    if (!buf) {
-        diag("out of memory reading %s", path);
-        exit(EXIT_SYSTEM);
-    }
-    const char *name = std ? "<stdin>" : path;
-    if (why != READ_END) {
-        read_stopped(name, buf, len, why, err);
-        free(buf);
+    if (!buf)
         return NULL;
-    }
     Src *s = arena_alloc(a, sizeof *s);
     s->name = std ? name : arena_strdup(a, path);
     s->len = len;

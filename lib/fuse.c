@@ -1998,7 +1998,7 @@ Plan *fuse(Arena *a, Prog *p, Graph *g, const FuseOpts *o)
 {
     Plan *pl = arena_alloc(a, sizeof *pl);
     *pl = (Plan){.src = p->src, .numerics = o->numerics, .fuse_quant = o->fuse_quant, .lane_rules = o->lane_rules,
-                 .rows = o->rows, .prog = p, .g = g};
+                 .rows = o->rows, .prog = p, .g = g, .names = strmap_new(a)};
     Fz f = {.a = a, .p = p, .g = g, .o = o, .pl = pl};
     if (fuse_groups(&f) || lane_emit(&f))
         return NULL;

@@ -30,13 +30,6 @@ static int add_buf(Fz *f, PBuf b)
     return pl->nbufs - 1;
 }
 
-/* The first buffer named name, or -1 (plan_buf's answer, from the map:
- * a search of every buffer a table was quadratic in a batch's layers). */
-static int named(const Fz *f, const char *name)
-{
-    return strmap_get(f->pl->names, name);
-}
-
 /* A size at the plan's row bound (dim_bound). */
 static long bound(const Fz *f, const Dim *d)
 {
@@ -275,7 +268,7 @@ static void merge_scratch(L L, Fz *f, int node, long parts, long counts)
  * largest asks: NAME, made when first asked for. */
 static int shared_scratch(Fz *f, const char *name, int et, long n)
 {
-    int b0 = named(f, name);
+    int b0 = plan_buf(f->pl, name);
     if (b0 < 0)
         return scratch(f, name, et, n);
     for (int b = b0; b < f->pl->nbufs; b++) {   /* the first of that name, unless another kind took it first */
@@ -1115,7 +1108,7 @@ static int table_buf(Fz *f, const int *decl, int n)
 {
     const PBuf *first = &f->pl->bufs[buf_of(f, decl[0])];
     const char *name = arena_printf(f->a, "%s.seqs", first->name);
-    int b = named(f, name), et = first->etype;
+    int b = plan_buf(f->pl, name), et = first->etype;
     long count = first->count;
     int *ents = arena_alloc(f->a, sizeof *ents * (size_t)n);
     for (int i = 0; i < n; i++)
@@ -2075,7 +2068,6 @@ static void pool(Fz *f)
 
 int lane_emit(Fz *f)
 {
-    f->pl->names = strmap_new(f->a);
     f->buf = arena_alloc(f->a, sizeof *f->buf * (size_t)f->g->nn);
     for (int k = 0; k < f->g->nn; k++)
         f->buf[k] = -1;

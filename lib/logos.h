@@ -71,6 +71,14 @@ int stdout_done(int status);
  * located message, and past LOGOS_MAXINPUT bytes. */
 #define LOGOS_MAXINPUT (256L << 20)
 Src *src_read(Arena *a, const char *path);
+/* f read whole (malloc'd, NUL-terminated, *len bytes), refused after its
+ * message (named name) at a NUL byte (unless nuls), past LOGOS_MAXINPUT
+ * bytes or on a read error: NULL. src_read's reader. */
+char *input_all(FILE *f, const char *name, int nuls, size_t *len);
+/* Line and column (from 1, in bytes) of byte offset off of t. */
+void text_locate(const char *t, size_t off, int *line, int *col);
+/* "name:line:col: a NUL byte: this is not a text file", every tool's. */
+void diag_nul(const char *name, int line, int col);
 Src *src_from_string(Arena *a, const char *name, const char *text);
 
 /* ---- out.c: output files written whole or not at all ------------------- */
@@ -756,7 +764,7 @@ typedef struct Cubin {
 } Cubin;
 const char *nvrtc_open(void);    /* NULL, or why NVRTC cannot be used */
 int nvrtc_version(void);         /* 1000 major + 10 minor, or 0 */
-const char *nvrtc_archs(char *buf, size_t size);   /* "75 80 ... 120": what it compiles for; NULL: unknown */
+int nvrtc_archs(int *a, int cap);  /* the architectures it compiles for, into a: their count; 0: unknown */
 const char *nvrtc_options(void); /* the options every compile passes, spelled out */
 /* Compiles src (which includes header as header_name) for sm_<arch>: 0, or
  * EXIT_INPUT on a compile error, EXIT_SYSTEM without NVRTC; out->log holds
@@ -810,7 +818,7 @@ struct Plan {
     Prog *prog;
     Graph *g;
     PBuf *bufs; int nbufs, cbufs;
-    StrMap *names;       /* each name's first buffer (kept by lane_cuda.c and the parser): plan_buf's map */
+    StrMap *names;       /* each name's first buffer (kept by lane_cuda.c's add_buf and the parser): plan_buf's */
     PLaunch *ls; int nls, cls;
     PColl *cs; int ncs, ccs;   /* the collectives, in order */
     long pool;           /* bytes of the temporaries' pool */

@@ -68,20 +68,14 @@ const char *nvrtc_options(void)
     return "--gpu-architecture=sm_ARCH(a from 90) -std=c++17 --ptxas-options=-v -default-device -w";
 }
 
-/* The architectures this NVRTC compiles for, as "75 80 ... 120" (in buf);
- * NULL where it cannot say (an NVRTC before 11.2, or none). */
-const char *nvrtc_archs(char *buf, size_t size)
+int nvrtc_archs(int *a, int cap)
 {
     nvrtcResult (*count)(int *), (*list)(int *);
-    int n = 0, a[128];
+    int n = 0;
     if (nvrtc_open() || !(*(void **)&count = dlsym(nv.lib, "nvrtcGetNumSupportedArchs")) ||
-        !(*(void **)&list = dlsym(nv.lib, "nvrtcGetSupportedArchs")) || count(&n) || n < 1 || n > 128 || list(a))
-        return NULL;
-    size_t at = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && at + 8 < size; i++)
-        at += (size_t)snprintf(buf + at, size - at, "%s%d", i ? " " : "", a[i]);
-    return buf;
+        !(*(void **)&list = dlsym(nv.lib, "nvrtcGetSupportedArchs")) || count(&n) || n < 1 || n > cap || list(a))
+        return 0;
+    return n;
 }
 
 int nvrtc_version(void)

@@ -35,12 +35,7 @@ const char *bufkind_word(int kind)
 
 int plan_buf(const Plan *pl, const char *name)
 {
-    if (pl->names)   /* kept by whoever adds the buffers: the lane, the parser */
-        return strmap_get(pl->names, name);
-    for (int i = 0; i < pl->nbufs; i++)
-        if (strcmp(pl->bufs[i].name, name) == 0)
-            return i;
-    return -1;
+    return strmap_get(pl->names, name);   /* kept by whoever adds the buffers: the lane, the parser */
 }
 
 int plan_chips(const Plan *pl)
@@ -113,11 +108,6 @@ static StmtIx stmt_index(Arena *a, const Graph *g, int all)
         if (g->n[k].stmt >= 0 && g->n[k].stmt < ns && (all || graph_computes(g, k)))
             x.list[x.first[g->n[k].stmt + 1]++] = k;
     return x;
-}
-
-static StmtIx stmt_ix(Arena *a, const Graph *g)
-{
-    return stmt_index(a, g, 0);
 }
 
 /* The compute nodes of statement s, in order: their count, *out the first. */
@@ -230,7 +220,7 @@ void plan_print(FILE *f, const Plan *pl)
     for (int i = 0; i < pl->nbufs; i++)
         print_buf(f, pl, &pl->bufs[i]);
     Arena *a = arena_new();
-    StmtIx x = stmt_ix(a, pl->g);
+    StmtIx x = stmt_index(a, pl->g, 0);
     int j = 0;
     for (int i = 0; i <= pl->nls; i++) {
         for (; j < pl->ncs && pl->cs[j].at == i; j++)
@@ -556,7 +546,7 @@ static void read_covers(Rd *r, const Plan *pl, int i, int **covers, int *ncovers
             continue;
         }
         if (!r->ix.first)
-            r->ix = stmt_ix(r->a, pl->g);
+            r->ix = stmt_index(r->a, pl->g, 0);
         const int *nodes;
         int n = stmt_nodes(&r->ix, stmt, &nodes);
         for (int j = 0; j < n; j++)

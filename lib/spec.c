@@ -720,9 +720,10 @@ static int sizes_fit(P *p, const Node *top)
         Node at = {.kind = N_SCALAR, .line = L->line, .col = 1};
         if (largest(s, L) > (double)LOGOS_MAXVALUES)
             return spec_fail(p, &at, "layer kind '%s' has a tensor of more than 2^40 values", L->kind);
-        if (widest(s, L) > (double)LOGOS_MAXINT)
+        double wide = widest(s, L);
+        if (wide > (double)LOGOS_MAXINT)
             return spec_fail(p, &at, "layer kind '%s' is %.0f values wide (its heads' widths side by side), past "
-                             "%ld, the widest a program may declare", L->kind, widest(s, L), LOGOS_MAXINT);
+                             "%ld, the widest a program may declare", L->kind, wide, LOGOS_MAXINT);
     }
     return 0;
 }

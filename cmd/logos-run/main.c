@@ -300,19 +300,17 @@ static int generate(Stream *st, Opts *o, double start)
 /* --arch: one this NVRTC compiles for (where it can say); 0 or EXIT_USAGE. */
 static int arch_known(int arch)
 {
-    char list[1024], one[16];
-    const char *archs = nvrtc_archs(list, sizeof list);
-    snprintf(one, sizeof one, "%d", arch);
-    for (const char *p = archs; p && *p;) {
-        size_t n = strcspn(p, " ");
-        if (n == strlen(one) && !strncmp(p, one, n))
+    int a[128], n = nvrtc_archs(a, 128);
+    char list[1024] = "";
+    for (int i = 0; i < n; i++)
+        if (a[i] == arch)
             return 0;
-        p += n + (p[n] == ' ');
-    }
-    if (!archs)
+    if (!n)
         return 0;
+    for (int i = 0, at = 0; i < n && at < 1000; i++)
+        at += snprintf(list + at, sizeof list - (size_t)at, "%s%d", i ? " " : "", a[i]);
     int v = nvrtc_version();
-    diag("--arch %d: NVRTC %d.%d compiles for %s", arch, v / 1000, v % 1000 / 10, archs);
+    diag("--arch %d: NVRTC %d.%d compiles for %s", arch, v / 1000, v % 1000 / 10, list);
     return EXIT_USAGE;
 }
 

@@ -68,63 +68,7 @@ static int operands(int n, char **args, Opts *o)
     return 0;
 }
 
-/* Line and column (bytes from 1) of byte offset off of s. */
-static void locate(const char *s, size_t off, int *line, int *col)
-{
-    size_t bol = 0;
-    *line = 1;
-    for (size_t i = 0; i < off; i++)
-        if (s[i] == '\n') {
-            ++*line;
-            bol = i + 1;
-        }
-    *col = (int)(off - bol) + 1;
-}
-
-/* A NUL byte at line:col of name: EXIT_INPUT, as every tool's text input. */
-static int nul_byte(const char *name, int line, int col)
-{
-    diag("%s:%d:%d: a NUL byte: this is not a text file", name, line, col);
-    return EXIT_INPUT;
-}
-
 /* ---- encode ---- */
-
-/* Reads f whole into *buf, at most LOGOS_MAXINPUT bytes; a NUL byte ends
- * -z's texts (nuls) and is refused elsewhere, as soon as it is read, so
- * /dev/zero is not read on. 0, or EXIT_INPUT after a message. */
-static int read_all(FILE *f, const char *name, int nuls, char **buf, size_t *len)
-{
-    size_t cap = 0, n = 0, got;
-    int st = 0, line, col;
-    while (!st) {
-        if (n == cap) {
-            char *nb = realloc(*buf, cap = cap ? cap * 2 : 65536);
-            if (!nb) {
-                diag("out of memory");
-                exit(EXIT_SYSTEM);
-            }
-            *buf = nb;
-        }
-        if ((got = fread(*buf + n, 1, cap - n < 65536 ? cap - n : 65536, f)) == 0)
-            break;
-        const char *z = nuls ? NULL : memchr(*buf + n, 0, got);
-        n += got;
-        if (z) {
-            locate(*buf, (size_t)(z - *buf), &line, &col);
-            st = nul_byte(name, line, col);
-        } else if (n > LOGOS_MAXINPUT) {
-            diag_file(name, "larger than %d MiB: too large for one input", (int)(LOGOS_MAXINPUT >> 20));
-            st = EXIT_INPUT;
-        }
-    }
-    if (!st && ferror(f)) {
-        diag_file(name, "cannot read: %s", strerror(errno));
-        st = EXIT_INPUT;
-    }
-    *len = n;
-    return st;
-}
 
 /* The whole input; NULL after a message. */
 static char *read_input(const char *path, int nuls, size_t *len)
@@ -135,14 +79,9 @@ static char *read_input(const char *path, int nuls, size_t *len)
         diag_file(path, "cannot read: %s", strerror(errno));
         return NULL;
     }
-    char *buf = NULL;
-    int st = read_all(f, std ? "<stdin>" : path, nuls, &buf, len);
+    char *buf = input_all(f, std ? "<stdin>" : path, nuls, len);
     if (!std)
         fclose(f);
-    if (st) {
-        free(buf);
-        return NULL;
-    }
     return buf;
 }
 
@@ -154,7 +93,7 @@ static int check_utf8(const char *name, const char *s, size_t n)
     if (bad == n)
         return 0;
     int line, col;
-    locate(s, bad, &line, &col);
+    text_locate(s, bad, &line, &col);
     diag("%s:%d:%d: invalid UTF-8 (byte 0x%02X): the text must be UTF-8", name, line, col, (unsigned char)s[bad]);
     return EXIT_INPUT;
 }
@@ -219,7 +158,8 @@ static int next_char(In *in)
         in->col++;
     }
     if (c == 0) {
-        in->nul = nul_byte(in->name, in->line, in->col);
+        diag_nul(in->name, in->line, in->col);
+        in->nul = EXIT_INPUT;
         return EOF;
     }
     return c;
