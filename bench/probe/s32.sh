@@ -1,15 +1,59 @@
 #!/bin/sh
-# bench/probe/s32.sh — session thirty-two's one device call: s31.sh's work
-# (main's and i8f.patch's decode figures, both builds' gpu_kernels, main's
-# lane and oracle) after issue 9's and 10's other shapes, q8 at 512, with
-# main's build (each shape's whole report, its per-launch table too, under
-# $OUT). Carry build/bin, build/test/gpu_kernels and build-ab/B.
+# bench/probe/s32.sh — session thirty-two's device calls (bench/NOTES.md
+# run205). Carry build/bin, build/test/gpu_kernels and build-ab (stripped
+# binaries: build-ab/B main with bench/probe/i8f.patch, build-ab/S branch
+# sandwich; each written here by bench/probe/patched.sh or by hand).
+#
+#   sh bench/probe/s32.sh 1    every shape's q8 step at 512 (main), Gemma-2-2B
+#                              main against S, issue 9's table and LR's
+#                              (main), the table with B
+#   sh bench/probe/s32.sh 2    gpu_kernels of B, A and S (the precise lines
+#                              of B and A diffed), main's lane and oracle,
+#                              S's lane on gemma2
 set -u
-echo "== main: the other shapes, q8, 512"
-for s in mistral-7b gemma-2-2b qwen3-0.6b qwen2.5-0.5b gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b; do
-    echo "== $s q8"
-    build/bin/logos-author decode_step examples/$s.yaml | build/bin/logos-fuse --lane cuda --numerics q8 -q |
-      build/bin/logos-bench --synthetic 1 --pos 512 >"${OUT:-/tmp}/shape.$s" 2>&1
-    grep -E '^device|^ +[0-9]+ +[0-9]+ ' "${OUT:-/tmp}/shape.$s"
-done
-sh bench/probe/s31.sh
+out=${OUT:-/tmp}
+step() {   # BIN SHAPE NUMERICS POSITIONS...
+    b=$1 s=$2 n=$3
+    shift 3
+    $b/logos-author decode_step examples/$s.yaml | $b/logos-fuse --lane cuda --numerics $n -q |
+      $b/logos-bench --synthetic 1 "$@" 2>&1 | grep -v synthesizing
+}
+case ${1:-1} in
+1)
+    nvidia-smi -L
+    for s in mistral-7b gemma-2-2b qwen3-0.6b qwen2.5-0.5b gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b; do
+        echo "== $s q8"
+        step build/bin $s q8 --pos 512 >"$out/shape.$s"
+        grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$out/shape.$s"
+    done
+    for n in q8 q8x2 precise; do
+        for side in A S; do
+            if [ $side = A ]; then b=build/bin; else b=build-ab/S/bin; fi
+            echo "== gemma-2-2b $n $side"
+            step $b gemma-2-2b $n --pos 512 --pos 8192 >"$out/gemma.$n.$side"
+            grep -E '^ +[0-9]+ +[0-9]+ |^launches alone|rownorm' "$out/gemma.$n.$side" | head -8
+        done
+    done
+    echo "== main: table9"; sh bench/probe/table9.sh
+    echo "== main: lr0h"; sh bench/probe/lr0h.sh
+    echo "== i8f: table9"; B=build-ab/B/bin sh bench/probe/table9.sh
+    ;;
+2)
+    nvidia-smi -L
+    for side in B A S; do
+        case $side in A) bin=build/bin ;; *) bin=build-ab/$side/bin ;; esac
+        LOGOS_BIN=$bin KERNELS_JOBS=8 sh tests/gpu/run kernels >"$out/kernels.$side" 2>&1
+        echo "== gpu_kernels $side: $(grep -E '^gpu_kernels: ' "$out/kernels.$side" | tail -1)"
+        grep -E 'FAIL|PRE' "$out/kernels.$side" | head -8
+    done
+    grep -i precise "$out/kernels.A" >"$out/precise.A"
+    grep -i precise "$out/kernels.B" >"$out/precise.B"
+    echo "== precise lines that differ (A, B): $(diff "$out/precise.A" "$out/precise.B" | grep -c '^<')"
+    echo "== S: lane gemma2"
+    LOGOS_BIN=build-ab/S/bin sh tests/gpu/lane gemma2 >"$out/lane.S" 2>&1
+    tail -12 "$out/lane.S"
+    echo "== main: lane and oracle"
+    LANE_JOBS=6 sh tests/gpu/run lane oracle >"$out/lane" 2>&1
+    tail -12 "$out/lane"
+    ;;
+esac
