@@ -11,10 +11,11 @@
 #                              of B and A diffed), main's lane and oracle,
 #                              S's lane on gemma2
 #   sh bench/probe/s32.sh all  the most needed of both in one call, in this
-#                              order, none begun past LATE (500) s: gpu_kernels A, S,
-#                              B; Gemma-2-2B A and S; table9 A and B; main's
-#                              lane and oracle; S's lane on gemma2; the other
-#                              shapes; lr0h
+#                              order, none begun past LATE (500) s:
+#                              gpu_kernels A and S; Gemma-2-2B q8 A and S;
+#                              S's lane on gemma2; gpu_kernels B; table9 A
+#                              and B; Gemma-2-2B q8x2 and precise; main's
+#                              lane and oracle; the other shapes; lr0h
 set -u
 out=${OUT:-/tmp}
 step() {   # BIN SHAPE NUMERICS POSITIONS...
@@ -42,14 +43,16 @@ gemma() {   # NUMERICS
 case ${1:-1} in
 all)
     nvidia-smi -L
-    for side in A S B; do late "gpu_kernels $side" || kernels $side; done
+    for side in A S; do late "gpu_kernels $side" || kernels $side; done
+    late "gemma q8" || gemma q8
+    late "lane S" || { echo "== S: lane gemma2"; LOGOS_BIN=build-ab/S/bin sh tests/gpu/lane gemma2 >"$out/lane.S" 2>&1; tail -12 "$out/lane.S"; }
+    late "gpu_kernels B" || kernels B
     late "precise diff" || { grep -i precise "$out/kernels.A" >"$out/precise.A"; grep -i precise "$out/kernels.B" >"$out/precise.B"
         echo "== precise lines that differ (A, B): $(diff "$out/precise.A" "$out/precise.B" | grep -c '^<')"; }
-    for n in q8 q8x2 precise; do late "gemma $n" || gemma $n; done
     late "table9 A" || { echo "== main: table9"; sh bench/probe/table9.sh; }
     late "table9 B" || { echo "== i8f: table9"; B=build-ab/B/bin sh bench/probe/table9.sh; }
+    for n in q8x2 precise; do late "gemma $n" || gemma $n; done
     late "lane oracle" || { echo "== main: lane and oracle"; LANE_JOBS=6 sh tests/gpu/run lane oracle >"$out/lane" 2>&1; tail -12 "$out/lane"; }
-    late "lane S" || { echo "== S: lane gemma2"; LOGOS_BIN=build-ab/S/bin sh tests/gpu/lane gemma2 >"$out/lane.S" 2>&1; tail -12 "$out/lane.S"; }
     for s in mistral-7b qwen3-0.6b qwen2.5-0.5b gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b; do
         late "$s" && break
         echo "== $s q8"
