@@ -11,8 +11,9 @@
 #                              of B and A diffed), main's lane and oracle,
 #                              S's lane on gemma2
 #   sh bench/probe/s32.sh all  the most needed of both in one call, in this
-#                              order, none begun past LATE (500) s:
-#                              gpu_kernels A and S; Gemma-2-2B q8 A and S;
+#                              order, none begun past LATE (500) s: S's
+#                              gemv cases; Gemma-2-2B q8 A and S;
+#                              gpu_kernels A and S;
 #                              S's lane on gemma2; gpu_kernels B; table9 A
 #                              and B; Gemma-2-2B q8x2 and precise; main's
 #                              lane and oracle; the other shapes; lr0h
@@ -43,8 +44,11 @@ gemma() {   # NUMERICS
 case ${1:-1} in
 all)
     nvidia-smi -L
+    echo "== S: the gemv cases"
+    KERNELS_MATCH=gemv build-ab/S/test/gpu_kernels >"$out/kernels.S.gemv" 2>&1
+    grep -E 'PRE|FAIL|^gpu_kernels: ' "$out/kernels.S.gemv"
+    gemma q8
     for side in A S; do late "gpu_kernels $side" || kernels $side; done
-    late "gemma q8" || gemma q8
     late "lane S" || { echo "== S: lane gemma2"; LOGOS_BIN=build-ab/S/bin sh tests/gpu/lane gemma2 >"$out/lane.S" 2>&1; tail -12 "$out/lane.S"; }
     late "gpu_kernels B" || kernels B
     late "precise diff" || { grep -i precise "$out/kernels.A" >"$out/precise.A"; grep -i precise "$out/kernels.B" >"$out/precise.B"
