@@ -1,4 +1,6 @@
-/* arena.c — an arena per document: many small allocations, freed whole. */
+/* arena.c — an arena per document: many small allocations, freed whole;
+ * the containers built on it (a map from strings, growable arrays) and
+ * qsort's order of ints. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,4 +166,10 @@ void strmap_put(StrMap *m, const char *key, int val)
         m->n++;
     s->key = key;
     s->val = val;
+}
+
+int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }

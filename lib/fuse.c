@@ -128,19 +128,6 @@ static int lone(const Fz *f, int x, int use, int op)
     return N(f, x)->op == op && only_use(f, x) == use && free_node(f, x) && !is_output(f, x);
 }
 
-/* Two calls with the same attributes, spelled alike. */
-static int same_attrs(const Expr *a, const Expr *b)
-{
-    if (a->nattrs != b->nattrs)
-        return 0;
-    for (int i = 0; i < a->nattrs; i++) {
-        const Attr *o = attr_get(b, a->attrs[i].name);
-        if (!o || strcmp(o->text, a->attrs[i].text))
-            return 0;
-    }
-    return 1;
-}
-
 /* The first attribute a and b spell differently (or one lacks), NULL when
  * none: its name, and its spelling in each ("-" where absent). */
 static const char *attr_diff(const Expr *a, const Expr *b, const char **ta, const char **tb)
@@ -157,6 +144,13 @@ static const char *attr_diff(const Expr *a, const Expr *b, const char **ta, cons
         }
     }
     return NULL;
+}
+
+/* Two calls with the same attributes, spelled alike. */
+static int same_attrs(const Expr *a, const Expr *b)
+{
+    const char *ta, *tb;
+    return !attr_diff(a, b, &ta, &tb);
 }
 
 /* ---- groups ---- */
@@ -549,12 +543,6 @@ static int gated_pair(Fz *f, Group *gr, int g, int up, int act, int mul)
     return mul;
 }
 
-static int by_index(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* The free products of activation x (through its reshapes) from node first
  * on, the first 256 in node order, into prods: found among x's readers,
  * not by a walk to the program's end (fusing was quadratic in layers). */
@@ -574,7 +562,7 @@ static int products_of(Fz *f, int x, int first, int *prods)
         }
     }
     if (n)
-        qsort(all, (size_t)n, sizeof *all, by_index);
+        qsort(all, (size_t)n, sizeof *all, int_cmp);
     for (int i = 0; i < n && m < 256; i++)   /* a product reading x twice is listed once */
         if (!m || prods[m - 1] != all[i])
             prods[m++] = all[i];

@@ -30,6 +30,8 @@ typedef struct StrMap StrMap;
 StrMap *strmap_new(Arena *a);
 int strmap_get(const StrMap *m, const char *key);
 void strmap_put(StrMap *m, const char *key, int val);
+/* qsort's comparison of two ints, ascending. */
+int int_cmp(const void *a, const void *b);
 /* A growable array in an arena: vec_push(arena, &ptr, &len, &cap, size). */
 void *vec_grow(Arena *a, void *ptr, int *cap, size_t elem);
 #define VEC_PUSH(ar, p, n, cap) \

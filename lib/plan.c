@@ -125,12 +125,6 @@ static int covers_node(const int *covers, int ncovers, int node)
     return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* The statements (S) a launch covers whole, the nodes (S.N) of those it
  * covers in part, in statement order. */
 static void print_covers(FILE *f, const Graph *g, const StmtIx *x, const int *covers, int ncovers)
@@ -138,7 +132,7 @@ static void print_covers(FILE *f, const Graph *g, const StmtIx *x, const int *co
     int lo = 1 << 30, hi = 0, ns = 0, *st = arena_alloc(x->a, sizeof *st * (size_t)(ncovers + 1));
     for (int i = 0; i < ncovers; i++)
         st[ns++] = g->n[covers[i]].stmt;
-    qsort(st, (size_t)ns, sizeof *st, cmp_int);
+    qsort(st, (size_t)ns, sizeof *st, int_cmp);
     for (int i = 0; i < ns; i++) {
         int s = st[i];
         if (s < 0 || (i > 0 && s == st[i - 1]))
