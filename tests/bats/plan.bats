@@ -1054,7 +1054,7 @@ E
     grep -q '^rule gate_prologue$' <<<"$output"
     # Qwen3-Next's attention output gate: the o product reads the attention's
     # rows and the query's gate half in place; no copy, no elementwise launch
-    grep -q '^launch gemv .* XIN=0 .* XG=1 XGW=16 XGP=32 XGA=16 .* W0=wo3 .* x=o3 .* xg=qg3.1 covers ' <<<"$output"
+    grep -q '^launch gemv .* XIN=0 .* XG=1 XGW=16 XGP=32 XGA=16 .* W0=wo3 .* x=o3 .* xg=qg3.1 pw=- pr=- covers ' <<<"$output"
     ! grep -q '^launch elem ' <<<"$output"
     ! grep -q '^launch copy W=16 XW=32 ' <<<"$output"
     plan_is_program s.logos 5
@@ -1087,7 +1087,7 @@ E
     [[ "$stderr" == *"s.logos:10: rule gate_prologue: og is gated in the prologue of the products that read it"* ]]
     [[ "$stderr" == *"products of 4 stacked rows as GEMVs: a gate prologue (3, 128)"* ]]
     grep -q '^launch copy W=24 XW=48 ' <<<"$output"
-    grep -q '^launch gemv .* PARTS=2 .* XG=1 XGW=192 XGP=192 XGA=0 .* x=o .* xg=g covers ' <<<"$output"
+    grep -q '^launch gemv .* PARTS=2 .* XG=1 XGW=192 XGP=192 XGA=0 .* x=o .* xg=g pw=- pr=- covers ' <<<"$output"
     run --separate-stderr logos-fuse -v --numerics q8 --rows 512 s.logos
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"s.logos:10: no gate_prologue: 512 stacked rows go to the tensor cores in tiles"* ]]
