@@ -22,7 +22,7 @@ typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define MAXPARAMS 24
+#define MAXPARAMS 28   // lib/logos.h's KMAXP
 struct Params {
     void *a[MAXPARAMS];
 };

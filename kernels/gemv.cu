@@ -2,6 +2,11 @@
 // parts, with the norm that feeds them and their epilogues.
 //
 //   x'[t]     = NORM ? x[t] / sqrt(mean(x[t]^2) + EPS) * (nw + OFFSET) : x[t]
+//               PRE: x[t] is first pr[t] + u[t] / sqrt(mean(u[t]^2) + EPS)
+//               * (pw + OFFSET), u the rows read (a sandwich norm's output
+//               with its residual: Gemma 2's after attention and after the
+//               feed-forward); xo[t] = that x[t] (XR: block 0 writes it
+//               for the launches after that read it)
 //               XG: x[t, i] * sigmoid(g[t, i]) instead (a gated input:
 //               Qwen3-Next's attention output gate), g's value i read at
 //               (i / XGW) XGP + XGA + i % XGW of its row of K / XGW XGP
@@ -17,7 +22,8 @@
 //                        r_p[t, o] + v                 (bit p of RES)
 //   y_p[t, o] = v  (y_0 in format OQ);  next[t] = argmax_o y_0[t, o]  (ARGMAX)
 //
-// Shapes: x (rows, K) in format XIN, rows = n or ROWS; xo (rows, K) f32;
+// Shapes: x (rows, K) in format XIN, rows = n or ROWS; xo, pr (rows, K) f32;
+// pw (K) (PRE: x f32, K at most 4096 and whole 16-value segments);
 // W_p (N_p, K) f32 (WQ 0) or Q8_0 (WQ 1); y_p, r_p (rows, N_p); b_p
 // (N_p). Under GATE parts 0 and 1 are the gate and up of one hidden width
 // (N_0 = N_1) and y_1 is unused.
@@ -32,7 +38,8 @@
 // the last block reduces them and sets the count back to 0.
 
 constexpr int WARPS = 8;
-constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21, XO_AT = 22, XG_AT = 23;   // y0, b0, r0, gs, xo, xg
+constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21, XO_AT = 22, XG_AT = 23, PW_AT = 24,
+              PR_AT = 25;   // y0, b0, r0, gs, xo, xg, pw, pr
 #include "parts.cuh"
 constexpr int XROW = XQ == 0 ? 4 * K : XQ * K;      // bytes of one staged row's values
 constexpr int XS_OFF = TR * XROW;                     // where the staged scales start
@@ -131,7 +138,32 @@ DEV void stage_narrow(const void *x, const float *nw, float *xo, int t0, int nt,
 // is at most a segment a thread (ONE16), the norm's pass keeps it in
 // registers for the quantizer's, one read of the row, not two.
 constexpr int ONE16 = K <= 16 * 256;
-DEV void stage_f32(const void *x, const float *nw, float *xo, const float *g, int t0, int nt, char *sm)
+static_assert(!PRE || (NORM && ONE16 && XIN == 0 && !XG && !NOUT), "PRE: an f32 row of a segment a thread at most");
+
+// PRE: the segment v (the rows read, whose sum of squares is ss) becomes
+// the sandwich norm's output plus its residual, written out by block 0
+// under XR; returns its own sum of squares.
+DEV float sandwich16(const float *pw, const float *pr, float *xo, long base, long i, float ss, float *v)
+{
+    float inv = 1.0f / sqrtf(ss / (float)K + EPS), s2 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        float4 r = *((const float4 *)(pr + base + i) + j), w = *((const float4 *)(pw + i) + j);
+        v[4 * j] = r.x + v[4 * j] * inv * (w.x + OFFSET);
+        v[4 * j + 1] = r.y + v[4 * j + 1] * inv * (w.y + OFFSET);
+        v[4 * j + 2] = r.z + v[4 * j + 2] * inv * (w.z + OFFSET);
+        v[4 * j + 3] = r.w + v[4 * j + 3] * inv * (w.w + OFFSET);
+        if (XR && blockIdx.x == 0)
+            *((float4 *)(xo + base + i) + j) = float4{v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]};
+    }
+#pragma unroll
+    for (int j = 0; j < 16; j++)
+        s2 += v[j] * v[j];
+    return s2;
+}
+
+DEV void stage_f32(const Params &p, const void *x, const float *nw, float *xo, const float *g, int t0, int nt,
+                   char *sm)
 {
     float *red = (float *)(sm + RED_OFF);
     for (int t = 0; t < nt; t++) {
@@ -146,6 +178,12 @@ DEV void stage_f32(const void *x, const float *nw, float *xo, const float *g, in
                     ss += v[j] * v[j];
             }
             ss = block_sum(ss, red);
+            if (PRE) {   // ONE16: the thread's one segment, if any, is in v
+                long i = 16L * threadIdx.x;
+                ss = i < K ? sandwich16((const float *)p.a[PW_AT], (const float *)p.a[PR_AT], xo, base, i, ss, v)
+                           : 0.0f;
+                ss = block_sum(ss, red);
+            }
             inv = 1.0f / sqrtf(ss / (float)K + EPS);
         }
         // K / 16 segments; whole warps take them so the lanes of a block pair up
@@ -200,14 +238,14 @@ DEV void stage_f32(const void *x, const float *nw, float *xo, const float *g, in
     }
 }
 
-DEV void stage(const void *x, const float *nw, float *xo, const float *g, int t0, int nt, char *sm)
+DEV void stage(const Params &p, const void *x, const float *nw, float *xo, const float *g, int t0, int nt, char *sm)
 {
     if (XIN && XIN == XQ)
         stage_copy(x, t0, nt, sm);
     else if (K % 16)
         stage_narrow(x, nw, xo, t0, nt, sm);
     else
-        stage_f32(x, nw, xo, g, t0, nt, sm);
+        stage_f32(p, x, nw, xo, g, t0, nt, sm);
     __syncthreads();
 }
 
@@ -523,14 +561,14 @@ extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
     float *xo = (float *)p.a[XO_AT];
     const float *xg = (const float *)p.a[XG_AT];
     if (once)
-        stage((const char *)p.a[4], (const float *)p.a[5], xo, xg, 0, rows, sm);
+        stage(p, (const char *)p.a[4], (const float *)p.a[5], xo, xg, 0, rows, sm);
     for (long g = blockIdx.x; g < GROUPS; g += gridDim.x)
         for (int t0 = 0; t0 < rows; t0 += TR) {
             int nt = rows - t0 < TR ? rows - t0 : TR;
             // the next job: this group's next rows, or the block's next group
             long n0 = t0 + TR < rows ? g * WARPS * WR : g + gridDim.x < GROUPS ? (g + gridDim.x) * WARPS * WR : -1;
             if (!once)
-                stage((const char *)p.a[4], (const float *)p.a[5], xo, xg, t0, nt, sm);
+                stage(p, (const char *)p.a[4], (const float *)p.a[5], xo, xg, t0, nt, sm);
             group(p, g * WARPS * WR, t0, nt, g == blockIdx.x, DB || (g == blockIdx.x && t0 == 0), n0, cur, sm, res);
         }
     if (ARGMAX)

@@ -37,7 +37,8 @@ static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated
                                            "lm_argmax", "rope_append", "chunks_apart", "fuse_quant",
                                            "conv_gates", "moe_kept", "rope_attend",
                                            "latent_absorbed", "concat_rows", "delta_steps", "batch_attend",
-                                           "moe_shared", "gate_prologue", "latent_expanded"};
+                                           "moe_shared", "gate_prologue", "latent_expanded",
+                                           "sandwich_prologue"};
 
 void took(Fz *f, int rule)
 {
@@ -161,7 +162,7 @@ static Group *new_group(Fz *f, int kind, int node)
     memset(gr, 0, sizeof *gr);
     gr->kind = kind;
     gr->node = node;
-    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = gr->xg = -1;
+    gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = gr->xg = gr->pre = -1;
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)
@@ -392,6 +393,60 @@ static int read_elsewhere(const Fz *f, const Group *gr, int x)
     return other;
 }
 
+/* Why the norm m, read by the add a alone, may not join the prologue of
+ * gr's norm nm as a sandwich norm before its residual, or NULL. */
+static const char *no_sandwich(const Fz *f, const GNode *a, const GNode *m, const GNode *nm)
+{
+    long K = last_dim(&m->ty);
+    if (m->nargs != 2 || !is_decl_of(f, m->args[1], D_WEIGHT))
+        return "its weight is not a weight";
+    if (attr_num(m->e, "eps", 0) != attr_num(nm->e, "eps", 0) ||
+        attr_num(m->e, "offset", 0) != attr_num(nm->e, "offset", 0))
+        return "its eps or offset differs from the prologue's norm's";
+    if (!same_type(&m->ty, &a->ty) || !same_type(&N(f, a->args[0])->ty, &N(f, a->args[1])->ty) ||
+        m->ty.base != T_F32)
+        return "the add's operands are not f32 values of one shape";
+    if (K % 16 || K > 4096)
+        return "its rows are not whole 16-value segments of at most 4096 values (the prologue's registers)";
+    return NULL;
+}
+
+/* A norm prologue's input r = s + rmsnorm(u, w) (a sandwich norm, its
+ * residual after it: Gemma 2's after attention and after the
+ * feed-forward): the prologue computes r from u and s first, the inner
+ * norm's eps and offset those of its own norm; where later launches read
+ * r too (the next residual), block 0 writes it (XR). One launch fewer. */
+static void sandwich(Fz *f, Group *gr)
+{
+    int r = gr->x, m = -1;
+    const GNode *a = N(f, r);
+    if (!f->o->lane_rules || a->op != OP_ADD || !free_node(f, r) || gr->nout)
+        return;
+    for (int i = 0; i < 2 && m < 0; i++)
+        if (a->args[i] != a->args[1 - i] && lone(f, a->args[i], r, OP_RMSNORM))
+            m = a->args[i];
+    if (m < 0)
+        return;
+    const char *why = no_sandwich(f, a, N(f, m), N(f, gr->norm));
+    if (why) {
+        fuse_note(f, m, "no sandwich_prologue: %s runs alone: %s", stmt_name(f, m), why);
+        return;
+    }
+    take(f, gr, r);
+    take(f, gr, m);
+    gr->pre = m;
+    gr->add = r;
+    gr->resid = a->args[0] == m ? a->args[1] : a->args[0];
+    gr->x = N(f, m)->args[0];
+    gr->xr = is_output(f, r);
+    for (int i = 0; i < f->ncons[r]; i++)
+        gr->xr |= f->cons[r][i] != gr->norm;
+    fuse_note(f, r, "rule sandwich_prologue: %s and its residual %s are computed in the prologue of the products of "
+              "%s%s", stmt_name(f, m), stmt_name(f, r), stmt_name(f, gr->prod[0]),
+              gr->xr ? ", which write it for the launches after that read it" : "");
+    took(f, RU_SANDWICH_PROLOGUE);
+}
+
 /* Takes the norm that feeds every product of the group as its prologue;
  * where other launches read it too (a mixture's norm: the router, the
  * experts; Qwen3-Next's: two products in parts), the first group of
@@ -434,6 +489,7 @@ static void prologue(Fz *f, Group *gr)
         fuse_note(f, x, "rule norm_prologue: %s is computed in the prologue of the products that read it",
                   stmt_name(f, x));
     took(f, RU_NORM_PROLOGUE);
+    sandwich(f, gr);
 }
 
 /* The products' activation x * sigmoid(g), read by them alone: the mul

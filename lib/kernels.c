@@ -320,6 +320,17 @@ static int need_gemv(Need *n)
             return bad(n, "the normed rows written out with no norm prologue");
         need(n, "xo", rows * K);
     }
+    if (C(n, "PRE")) {
+        if (!C(n, "NORM") || xin || K % 16 || K > 4096 || C(n, "NOUT") || C(n, "XG"))
+            return bad(n, "a sandwich prologue (PRE) comes before a norm prologue, over f32 rows of whole 16-value "
+                          "segments, at most 4096 values, not with NOUT or XG");
+        need(n, "pw", K);
+        need(n, "pr", rows * K);
+        if (C(n, "XR"))
+            need(n, "xo", rows * K);
+    } else if (C(n, "XR")) {
+        return bad(n, "XR writes the rows a sandwich prologue (PRE) makes");
+    }
     if (C(n, "XG")) {
         long w = C(n, "XGW"), pitch = C(n, "XGP");
         if (C(n, "NORM") || xin || K % 16)

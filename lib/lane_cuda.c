@@ -645,6 +645,21 @@ static void norm_prologue(L L, Fz *f, const Group *gr)
         A(L, "nw", buf_of(f, nm->args[1]));
 }
 
+/* A sandwich norm before the norm prologue (fuse.c's sandwich): its
+ * weight, its residual, and where the sum goes when later launches read
+ * it (XR). */
+static void sandwich_prologue(L L, Fz *f, const Group *gr)
+{
+    C(L, "PRE", gr->pre >= 0);
+    C(L, "XR", gr->xr);
+    if (gr->pre < 0)
+        return;
+    A(L, "pw", buf_of(f, N(f, gr->pre)->args[1]));
+    A(L, "pr", buf_of(f, gr->resid));
+    if (gr->xr)
+        A(L, "xo", buf_of(f, gr->add));
+}
+
 /* mma's splits of K (SK), under q8: where its tiles (BM rows by 128
  * weight rows, 64 units under a gated pair) fill less than one wave of the
  * chip's places (`blocks` a multiprocessor: mma.cu's BLOCKS), K goes to
@@ -868,6 +883,7 @@ static void emit_gemv(Fz *f, const Group *gr)
     if (gr->nout)
         A(L, "xo", buf_of(f, gr->norm));
     gate_read(L, f, gr, K);
+    sandwich_prologue(L, f, gr);
     if (gr->argmax >= 0)
         A(L, "next", buf_of(f, gr->argmax));
     /* as many rounds of groups as the chip needs, and the fewest blocks that

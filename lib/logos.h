@@ -686,7 +686,7 @@ enum {
 #undef K
     KN_COUNT
 };
-enum { KMAXC = 40, KMAXP = 24 };
+enum { KMAXC = 40, KMAXP = 28 };
 /* Element types of plan buffers (kernels/common.cuh gives their layouts). */
 enum ElType { ET_F32, ET_I32, ET_F16, ET_F64, ET_Q8, ET_A8, ET_A8X2, ET_A8H, ET_COUNT };
 typedef struct KConst {

@@ -1015,6 +1015,37 @@ E
     plan_is_program s.logos 5
 }
 
+@test "logos-fuse: a sandwich norm and its residual join the next products' prologue, which writes the sum for the rest (sandwich_prologue)" {
+    logos-author decode_step "$TINY/gemma2.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"s.logos:70: rule sandwich_prologue: pa0 and its residual r0 are computed in the prologue of the products of fa0, which write it for the launches after that read it"* ]]
+    [[ "$stderr" == *"s.logos:119: rule sandwich_prologue: pf3 and its residual h3 are computed in the prologue of the products of logits"$'\n'* ]]
+    grep -qx 'rule sandwich_prologue' <<<"$output"
+    # no norm launch of its own: four layers of five launches, the embedding and the head
+    ! grep -q '^launch rownorm ' <<<"$output"
+    [ "$(grep -c '^launch ' <<<"$output")" -eq 22 ]
+    grep -q '^launch gemv .* NORM=1 .* GATE=2 .* PRE=1 XR=1 .* x=pa0.2 nw=nfn0 .* xo=r0 .* pw=npm0 pr=x covers ' <<<"$output"
+    grep -q '^launch gemv .* NORM=1 .* ARGMAX=1 .* PRE=1 XR=0 .* x=pf3.1 nw=nf .* xo=- .* pw=npf3 pr=r3 covers ' <<<"$output"
+    plan_is_program s.logos 7
+    # held-back lane rules: the sandwich norms run alone (eight of its twelve norm launches)
+    run --separate-stderr logos-fuse --no-lane-rules s.logos
+    [ "$status" -eq 0 ]
+    ! grep -q 'PRE=1' <<<"$output"
+    [ "$(grep -c '^launch rownorm ' <<<"$output")" -eq 12 ]
+}
+
+@test "logos-fuse: a sandwich norm whose eps differs from the prologue's runs alone, and -v says why" {
+    printf 'logos 1 decode_step t\nin x : f32[64]\nin u : f32[64]\nweight a : f32[64]\nweight b : f32[64]\n' >e.logos
+    printf 'weight w : q8[32,64]\nout y : f32[32]\nr = x + rmsnorm(u, a, eps=1e-05)\n' >>e.logos
+    printf 'y = w @ rmsnorm(r, b, eps=1e-06)\nend\n' >>e.logos
+    run --separate-stderr logos-fuse -v e.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"e.logos:8: no sandwich_prologue: "*" runs alone: its eps or offset differs from the prologue's norm's"* ]]
+    grep -q '^launch rownorm ' <<<"$output"
+    grep -q '^launch gemv .* NORM=1 .* PRE=0 XR=0 ' <<<"$output"
+}
+
 @test "logos-fuse: an activation gated by sigmoid is the product's prologue, its gate read in place (gate_prologue)" {
     logos-author decode_step "$TINY/qwen3next.yaml" >s.logos
     run --separate-stderr logos-fuse -v s.logos
@@ -1023,7 +1054,7 @@ E
     grep -q '^rule gate_prologue$' <<<"$output"
     # Qwen3-Next's attention output gate: the o product reads the attention's
     # rows and the query's gate half in place; no copy, no elementwise launch
-    grep -q '^launch gemv .* XIN=0 .* XG=1 XGW=16 XGP=32 XGA=16 .* W0=wo3 .* x=o3 .* xg=qg3.1 covers ' <<<"$output"
+    grep -q '^launch gemv .* XIN=0 .* XG=1 XGW=16 XGP=32 XGA=16 .* W0=wo3 .* x=o3 .* xg=qg3.1 pw=- pr=- covers ' <<<"$output"
     ! grep -q '^launch elem ' <<<"$output"
     ! grep -q '^launch copy W=16 XW=32 ' <<<"$output"
     plan_is_program s.logos 5
@@ -1056,7 +1087,7 @@ E
     [[ "$stderr" == *"s.logos:10: rule gate_prologue: og is gated in the prologue of the products that read it"* ]]
     [[ "$stderr" == *"products of 4 stacked rows as GEMVs: a gate prologue (3, 128)"* ]]
     grep -q '^launch copy W=24 XW=48 ' <<<"$output"
-    grep -q '^launch gemv .* PARTS=2 .* XG=1 XGW=192 XGP=192 XGA=0 .* x=o .* xg=g covers ' <<<"$output"
+    grep -q '^launch gemv .* PARTS=2 .* XG=1 XGW=192 XGP=192 XGA=0 .* x=o .* xg=g pw=- pr=- covers ' <<<"$output"
     run --separate-stderr logos-fuse -v --numerics q8 --rows 512 s.logos
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"s.logos:10: no gate_prologue: 512 stacked rows go to the tensor cores in tiles"* ]]

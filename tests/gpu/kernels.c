@@ -1,7 +1,8 @@
 /* kernels.c — every kernel of the CUDA lane against its CPU twin: small
  * programs that fuse into each kernel and each of its variants (parts, the
  * gated pair, biases, residuals, the norm prologue (written out for later
- * launches that read it too: NOUT), soft-cap and arg-max,
+ * launches that read it too: NOUT) and a sandwich norm with its residual
+ * before it (PRE, its sum written out: XR), soft-cap and arg-max,
  * a gated output (times sigmoid of a value a row),
  * quantizing epilogues; norms (with a residual, or gated by silu), rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
@@ -353,6 +354,20 @@ static const Case cases[] = {
      "out ya : f32[96]\nout yb : f32[64]\nout yc : f32[32]\nout yr : f32[8]\nout yg : f32[64]\n"
      "n = rmsnorm(x, nw, eps=1e-06, offset=1)\nya = wa @ n\nyb = wb @ n\nyc = wc @ n\nyr = wr @ n\n"
      "yg = silu(wg @ n) * (wu @ n)\n", 2, 0},
+    {"gemv PRE: Gemma 2's sandwich norms in the next products' prologue: after attention in the gated pair's (its "
+     "sum written out: XR), after the feed-forward in q/k/v parts' (not written)",
+     "in x : f32[256]\nin u : f32[256]\nweight npm : f32[256]\nweight nfn : f32[256]\nweight npf : f32[256]\n"
+     "weight nm : f32[256]\nweight wg : q8[512,256]\nweight wu : q8[512,256]\nweight wd : q8[256,512]\n"
+     "weight wq : q8[128,256]\nweight wk : q8[64,256]\nout yq : f32[128]\nout yk : f32[64]\n"
+     "r = x + rmsnorm(u, npm, eps=1e-06, offset=1)\nfn = rmsnorm(r, nfn, eps=1e-06, offset=1)\n"
+     "fa = gelu_tanh(wg @ fn) * (wu @ fn)\nh = r + rmsnorm(wd @ fa, npf, eps=1e-06, offset=1)\n"
+     "xn = rmsnorm(h, nm, eps=1e-06, offset=1)\nyq = wq @ xn\nyk = wk @ xn\n", 2, 0},
+    {"gemv PRE: the last sandwich norm before a soft-capped head's arg-max (its sum an output: XR), 3 rows "
+     "(f32 weights: GEMV rows), the residual on the right, K 2304 (Gemma-2-2B's width)",
+     "size T\nin x : f32[T,2304]\nin u : f32[T,2304]\nweight npf : f32[2304]\nweight nf : f32[2304]\n"
+     "weight e : f32[1000,2304]\nout h : f32[T,2304]\nout logits : f32[T,1000]\nout next : i32[T]\n"
+     "h = rmsnorm(u, npf, eps=1e-06) + x\nlogits = softcap(e @ rmsnorm(h, nf, eps=1e-06), cap=30)\n"
+     "next = argmax(logits)\n", 2, 0},
     {"gemv XG: Qwen3-Next's attention output gate in the o product's prologue (q8, a residual), the gate a slice "
      "of the query's rows read in place",
      "in o : f32[16,256]\nin qg : f32[16,512]\nin r : f32[512]\nweight wo : q8[512,4096]\nout y : f32[512]\n"
