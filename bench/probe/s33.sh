@@ -1,13 +1,15 @@
 #!/bin/sh
 # bench/probe/s33.sh — session thirty-three's H200 call (bench/NOTES.md
-# run206): main after the sandwich merge. Carry build/bin and
-# build/test/gpu_kernels (stripped).
+# run207): main after the sandwich merge. Carry build/bin,
+# build/test/gpu_kernels and build-ab/B (stripped).
 #
 #   LATE=SECONDS sh bench/probe/s33.sh
 #
 # runs, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
 # (the six dense shapes, each numerics, 512 and 8192, per-launch tables);
-# issue 10's (the four mixtures' shapes, q8); the lane and the oracle. The
+# bench/probe/if8.patch against main (build-ab/B: its gpu_kernels, and
+# the 8B and 1B precise steps side by side); issue 10's (the four
+# mixtures' shapes, q8); the lane and the oracle. The
 # logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
 # so a call cut short keeps what it took.
 set -u
@@ -30,6 +32,22 @@ nvidia-smi -L
 part kernels KERNELS_JOBS=8 sh tests/gpu/run kernels
 part bench9 SHAPES="llama-3-8b llama-3.2-1b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b" \
     BENCH_NUMERICS="q8 q8x2 precise" sh tests/gpu/run bench
+if8() {
+    late if8 && return
+    echo "== if8: gpu_kernels"
+    build-ab/B/test/gpu_kernels >"$work/kernels.if8" 2>&1
+    grep -E 'FAIL|^gpu_kernels: ' "$work/kernels.if8" | head -8
+    for s in llama-3-8b llama-3.2-1b; do
+        for b in build/bin build-ab/B/bin; do
+            echo "== $s precise $b"
+            $b/logos-author decode_step examples/$s.yaml | $b/logos-fuse --lane cuda --numerics precise -q |
+              $b/logos-bench --synthetic 1 --pos 512 --pos 8192 >"$work/if8.$s.$(basename $(dirname $b))" 2>&1
+            grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$work/if8.$s.$(basename $(dirname $b))"
+        done
+    done
+    keep
+}
+if8
 part bench10 SHAPES="gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b" \
     BENCH_NUMERICS=q8 sh tests/gpu/run bench
 part lane LANE_JOBS=6 sh tests/gpu/run lane oracle
