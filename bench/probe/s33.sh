@@ -3,9 +3,9 @@
 # run207): main after the sandwich merge. Carry build/bin,
 # build/test/gpu_kernels and build-ab/B (stripped).
 #
-#   LATE=SECONDS sh bench/probe/s33.sh
+#   [PARTS='kernels bench9 if8 bench10 lane'] LATE=SECONDS sh bench/probe/s33.sh
 #
-# runs, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
+# runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
 # (the six dense shapes, each numerics, 512 and 8192, per-launch tables);
 # bench/probe/if8.patch against main (build-ab/B: its gpu_kernels, and
 # the 8B and 1B precise steps side by side); issue 10's (the four
@@ -29,9 +29,8 @@ part() {   # NAME ENV... CHECKS...: tests/gpu/run with its logs in $work/NAME
     keep
 }
 nvidia-smi -L
-part kernels KERNELS_JOBS=8 sh tests/gpu/run kernels
-part bench9 SHAPES="llama-3-8b llama-3.2-1b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b" \
-    BENCH_NUMERICS="q8 q8x2 precise" sh tests/gpu/run bench
+bench9() { part bench9 SHAPES="llama-3-8b llama-3.2-1b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b" \
+    BENCH_NUMERICS="q8 q8x2 precise" sh tests/gpu/run bench; }
 if8() {
     late if8 && return
     echo "== if8: gpu_kernels"
@@ -47,7 +46,8 @@ if8() {
     done
     keep
 }
-if8
-part bench10 SHAPES="gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b" \
-    BENCH_NUMERICS=q8 sh tests/gpu/run bench
-part lane LANE_JOBS=6 sh tests/gpu/run lane oracle
+bench10() { part bench10 SHAPES="gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b" \
+    BENCH_NUMERICS=q8 sh tests/gpu/run bench; }
+lane() { part lane LANE_JOBS=6 sh tests/gpu/run lane oracle; }
+kernels() { part kernels KERNELS_JOBS=8 sh tests/gpu/run kernels; }
+for x in ${PARTS:-kernels bench9 if8 bench10 lane}; do $x; done
