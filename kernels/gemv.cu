@@ -138,6 +138,13 @@ DEV void stage_narrow(const void *x, const float *nw, float *xo, int t0, int nt,
 // is at most a segment a thread (ONE16), the norm's pass keeps it in
 // registers for the quantizer's, one read of the row, not two.
 constexpr int ONE16 = K <= 16 * 256;
+// Q8_0 weights over f32 activations (SWZ): a staged row's 16-value segment
+// c lies as four float4s at c, K/16 + c, 2 K/16 + c and 3 K/16 + c, so that
+// the lanes of a warp, each reading its own segment, read consecutive
+// 16 bytes (no bank conflict); laid end to end, lanes 64 bytes apart would
+// meet four to a bank.
+constexpr int SWZ = WQ && XQ == 0;
+static_assert(!SWZ || K % 16 == 0, "SWZ: whole 16-value segments");
 static_assert(!PRE || (NORM && ONE16 && XIN == 0 && !XG && !NOUT), "PRE: an f32 row of a segment a thread at most");
 
 // PRE: the segment v (the rows read, whose sum of squares is ss) becomes
@@ -207,7 +214,12 @@ DEV void stage_f32(const Params &p, const void *x, const float *nw, float *xo, c
                         *(float4 *)(xo + base + i + 4 * j) = float4{v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]};
             }
             if (XQ == 0) {
-                if (here)
+                if (here && SWZ)
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        ((float4 *)sm)[(long)t * (K / 4) + j * (K / 16) + i / 16] =
+                            float4{v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]};
+                else if (here)
 #pragma unroll
                     for (int j = 0; j < 16; j++)
                         ((float *)sm)[(long)t * K + i + j] = v[j];
@@ -356,23 +368,38 @@ DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
                 }
                 continue;
             }
+            if (WQ) {   // SWZ: the segment's four float4s K/16 apart
+                const float4 *x4 = (const float4 *)sm + (long)t * (K / 4) + c;
+                float sum[SLOTS];
+#pragma unroll
+                for (int k = 0; k < SLOTS; k++)
+                    sum[k] = 0.0f;
+#pragma unroll
+                for (int g = 0; g < 4; g++) {
+                    float4 xg = x4[g * (K / 16)];
+#pragma unroll
+                    for (int k = 0; k < SLOTS; k++) {
+                        const i8 *q = (const i8 *)&b.w[k][u] + 4 * g;
+                        sum[k] += (float)q[0] * xg.x;
+                        sum[k] += (float)q[1] * xg.y;
+                        sum[k] += (float)q[2] * xg.z;
+                        sum[k] += (float)q[3] * xg.w;
+                    }
+                }
+#pragma unroll
+                for (int k = 0; k < SLOTS; k++)
+                    acc[k][t] += sum[k] * h2f(b.s[k][u]);
+                continue;
+            }
             const float *xv = (const float *)sm + (long)t * K + c * CV;
 #pragma unroll
             for (int k = 0; k < SLOTS; k++) {
+                const float *f = (const float *)&b.w[k][u];
                 float sum = 0.0f;
-                if (WQ) {
-                    const i8 *q = (const i8 *)&b.w[k][u];
 #pragma unroll
-                    for (int j = 0; j < 16; j++)
-                        sum += (float)q[j] * xv[j];
-                    acc[k][t] += sum * h2f(b.s[k][u]);
-                } else {
-                    const float *f = (const float *)&b.w[k][u];
-#pragma unroll
-                    for (int j = 0; j < CV; j++)
-                        sum += f[j] * xv[j];
-                    acc[k][t] += sum;
-                }
+                for (int j = 0; j < CV; j++)
+                    sum += f[j] * xv[j];
+                acc[k][t] += sum;
             }
         }
     }
