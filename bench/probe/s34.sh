@@ -1,0 +1,56 @@
+#!/bin/sh
+# bench/probe/s34.sh — session thirty-four's H200 call (bench/NOTES.md
+# run209): main (SWZ and the sandwich) on the H200. Carry build/bin,
+# build/test/gpu_kernels and build-ab/B (stripped).
+#
+#   [PARTS='kernels bench9 ab bench10 lane'] LATE=SECONDS sh bench/probe/s34.sh
+#
+# runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
+# (the six dense shapes, each numerics, 512 and 8192, per-launch tables);
+# a patch against main (build-ab/B from bench/probe/patched.sh, with its
+# logos-run: its gpu_kernels, and the 8B and 1B precise and q8 steps side
+# by side); issue 10's (the four
+# mixtures' shapes, q8); the lane and the oracle. The
+# logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
+# so a call cut short keeps what it took.
+set -u
+out=${OUT:-/tmp}
+work=$(mktemp -d)
+t0=$(date +%s)
+late() { [ $(($(date +%s) - t0)) -gt ${LATE:-480} ] && { echo "== (past ${LATE:-480} s: $1 not begun)"; return 0; }; return 1; }
+keep() { tar czf "$out/logs.tgz" -C "$work" . ; }
+part() {   # NAME ENV... CHECKS...: tests/gpu/run with its logs in $work/NAME
+    name=$1
+    shift
+    late "$name" && return
+    echo "== $name"
+    mkdir -p "$work/$name"
+    env OUT="$work/$name" LOGOS_BIN=build/bin "$@" >"$work/$name.out" 2>&1
+    sed -n '/^== summary/,$p' "$work/$name.out"
+    keep
+}
+nvidia-smi -L
+bench9() { part bench9 SHAPES="llama-3-8b llama-3.2-1b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b" \
+    BENCH_NUMERICS="q8 q8x2 precise" sh tests/gpu/run bench; }
+ab() {
+    late ab && return
+    echo "== B: gpu_kernels"
+    build-ab/B/test/gpu_kernels >"$work/kernels.B" 2>&1
+    grep -E 'FAIL|^gpu_kernels: ' "$work/kernels.B" | head -8
+    for s in llama-3-8b llama-3.2-1b; do
+        for n in precise q8; do
+            for b in build/bin build-ab/B/bin; do
+                echo "== $s $n $b"
+                $b/logos-author decode_step examples/$s.yaml | $b/logos-fuse --lane cuda --numerics $n -q |
+                  $b/logos-bench --synthetic 1 --pos 512 --pos 8192 >"$work/ab.$s.$n.${b%%/*}" 2>&1
+                grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$work/ab.$s.$n.${b%%/*}"
+            done
+        done
+    done
+    keep
+}
+bench10() { part bench10 SHAPES="gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b" \
+    BENCH_NUMERICS=q8 sh tests/gpu/run bench; }
+lane() { part lane LANE_JOBS=6 sh tests/gpu/run lane oracle; }
+kernels() { part kernels KERNELS_JOBS=8 sh tests/gpu/run kernels; }
+for x in ${PARTS:-kernels bench9 ab bench10 lane}; do $x; done
