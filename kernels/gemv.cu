@@ -33,7 +33,9 @@
 // blocks take the groups in turn (GRID is what the chip holds at once, or
 // the groups when fewer; under ARGMAX every group its own block).
 // Activation rows go TR at a time through shared memory in format XQ:
-// f32 K floats a row; a8 K bytes and K/32 scales; a8x2 2K bytes and K/32.
+// f32 K floats a row (over Q8_0 weights in SWZ's order: each 16-value
+// segment's four float4s K/16 apart); a8 K bytes and K/32 scales; a8x2 2K
+// bytes and K/32.
 // ARGMAX keeps (value, index) partials in part[2 ..] and a count in part[0];
 // the last block reduces them and sets the count back to 0.
 
