@@ -252,8 +252,13 @@ DEV void stage_f32(const Params &p, const void *x, const float *nw, float *xo, c
     }
 }
 
-DEV void stage(const Params &p, const void *x, const float *nw, float *xo, const float *g, int t0, int nt, char *sm)
+// Activation rows t0 .. t0 + nt into shared memory: x (p.a[4]) under the
+// norm's weight nw (p.a[5]), xo and xg p's own.
+DEV void stage(const Params &p, int t0, int nt, char *sm)
 {
+    const void *x = p.a[4];
+    const float *nw = (const float *)p.a[5], *g = (const float *)p.a[XG_AT];
+    float *xo = (float *)p.a[XO_AT];
     if (XIN && XIN == XQ)
         stage_copy(x, t0, nt, sm);
     else if (K % 16)
@@ -370,7 +375,7 @@ DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
                 }
                 continue;
             }
-            if (WQ) {   // SWZ: the segment's four float4s K/16 apart
+            if (SWZ) {   // the segment's four float4s K/16 apart
                 const float4 *x4 = (const float4 *)sm + (long)t * (K / 4) + c;
                 float sum[SLOTS];
 #pragma unroll
@@ -587,17 +592,15 @@ extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
     }
     pdl_begin();
     int rows = rows_of(p.a[6], ROWS), once = rows <= TR;
-    float *xo = (float *)p.a[XO_AT];
-    const float *xg = (const float *)p.a[XG_AT];
     if (once)
-        stage(p, (const char *)p.a[4], (const float *)p.a[5], xo, xg, 0, rows, sm);
+        stage(p, 0, rows, sm);
     for (long g = blockIdx.x; g < GROUPS; g += gridDim.x)
         for (int t0 = 0; t0 < rows; t0 += TR) {
             int nt = rows - t0 < TR ? rows - t0 : TR;
             // the next job: this group's next rows, or the block's next group
             long n0 = t0 + TR < rows ? g * WARPS * WR : g + gridDim.x < GROUPS ? (g + gridDim.x) * WARPS * WR : -1;
             if (!once)
-                stage(p, (const char *)p.a[4], (const float *)p.a[5], xo, xg, t0, nt, sm);
+                stage(p, t0, nt, sm);
             group(p, g * WARPS * WR, t0, nt, g == blockIdx.x, DB || (g == blockIdx.x && t0 == 0), n0, cur, sm, res);
         }
     if (ARGMAX)

@@ -6,7 +6,7 @@
 #include "cu.h"
 
 typedef struct LParams {
-    void *a[28];         /* KMAXP, kernels/common.cuh's MAXPARAMS */
+    void *a[KMAXP];      /* kernels/common.cuh's MAXPARAMS */
 } LParams;
 
 typedef struct DBuf {
