@@ -1,16 +1,19 @@
 #!/bin/sh
 # bench/probe/s34.sh — session thirty-four's H200 call (bench/NOTES.md
 # run209): main (SWZ and the sandwich) on the H200. Carry build/bin,
-# build/test/gpu_kernels and build-ab/B (stripped).
+# build/test/gpu_kernels, build-ab/B and build-ab/M (stripped; M from
+# `sh bench/probe/patched.sh bench/probe/moeswz.patch M`).
 #
-#   [PARTS='kernels bench9 ab bench10 lane'] LATE=SECONDS sh bench/probe/s34.sh
+#   [PARTS='kernels bench9 ab bench10 lane moe'] LATE=SECONDS sh bench/probe/s34.sh
 #
 # runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
 # (the six dense shapes, each numerics, 512 and 8192, per-launch tables);
 # a patch against main (build-ab/B from bench/probe/patched.sh, with its
 # logos-run: its gpu_kernels, and the 8B and 1B precise and q8 steps side
 # by side); issue 10's (the four
-# mixtures' shapes, q8); the lane and the oracle. The
+# mixtures' shapes, q8); the lane and the oracle; moeswz against main
+# (build-ab/M's moe cases, two mixtures' precise steps side by
+# side). The
 # logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
 # so a call cut short keeps what it took.
 set -u
@@ -53,4 +56,19 @@ bench10() { part bench10 SHAPES="gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b
     BENCH_NUMERICS=q8 sh tests/gpu/run bench; }
 lane() { part lane LANE_JOBS=6 sh tests/gpu/run lane oracle; }
 kernels() { part kernels KERNELS_JOBS=8 sh tests/gpu/run kernels; }
-for x in ${PARTS:-kernels bench9 ab bench10 lane}; do $x; done
+moe() {
+    late moe && return
+    echo "== M: moe cases"
+    KERNELS_MATCH=moe build-ab/M/test/gpu_kernels >"$work/kernels.M" 2>&1
+    grep -E 'FAIL|^gpu_kernels: ' "$work/kernels.M" | head -8
+    for s in gpt-oss-20b deepseek-v2-lite; do   # each build with its own kernels
+        for b in build/bin build-ab/M/bin; do
+            echo "== $s precise $b"
+            $b/logos-author decode_step examples/$s.yaml | $b/logos-fuse --lane cuda --numerics precise -q |
+              $b/logos-bench --synthetic 1 --pos 512 >"$work/moe.$s.${b%%/*}" 2>&1
+            grep -E '^device|^ +[0-9]+ +[0-9]+ | moe ' "$work/moe.$s.${b%%/*}" | head -6
+        done
+    done
+    keep
+}
+for x in ${PARTS:-kernels bench9 ab bench10 lane moe}; do $x; done
