@@ -19,7 +19,10 @@
 // block of 32 values at its own scale. With Q8_0 experts (WQ) the rounded
 // activations are held in those formats (a8, a8x2: common.cuh) and a 16-byte
 // chunk of a row is four dp4a a word, its integer sum scaled once
-// (gemv.cu's q8a8); with f32 experts they are multiplied in f32.
+// (gemv.cu's q8a8); with f32 experts they are multiplied in f32. Under
+// precise (WQ with f32 activations) the staged rows lie in gemv.cu's SWZ
+// order (swz below), so a warp's 16-byte shared reads meet no bank
+// conflict (bench/NOTES.md run209: gpt-oss-20b's precise step 7% faster).
 //
 // Shapes: Wg, Wu (E, FF, D), Wd (E, D, FF) Q8_0 (WQ 1, rows of whole 32-value
 // blocks) or f32; Wsg, Wsu (FS, D), Wsd (D, FS) in the experts' format;
@@ -150,18 +153,28 @@ DEV float gated(float g, float u)
     return (uc + 1.0f) * gc * (1.0f / (1.0f + expf(-ALPHA * gc)));
 }
 
+// Staged f32 activations under WQ (SWZ, as gemv.cu's): a row of n values
+// keeps its 16-value segment c as four float4s at c, n/16 + c, 2 n/16 + c
+// and 3 n/16 + c, so that lanes reading consecutive segments read
+// consecutive 16 bytes of shared memory (no bank conflict). swz: where
+// value i of such a row lies.
+DEV long swz(long i, long n)
+{
+    return (((i >> 2) & 3) * (n / 16) + (i >> 4)) * 4 + (i & 3);
+}
+
 // Q8_0 row r of W (rows of D values) at 16-byte chunk c (values 16c ..
-// 16c + 15) . xs there, unscaled; the chunk's scale in *sc.
-DEV float chunk_dot(const void *W, long rows, long cols, long r, long c, const float *xs, float *sc)
+// 16c + 15) . the staged activations' segment there, unscaled: its four
+// float4s at x4, x4 + xstep, ... (SWZ); the chunk's scale in *sc.
+DEV float chunk_dot(const void *W, long rows, long cols, long r, long c, const float4 *x4, long xstep, float *sc)
 {
     const int4 w = *(const int4 *)((const i8 *)W + r * cols + c * 16);
     *sc = h2f(((const u16 *)((const char *)W + align16(rows * cols)))[r * (cols / 32) + (c >> 1)]);
-    const float4 *x4 = (const float4 *)(xs + c * 16);
     int wv[4] = {w.x, w.y, w.z, w.w};
     float acc = 0.0f;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        float4 x = x4[k];
+        float4 x = x4[k * xstep];
         acc = fmaf((float)(signed char)(wv[k]), x.x, acc);
         acc = fmaf((float)(signed char)(wv[k] >> 8), x.y, acc);
         acc = fmaf((float)(signed char)(wv[k] >> 16), x.z, acc);
@@ -229,8 +242,8 @@ DEV void up_q8(const void *wg, const void *wu, long rows, long r0, long i0, cons
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             float sg, su;
-            float dg = chunk_dot(wg, rows, D, r0 + i0 + k, c, xs, &sg);
-            float du = chunk_dot(wu, rows, D, r0 + i0 + k, c, xs, &su);
+            float dg = chunk_dot(wg, rows, D, r0 + i0 + k, c, (const float4 *)xs + c, D / 16, &sg);
+            float du = chunk_dot(wu, rows, D, r0 + i0 + k, c, (const float4 *)xs + c, D / 16, &su);
             ag[k] = fmaf(dg, sg, ag[k]);
             au[k] = fmaf(du, su, au[k]);
         }
@@ -298,7 +311,7 @@ DEV void up(const Params &p)
         else if (XQ)
             v = act_round(v, XQ);
         if (!A8 && c + lane < D)
-            xs[c + lane] = v;
+            xs[WQ ? swz(c + lane, D) : c + lane] = v;   // SWZ under WQ: chunk_dot's reads
     }
     __syncthreads();
     if (shared)   // no routing: before the wait under XEARLY
@@ -440,8 +453,10 @@ DEV void down(const Params &p)
         const float4 *h4 = (const float4 *)h;
         float4 *s4 = (float4 *)hsm;
 #pragma unroll 4
-        for (long i = threadIdx.x; i < (long)KS * FF / 4; i += blockDim.x)
-            s4[i] = h4[i];
+        for (long i = threadIdx.x; i < (long)KS * FF / 4; i += blockDim.x) {
+            long j = i / (FF / 4), f = i % (FF / 4);   // SWZ under WQ: each of the KS rows its own
+            s4[WQ ? j * (FF / 4) + (f & 3) * (FF / 16) + (f >> 2) : i] = h4[i];
+        }
     } else {
         for (long i = threadIdx.x; i < (long)KS * FF; i += blockDim.x)
             hsm[i] = h[i];
@@ -461,12 +476,14 @@ DEV void down(const Params &p)
 #pragma unroll
             for (int j = 0; j < K; j++)
                 if (ids[j] >= 0) {
-                    float sc, dj = chunk_dot(p.a[2], (long)E * D, FF, (long)ids[j] * D + o, c, hsm + j * FF, &sc);
+                    float sc, dj = chunk_dot(p.a[2], (long)E * D, FF, (long)ids[j] * D + o, c,
+                                                   (const float4 *)(hsm + j * FF) + c, FF / 16, &sc);
                     part[j] = fmaf(dj, sc, part[j]);
                 }
 #pragma unroll
             for (int s = 0; s < SH; s++) {
-                float sc, ds = chunk_dot(p.a[14], D, FS, o, s * (FF / 16) + c, hsh, &sc);
+                float sc, ds = chunk_dot(p.a[14], D, FS, o, s * (FF / 16) + c, (const float4 *)(hsh + s * FF) + c,
+                                     FF / 16, &sc);
                 part[K + s] = fmaf(ds, sc, part[K + s]);
             }
         }
