@@ -22,7 +22,8 @@
 // (gemv.cu's q8a8); with f32 experts they are multiplied in f32. Under
 // precise (WQ with f32 activations) the staged rows lie in gemv.cu's SWZ
 // order (swz below), so a warp's 16-byte shared reads meet no bank
-// conflict (bench/NOTES.md run209: gpt-oss-20b's precise step 7% faster).
+// conflict (bench/NOTES.md run209h: gpt-oss-20b's precise step 7% faster
+// on an H100).
 //
 // Shapes: Wg, Wu (E, FF, D), Wd (E, D, FF) Q8_0 (WQ 1, rows of whole 32-value
 // blocks) or f32; Wsg, Wsu (FS, D), Wsd (D, FS) in the experts' format;

@@ -1,8 +1,10 @@
 #!/bin/sh
 # bench/probe/s34.sh — session thirty-four's H200 call (bench/NOTES.md
 # run209): main (SWZ and the sandwich) on the H200. Carry build/bin,
-# build/test/gpu_kernels, build-ab/B and build-ab/M (stripped; M from
-# `sh bench/probe/patched.sh bench/probe/moeswz.patch M`).
+# build/test/gpu_kernels and build-ab/B (stripped). The moe part, only
+# when PARTS names it, ran run209h: build-ab/M was main b155286 with
+# bench/probe/moeswz.patch (since landed; the patch is in git at b155286),
+# from `sh bench/probe/patched.sh bench/probe/moeswz.patch M`.
 #
 #   [PARTS='kernels bench9 ab bench10 lane' (moe: only by name)] LATE=SECONDS sh bench/probe/s34.sh
 #
