@@ -77,6 +77,18 @@ DEV long align16(long n)
     return (n + 15) & ~15L;
 }
 
+// SWZ, the order f32 activations are staged in over Q8_0 weights (gemv.cu,
+// moe.cu): a row of n values (whole 16-value segments) keeps segment c as
+// four float4s at c, n/16 + c, 2 n/16 + c and 3 n/16 + c, so that the
+// lanes of a warp, each reading its own segment a float4 at a time, read
+// consecutive 16 bytes (laid end to end, lanes 64 bytes apart would meet
+// four to a bank). swz4: where float4 k (0 to 3) of segment c of such a
+// row lies, in float4s.
+DEV long swz4(long c, long k, long n)
+{
+    return k * (n / 16) + c;
+}
+
 // The runtime row count: the size a plan binds at run time, or the bound.
 DEV int rows_of(const void *n, int bound)
 {

@@ -140,11 +140,8 @@ DEV void stage_narrow(const void *x, const float *nw, float *xo, int t0, int nt,
 // is at most a segment a thread (ONE16), the norm's pass keeps it in
 // registers for the quantizer's, one read of the row, not two.
 constexpr int ONE16 = K <= 16 * 256;
-// Q8_0 weights over f32 activations (SWZ): a staged row's 16-value segment
-// c lies as four float4s at c, K/16 + c, 2 K/16 + c and 3 K/16 + c, so that
-// the lanes of a warp, each reading its own segment, read consecutive
-// 16 bytes (no bank conflict); laid end to end, lanes 64 bytes apart would
-// meet four to a bank.
+// Q8_0 weights over f32 activations: staged rows in SWZ's order (swz4,
+// common.cuh), no shared-memory bank conflict.
 constexpr int SWZ = WQ && XQ == 0;
 static_assert(!SWZ || K % 16 == 0, "SWZ: whole 16-value segments");
 static_assert(!PRE || (NORM && ONE16 && XIN == 0 && !XG && !NOUT), "PRE: an f32 row of a segment a thread at most");
@@ -219,7 +216,7 @@ DEV void stage_f32(const Params &p, const void *x, const float *nw, float *xo, c
                 if (here && SWZ)
 #pragma unroll
                     for (int j = 0; j < 4; j++)
-                        ((float4 *)sm)[(long)t * (K / 4) + j * (K / 16) + i / 16] =
+                        ((float4 *)sm)[(long)t * (K / 4) + swz4(i / 16, j, K)] =
                             float4{v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]};
                 else if (here)
 #pragma unroll

@@ -20,8 +20,8 @@
 // activations are held in those formats (a8, a8x2: common.cuh) and a 16-byte
 // chunk of a row is four dp4a a word, its integer sum scaled once
 // (gemv.cu's q8a8); with f32 experts they are multiplied in f32. Under
-// precise (WQ with f32 activations) the staged rows lie in gemv.cu's SWZ
-// order (swz below), so a warp's 16-byte shared reads meet no bank
+// precise (WQ with f32 activations) the staged rows lie in SWZ's order
+// (swz4, common.cuh), so a warp's 16-byte shared reads meet no bank
 // conflict (bench/NOTES.md run209h: gpt-oss-20b's precise step 7% faster
 // on an H100).
 //
@@ -152,16 +152,6 @@ DEV float gated(float g, float u)
         return gelu_tanh(g) * u;
     float gc = fminf(g, LIMIT), uc = fminf(fmaxf(u, -LIMIT), LIMIT);
     return (uc + 1.0f) * gc * (1.0f / (1.0f + expf(-ALPHA * gc)));
-}
-
-// Staged f32 activations under WQ (SWZ, as gemv.cu's): a row of n values
-// keeps its 16-value segment c as four float4s at c, n/16 + c, 2 n/16 + c
-// and 3 n/16 + c, so that lanes reading consecutive segments read
-// consecutive 16 bytes of shared memory (no bank conflict). swz: where
-// value i of such a row lies.
-DEV long swz(long i, long n)
-{
-    return (((i >> 2) & 3) * (n / 16) + (i >> 4)) * 4 + (i & 3);
 }
 
 // Q8_0 row r of W (rows of D values) at 16-byte chunk c (values 16c ..
@@ -311,8 +301,9 @@ DEV void up(const Params &p)
             warp_quant(v, xs, D, c / 32, XQ);
         else if (XQ)
             v = act_round(v, XQ);
-        if (!A8 && c + lane < D)
-            xs[WQ ? swz(c + lane, D) : c + lane] = v;   // SWZ under WQ: chunk_dot's reads
+        long i = c + lane;
+        if (!A8 && i < D)
+            xs[WQ ? swz4(i >> 4, (i >> 2) & 3, D) * 4 + (i & 3) : i] = v;   // SWZ under WQ: chunk_dot's reads
     }
     __syncthreads();
     if (shared)   // no routing: before the wait under XEARLY
@@ -456,7 +447,7 @@ DEV void down(const Params &p)
 #pragma unroll 4
         for (long i = threadIdx.x; i < (long)KS * FF / 4; i += blockDim.x) {
             long j = i / (FF / 4), f = i % (FF / 4);   // SWZ under WQ: each of the KS rows its own
-            s4[WQ ? j * (FF / 4) + (f & 3) * (FF / 16) + (f >> 2) : i] = h4[i];
+            s4[WQ ? j * (FF / 4) + swz4(f >> 2, f & 3, FF) : i] = h4[i];
         }
     } else {
         for (long i = threadIdx.x; i < (long)KS * FF; i += blockDim.x)

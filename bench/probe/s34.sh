@@ -34,6 +34,12 @@ part() {   # NAME ENV... CHECKS...: tests/gpu/run with its logs in $work/NAME
     sed -n '/^== summary/,$p' "$work/$name.out"
     keep
 }
+step() {   # BIN SHAPE NUMERICS LOG POS...: SHAPE's decode step by BIN's tools (its own kernels) into $work/LOG
+    sb=$1 ss=$2 sn=$3 sl=$4
+    shift 4
+    $sb/logos-author decode_step examples/$ss.yaml | $sb/logos-fuse --lane cuda --numerics $sn -q |
+      $sb/logos-bench --synthetic 1 "$@" >"$work/$sl" 2>&1
+}
 nvidia-smi -L
 bench9() { part bench9 SHAPES="llama-3-8b llama-3.2-1b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b" \
     BENCH_NUMERICS="q8 q8x2 precise" sh tests/gpu/run bench; }
@@ -46,8 +52,7 @@ ab() {
         for n in precise q8; do
             for b in build/bin build-ab/B/bin; do
                 echo "== $s $n $b"
-                $b/logos-author decode_step examples/$s.yaml | $b/logos-fuse --lane cuda --numerics $n -q |
-                  $b/logos-bench --synthetic 1 --pos 512 --pos 8192 >"$work/ab.$s.$n.${b%%/*}" 2>&1
+                step $b $s $n ab.$s.$n.${b%%/*} --pos 512 --pos 8192
                 grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$work/ab.$s.$n.${b%%/*}"
             done
         done
@@ -66,8 +71,7 @@ moe() {
     for s in gpt-oss-20b deepseek-v2-lite; do   # each build with its own kernels
         for b in build/bin build-ab/M/bin; do
             echo "== $s precise $b"
-            $b/logos-author decode_step examples/$s.yaml | $b/logos-fuse --lane cuda --numerics precise -q |
-              $b/logos-bench --synthetic 1 --pos 512 >"$work/moe.$s.${b%%/*}" 2>&1
+            step $b $s precise moe.$s.${b%%/*} --pos 512
             grep -E '^device|^ +[0-9]+ +[0-9]+ | moe ' "$work/moe.$s.${b%%/*}" | head -6
         done
     done
