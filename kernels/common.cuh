@@ -174,6 +174,20 @@ DEV float i2f(int d)
     return __int_as_float(d) - MAGICF;
 }
 
+// The four int8 values of word w (byte k value k) as exact floats without
+// I2F, a quarter-rate conversion on sm_90 (a Q8_0 product over f32
+// activations needs one a weight byte, as many as the read ceiling brings):
+// each byte with its sign bit flipped (b + 128) is put by a byte permute
+// under 2^23's exponent, 0x4B000000 | (b + 128) = 2^23 + 128 + b, and 2^23 + 128
+// is taken off, exactly for every int8.
+DEV void i8f(u32 w, float *f)
+{
+    u32 u = w ^ 0x80808080u;
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        f[k] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440u + k)) - 8388736.0f;
+}
+
 
 DEV void cp8(void *dst, const void *src, int n)
 {

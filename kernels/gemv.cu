@@ -383,11 +383,12 @@ DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
                     float4 xg = x4[g * (K / 16)];
 #pragma unroll
                     for (int k = 0; k < SLOTS; k++) {
-                        const i8 *q = (const i8 *)&b.w[k][u] + 4 * g;
-                        sum[k] += (float)q[0] * xg.x;
-                        sum[k] += (float)q[1] * xg.y;
-                        sum[k] += (float)q[2] * xg.z;
-                        sum[k] += (float)q[3] * xg.w;
+                        float q[4];
+                        i8f(((const u32 *)&b.w[k][u])[g], q);
+                        sum[k] += q[0] * xg.x;
+                        sum[k] += q[1] * xg.y;
+                        sum[k] += q[2] * xg.z;
+                        sum[k] += q[3] * xg.w;
                     }
                 }
 #pragma unroll

@@ -131,10 +131,10 @@ DEV float row_dot(const void *W, long rows, long cols, long r, const float *v)
         const i8 *q = (const i8 *)W + r * cols;
         const u16 *s = (const u16 *)((const char *)W + align16(rows * cols)) + r * (cols / 32);
         for (long c = lane * 4; c < cols; c += 128) {
-            int w4 = *(const int *)(q + c);
-            float sc = h2f(s[c >> 5]);
+            float f[4], sc = h2f(s[c >> 5]);
+            i8f(*(const u32 *)(q + c), f);
             for (int k = 0; k < 4; k++)
-                acc = fmaf((float)(signed char)(w4 >> 8 * k) * sc, v[c + k], acc);
+                acc = fmaf(f[k] * sc, v[c + k], acc);
         }
     } else {
         const float *f = (const float *)W + r * cols;
@@ -166,10 +166,12 @@ DEV float chunk_dot(const void *W, long rows, long cols, long r, long c, const f
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         float4 x = x4[k * xstep];
-        acc = fmaf((float)(signed char)(wv[k]), x.x, acc);
-        acc = fmaf((float)(signed char)(wv[k] >> 8), x.y, acc);
-        acc = fmaf((float)(signed char)(wv[k] >> 16), x.z, acc);
-        acc = fmaf((float)(signed char)(wv[k] >> 24), x.w, acc);
+        float f[4];
+        i8f((u32)wv[k], f);
+        acc = fmaf(f[0], x.x, acc);
+        acc = fmaf(f[1], x.y, acc);
+        acc = fmaf(f[2], x.z, acc);
+        acc = fmaf(f[3], x.w, acc);
     }
     return acc;
 }
