@@ -6,16 +6,17 @@
 # bench/probe/moeswz.patch (since landed; the patch is in git at b155286),
 # from `sh bench/probe/patched.sh bench/probe/moeswz.patch M`.
 #
-#   [PARTS='kernels bench9 ab bench10 lane' (moe: only by name)] LATE=SECONDS sh bench/probe/s34.sh
+#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB: only by name)] [AB_STEPS='SHAPE:NUMERICS ...']
+#   LATE=SECONDS sh bench/probe/s34.sh
 #
 # runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
 # (the six dense shapes, each numerics, 512 and 8192, per-launch tables);
 # a patch against main (build-ab/B from bench/probe/patched.sh, with its
 # logos-run: its gpu_kernels, and the 8B and 1B precise and q8 steps side
-# by side); issue 10's (the four
+# by side, or AB_STEPS's); issue 10's (the four
 # mixtures' shapes, q8); the lane and the oracle; moeswz against main
 # (build-ab/M's moe cases, two mixtures' precise steps side by
-# side). The
+# side); laneB: the lane and the oracle through build-ab/B's tools. The
 # logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
 # so a call cut short keeps what it took.
 set -u
@@ -48,17 +49,17 @@ ab() {
     echo "== B: gpu_kernels"
     build-ab/B/test/gpu_kernels >"$work/kernels.B" 2>&1
     grep -E 'FAIL|^gpu_kernels: ' "$work/kernels.B" | head -8
-    for s in llama-3-8b llama-3.2-1b; do
-        for n in precise q8; do
-            for b in build/bin build-ab/B/bin; do
-                echo "== $s $n $b"
-                step $b $s $n ab.$s.$n.${b%%/*} --pos 512 --pos 8192
-                grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$work/ab.$s.$n.${b%%/*}"
-            done
+    for sn in ${AB_STEPS:-llama-3-8b:precise llama-3-8b:q8 llama-3.2-1b:precise llama-3.2-1b:q8}; do
+        s=${sn%%:*} n=${sn#*:}
+        for b in build/bin build-ab/B/bin; do
+            echo "== $s $n $b"
+            step $b $s $n ab.$s.$n.${b%%/*} --pos 512 --pos 8192
+            grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$work/ab.$s.$n.${b%%/*}"
         done
     done
     keep
 }
+laneB() { part laneB LOGOS_BIN=build-ab/B/bin LANE_JOBS=6 sh tests/gpu/run lane oracle; }
 bench10() { part bench10 SHAPES="gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b" \
     BENCH_NUMERICS=q8 sh tests/gpu/run bench; }
 lane() { part lane LANE_JOBS=6 sh tests/gpu/run lane oracle; }
