@@ -289,17 +289,21 @@ constexpr int SLOTS = WR * (GATED ? 2 : 1);
 constexpr int INFLIGHT = !WQ ? 8 : XQ && !ARGMAX && (XIN == XQ || K <= 8192) ? 8 : 4;
 constexpr int CV = WQ ? 16 : FV;                       // values a chunk
 constexpr int KC = K / CV;                             // chunks a row
-// Two rounds' loads in registers (DB: one activation row a pass, and
-// every lane the same chunks of a row), or one.
-constexpr int DB = TR == 1 && KC % 32 == 0;
+// Two rounds' loads in registers (DB: one activation row a pass), or one.
+// Every lane walks the same rounds; in a row's last round a lane past its
+// end loads nothing (K not whole 512-value rounds: 896, 2304, 2880).
+constexpr int DB = TR == 1;
 // Chunks a round, per slot: INFLIGHT / SLOTS, or under DB the most up to
-// that which divides a lane's chunks of a row (no partial round).
+// that which divides LC, the most chunks of a row a lane has (no partial
+// round); where rows are not whole rounds of 32 chunks and that is under
+// half of INFLIGHT / SLOTS, that many up to LC, the last round partial.
+constexpr int LC = (KC + 31) / 32;
 constexpr int pick_u(int u)
 {
-    return u <= 1 || (KC / 32) % u == 0 ? u : pick_u(u - 1);
+    return u <= 1 || LC % u == 0 ? u : pick_u(u - 1);
 }
 constexpr int UW = SLOTS >= INFLIGHT ? 1 : INFLIGHT / SLOTS;
-constexpr int U = DB ? pick_u(UW) : UW;
+constexpr int U = !DB ? UW : KC % 32 == 0 || 2 * pick_u(UW) >= UW ? pick_u(UW) : UW < LC ? UW : LC;
 constexpr int STEP = 32 * U;                           // chunks a warp walks a round
 
 struct Batch {
@@ -525,15 +529,16 @@ DEV void group(const Params &p, long u0, int t0, int nt, int firstg, int loaded,
 #pragma unroll
         for (int t = 0; t < TR; t++)
             acc[k][t] = 0.0f;
-    for (int c0 = lane; c0 < KC; c0 += STEP) {
+    for (int r0 = 0; r0 < KC; r0 += STEP) {   // the rounds: a lane's chunks r0 + lane + 32 u
+        int c0 = r0 + lane;
         if (!DB) {
-            if (c0 != lane || !loaded)
+            if (r0 != 0 || !loaded)
                 load(p, units, nu, c0, cur);
             use(cur, c0, sm, nt, acc);
             continue;
         }
         Batch nxt;
-        if (c0 + STEP < KC) {
+        if (r0 + STEP < KC) {
             load(p, units, nu, c0 + STEP, nxt);
         } else if (n0 >= 0) {
             Unit next[WR];

@@ -6,7 +6,7 @@
 # bench/probe/moeswz.patch (since landed; the patch is in git at b155286),
 # from `sh bench/probe/patched.sh bench/probe/moeswz.patch M`.
 #
-#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB: only by name)] [AB_STEPS='SHAPE:NUMERICS ...']
+#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB: only by name)] [AB_STEPS='SHAPE:NUMERICS ...'] [AB_POS='512 8192']
 #   LATE=SECONDS sh bench/probe/s34.sh
 #
 # runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
@@ -53,7 +53,7 @@ ab() {
         s=${sn%%:*} n=${sn#*:}
         for b in build/bin build-ab/B/bin; do
             echo "== $s $n $b"
-            step $b $s $n ab.$s.$n.${b%%/*} --pos 512 --pos 8192
+            step $b $s $n ab.$s.$n.${b%%/*} $(for q in ${AB_POS:-512 8192}; do echo --pos $q; done)
             grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$work/ab.$s.$n.${b%%/*}"
         done
     done
