@@ -290,9 +290,12 @@ constexpr int INFLIGHT = !WQ ? 8 : XQ && !ARGMAX && (XIN == XQ || K <= 8192) ? 8
 constexpr int CV = WQ ? 16 : FV;                       // values a chunk
 constexpr int KC = K / CV;                             // chunks a row
 // Two rounds' loads in registers (DB: one activation row a pass), or one.
-// Every lane walks the same rounds; in a row's last round a lane past its
-// end loads nothing (K not whole 512-value rounds: 896, 2304, 2880).
-constexpr int DB = TR == 1;
+// Rows not whole rounds of 32 chunks (K 896, 2304, 2880) take DB where
+// they are longer than one round and not a gated pair over a8x2 (its
+// registers spill), every lane walking the same rounds, a lane past the
+// row's end in its last round loading nothing.
+constexpr int WHOLE = KC % 32 == 0;
+constexpr int DB = TR == 1 && (WHOLE || (KC > 32 && !(GATED && XQ == 2)));
 // Chunks a round, per slot: INFLIGHT / SLOTS, or under DB the most up to
 // that which divides LC, the most chunks of a row a lane has (no partial
 // round); where rows are not whole rounds of 32 chunks and that is under
@@ -303,7 +306,7 @@ constexpr int pick_u(int u)
     return u <= 1 || LC % u == 0 ? u : pick_u(u - 1);
 }
 constexpr int UW = SLOTS >= INFLIGHT ? 1 : INFLIGHT / SLOTS;
-constexpr int U = !DB ? UW : KC % 32 == 0 || 2 * pick_u(UW) >= UW ? pick_u(UW) : UW < LC ? UW : LC;
+constexpr int U = !DB ? UW : WHOLE || 2 * pick_u(UW) >= UW ? pick_u(UW) : UW < LC ? UW : LC;
 constexpr int STEP = 32 * U;                           // chunks a warp walks a round
 
 struct Batch {
@@ -529,10 +532,12 @@ DEV void group(const Params &p, long u0, int t0, int nt, int firstg, int loaded,
 #pragma unroll
         for (int t = 0; t < TR; t++)
             acc[k][t] = 0.0f;
-    for (int r0 = 0; r0 < KC; r0 += STEP) {   // the rounds: a lane's chunks r0 + lane + 32 u
-        int c0 = r0 + lane;
+    // the rounds: r0 the lane's first chunk of each (WHOLE), or the round's
+    // first, every lane the same rounds, some past the row's end in its last
+    for (int r0 = WHOLE ? lane : 0; r0 < KC; r0 += STEP) {
+        int c0 = WHOLE ? r0 : r0 + lane;
         if (!DB) {
-            if (r0 != 0 || !loaded)
+            if (c0 != lane || !loaded)
                 load(p, units, nu, c0, cur);
             use(cur, c0, sm, nt, acc);
             continue;
