@@ -6,8 +6,8 @@
 # bench/probe/moeswz.patch (since landed; the patch is in git at b155286),
 # from `sh bench/probe/patched.sh bench/probe/moeswz.patch M`.
 #
-#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB: only by name)] [AB_STEPS='SHAPE:NUMERICS ...'] [AB_POS='512 8192']
-#   LATE=SECONDS sh bench/probe/s34.sh
+#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB, busy: only by name)]
+#   [AB_STEPS='SHAPE:NUMERICS ...'] [AB_POS='512 8192'] LATE=SECONDS sh bench/probe/s34.sh
 #
 # runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
 # (the six dense shapes, each numerics, 512 and 8192, per-launch tables);
@@ -16,7 +16,8 @@
 # by side, or AB_STEPS's); issue 10's (the four
 # mixtures' shapes, q8); the lane and the oracle; moeswz against main
 # (build-ab/M's moe cases, two mixtures' precise steps side by
-# side); laneB: the lane and the oracle through build-ab/B's tools. The
+# side); laneB: the lane and the oracle through build-ab/B's tools; busy:
+# bench/probe/busy.sh on four dense shapes. The
 # logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
 # so a call cut short keeps what it took.
 set -u
@@ -57,6 +58,12 @@ ab() {
             grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$work/ab.$s.$n.${b%%/*}"
         done
     done
+    keep
+}
+busy() {
+    late busy && return
+    mkdir -p "$work/busy"
+    OUT="$work/busy" LOGOS_BIN=build/bin sh bench/probe/busy.sh qwen2.5-0.5b qwen3-0.6b llama-3.2-1b llama-3-8b
     keep
 }
 laneB() { part laneB LOGOS_BIN=build-ab/B/bin LANE_JOBS=6 sh tests/gpu/run lane oracle; }
