@@ -293,7 +293,8 @@ constexpr int KC = K / CV;                             // chunks a row
 // Rows not whole rounds of 32 chunks (K 896, 2304, 2880) take DB where
 // they are longer than one round and not a gated pair over a8x2 (its
 // registers spill), every lane walking the same rounds, a lane past the
-// row's end in its last round loading nothing.
+// row's end in its last round loading nothing (bench/NOTES.md run212h:
+// Gemma-2-2B's LM head alone from 62% of the read ceiling to 85%).
 constexpr int WHOLE = KC % 32 == 0;
 constexpr int DB = TR == 1 && (WHOLE || (KC > 32 && !(GATED && XQ == 2)));
 // Chunks a round, per slot: INFLIGHT / SLOTS, or under DB the most up to
