@@ -188,6 +188,18 @@ DEV void i8f(u32 w, float *f)
         f[k] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440u + k)) - 8388736.0f;
 }
 
+// acc + the four int8 values of word w (i8f) . x, summed in order: a
+// precise product's step over a 4-value piece of a staged SWZ segment
+// (gemv.cu's use, moe.cu's chunk_dot).
+DEV float dot4f(u32 w, float4 x, float acc)
+{
+    float f[4];
+    i8f(w, f);
+    acc += f[0] * x.x;   // each a fused multiply-add (NVRTC contracts)
+    acc += f[1] * x.y;
+    acc += f[2] * x.z;
+    return acc + f[3] * x.w;
+}
 
 DEV void cp8(void *dst, const void *src, int n)
 {

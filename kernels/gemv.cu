@@ -390,14 +390,8 @@ DEV void use(const Batch &b, int c0, const char *sm, int nt, float (*acc)[TR])
                 for (int g = 0; g < 4; g++) {
                     float4 xg = x4[g * (K / 16)];
 #pragma unroll
-                    for (int k = 0; k < SLOTS; k++) {
-                        float q[4];
-                        i8f(((const u32 *)&b.w[k][u])[g], q);
-                        sum[k] += q[0] * xg.x;
-                        sum[k] += q[1] * xg.y;
-                        sum[k] += q[2] * xg.z;
-                        sum[k] += q[3] * xg.w;
-                    }
+                    for (int k = 0; k < SLOTS; k++)
+                        sum[k] = dot4f(((const u32 *)&b.w[k][u])[g], xg, sum[k]);
                 }
 #pragma unroll
                 for (int k = 0; k < SLOTS; k++)
@@ -535,6 +529,8 @@ DEV void group(const Params &p, long u0, int t0, int nt, int firstg, int loaded,
             acc[k][t] = 0.0f;
     // the rounds: r0 the lane's first chunk of each (WHOLE), or the round's
     // first, every lane the same rounds, some past the row's end in its last
+    // (whole rows keep the lane's form: by rounds, the gated pairs over
+    // a8x2 spill)
     for (int r0 = WHOLE ? lane : 0; r0 < KC; r0 += STEP) {
         int c0 = WHOLE ? r0 : r0 + lane;
         if (!DB) {

@@ -164,15 +164,8 @@ DEV float chunk_dot(const void *W, long rows, long cols, long r, long c, const f
     int wv[4] = {w.x, w.y, w.z, w.w};
     float acc = 0.0f;
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
-        float4 x = x4[k * xstep];
-        float f[4];
-        i8f((u32)wv[k], f);
-        acc = fmaf(f[0], x.x, acc);
-        acc = fmaf(f[1], x.y, acc);
-        acc = fmaf(f[2], x.z, acc);
-        acc = fmaf(f[3], x.w, acc);
-    }
+    for (int k = 0; k < 4; k++)
+        acc = dot4f((u32)wv[k], x4[k * xstep], acc);
     return acc;
 }
 
