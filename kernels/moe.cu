@@ -272,6 +272,9 @@ DEV void units(const void *wg, const void *wu, long rows, long r0, bool bias, co
     }
 }
 
+// x's 32-value blocks a warp of PHASE 0's 8 stages (blocks w, w + 8, ...).
+constexpr int XB = (D + 255) / 256;
+
 // PHASE 0. Under XEARLY (the launch before is not the one that wrote x:
 // x was written before it passed its own wait) x is staged before this
 // launch waits, and a block of the shared expert's segments, which needs
@@ -290,8 +293,18 @@ DEV void up(const Params &p)
         return;
     const bool shared = j >= K;   // a segment of the shared expert: no routing, no biases
     const float *x = (const float *)p.a[3] + t * D, *bg = (const float *)p.a[5], *bu = (const float *)p.a[6];
-    for (long c = w * 32; c < D; c += 256) {   // whole warps: D whole 32-value blocks when XQ
-        float v = c + lane < D ? x[c + lane] : 0.0f;
+    float xv[XB];   // the warp's blocks of x loaded all at once: one load's latency, not one a block
+#pragma unroll
+    for (int k = 0; k < XB; k++) {
+        long i = w * 32 + k * 256L + lane;
+        xv[k] = i < D ? x[i] : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < XB; k++) {   // whole warps: D whole 32-value blocks when XQ
+        long c = w * 32 + k * 256L;
+        if (c >= D)
+            break;
+        float v = xv[k];
         if (A8)
             warp_quant(v, xs, D, c / 32, XQ);
         else if (XQ)
