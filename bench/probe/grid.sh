@@ -1,0 +1,25 @@
+#!/bin/sh
+# bench/probe/grid.sh — a product launch's grid against the lane's own: a
+# SHAPE's q8 decode step at position 512 with the gemv launches whose line
+# holds MATCH given each GRID of GRIDS (the plan edited as text: the
+# constant and the launch's grid; logos-run checks it), each against the
+# lane's plan in one logos-bench --compare run.
+#
+#   [GRIDS='264 288'] [LOGOS_BIN=build/bin] sh bench/probe/grid.sh SHAPE 'MATCH'
+#
+# e.g. sh bench/probe/grid.sh gemma-2-2b 'N0=9216 N1=9216'. Prints the step
+# times and the matched launches' lines of the per-launch tables; the
+# logs go to $OUT (or /tmp).
+set -u
+bin=${LOGOS_BIN:-build/bin}
+out=${OUT:-/tmp}
+[ $# -eq 2 ] || { echo "usage: sh bench/probe/grid.sh SHAPE 'MATCH'" >&2; exit 2; }
+s=$1 m=$2
+$bin/logos-author decode_step examples/$s.yaml | $bin/logos-fuse --lane cuda --numerics q8 -q >"$out/$s.plan" || exit 1
+grep "^launch gemv .*$m" "$out/$s.plan" | head -1 | grep -o ' GRID=[0-9]*' | sed "s/^/== $s: the lane's/"
+for g in ${GRIDS:-264 288}; do
+    sed "/^launch gemv .*$m/{s/ GRID=[0-9]* / GRID=$g /; s/ grid [0-9]* 1 1 / grid $g 1 1 /}" "$out/$s.plan" >"$out/$s.grid$g.plan"
+    echo "== $s: GRID $g against the lane's"
+    $bin/logos-bench --synthetic 1 --pos 512 --compare "$out/$s.grid$g.plan" "$out/$s.plan" >"$out/$s.grid$g.log" 2>&1
+    grep -E '^ +512 |ratio|compare|error|logos' "$out/$s.grid$g.log" | head -8
+done
