@@ -924,9 +924,11 @@ static int need_latent_expand(Need *n)
     return 0;
 }
 
-int gemv_blocks_per_sm(long slots, long tr, int norm)
+int gemv_blocks_per_sm(long k, int wq, long slots, long tr, int gated, int xq, int norm)
 {
-    return slots > 4 || tr > 1 || norm ? 2 : 3;   /* gemv.cu's MINB */
+    long cv = wq ? 16 : k % 4 == 0 ? 4 : 1, kc = k / cv;   /* gemv.cu's CV and KC: values a chunk, chunks a row */
+    int db = tr == 1 && (kc % 32 == 0 || (kc > 32 && !(gated && xq == 2)));   /* its DB */
+    return db || slots > 4 || tr > 1 || norm ? 2 : 3;   /* its MINB */
 }
 
 int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)

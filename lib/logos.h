@@ -734,9 +734,11 @@ long mmh_tiles(long bn, long gate, const long *np, int parts);
 long mmh_smem(long bn, long xin, long tm, long kper);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
 const char *kernel_common(void);                   /* common.cuh */
-/* The blocks of gemv a multiprocessor holds for a warp's weight rows
- * (slots), staged activation rows and a norm prologue: gemv.cu's MINB. */
-int gemv_blocks_per_sm(long slots, long tr, int norm);
+/* The blocks of gemv a multiprocessor holds for rows of k values (Q8_0
+ * weights or, wq 0, f32), a warp's weight rows (slots; a gated pair's
+ * under gated), staged activation rows (tr) in format xq and a norm
+ * prologue: gemv.cu's MINB, two rounds of loads in flight (DB) included. */
+int gemv_blocks_per_sm(long k, int wq, long slots, long tr, int gated, int xq, int norm);
 /* Whether attend's TC (a batch's attention on the tensor cores) takes an
  * attention of this mode, cache format (KV), head and value widths and
  * query heads a block; the blocks of it a multiprocessor holds. */

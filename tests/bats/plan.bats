@@ -128,6 +128,15 @@ same() {
     [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
     [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]] ||
         { grep -v ' 0 bytes stack    0 bytes spilled' <<<"$output" | head; return 1; }
+    # every GEMV's grid is what 132 multiprocessors hold at once, as many
+    # blocks each as its registers allow (8 a thread at a time, 256 threads
+    # a block): no block waits for a second wave (logos-fuse's --sms)
+    awk '$1 == "gemv" && $3 == "registers" {
+             r = int(($2 + 7) / 8) * 8; b = int(65536 / (r * 256)); g = 0
+             for (i = 4; i <= NF; i++) if ($i ~ /^GRID=/) g = substr($i, 6) + 0
+             if (g > 132 * b) { print "GRID " g " past " 132 * b " blocks at once: " $0; bad = 1 }
+         }
+         END { exit bad }' <<<"$output"
     # the second time every one comes from the cache the first wrote
     [ -n "$(ls "$XDG_CACHE_HOME/logos")" ]
 }
