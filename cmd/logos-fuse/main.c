@@ -40,7 +40,7 @@ static const Opt opts[] = {
     {.l = "rows", .kind = OPT_LONG, .at = offsetof(Opts, rows), .arg = "N", .lo = 1, .hi = 65536,
      .what = "a number of rows", .help = "the most rows of one prefill chunk (default: the context, at most 512)"},
     {.l = "sms", .kind = OPT_LONG, .at = offsetof(Opts, sms), .arg = "N", .lo = 1, .hi = 1024,
-     .what = "a number of multiprocessors", .help = "the GPU's multiprocessors, for split attention (default 132)"},
+     .what = "a number of multiprocessors", .help = "the GPU's multiprocessors, for split attention and a GEMV's grid (default 132)"},
     {.l = "mma-rows", .kind = OPT_LONG, .at = offsetof(Opts, mma_rows), .arg = "N", .lo = 2, .hi = 65536,
      .what = "a number of rows",
      .help = "stacked rows from which products run on the tensor cores in tiles (default 128)"},
