@@ -495,8 +495,15 @@ DEV void argmax_last(const Params &p, int rows)
 // Blocks a multiprocessor is to hold: three, or two where the registers a
 // thread needs (two rounds, more than four rows a warp, stacked rows, a
 // norm staged while the first weights wait in registers) would spill at
-// three.
-constexpr int MINB = DB || SLOTS > 4 || TR > 1 || NORM ? 2 : 3;
+// three. A decode step's LM head with its arg-max over short rows (one to
+// two rounds of chunks) or rows not whole rounds, whose warps have the
+// fewest loads in flight, holds three all the same (in at most 80 registers, no
+// spill), its many groups taken in fewer rounds (bench/NOTES.md run219h:
+// Qwen3-0.6B's head alone 67% -> 80% of the read ceiling, its step 3%
+// faster; longer whole rows' heads, at 93% with two, gained nothing),
+// but not over a8x2 rows not whole rounds, which spill.
+constexpr int HEAD3 = ARGMAX && DB && (KC <= 64 || !WHOLE) && !(XQ == 2 && !WHOLE);
+constexpr int MINB = HEAD3 ? 3 : DB || SLOTS > 4 || TR > 1 || NORM ? 2 : 3;
 
 // Warp w's units of the group that starts at unit u0, and how many of them
 // there are.

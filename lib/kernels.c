@@ -924,10 +924,12 @@ static int need_latent_expand(Need *n)
     return 0;
 }
 
-int gemv_blocks_per_sm(long k, int wq, long slots, long tr, int gated, int xq, int norm)
+int gemv_blocks_per_sm(long k, int wq, long slots, long tr, int gated, int xq, int norm, int argmax)
 {
     long cv = wq ? 16 : k % 4 == 0 ? 4 : 1, kc = k / cv;   /* gemv.cu's CV and KC: values a chunk, chunks a row */
-    int db = tr == 1 && (kc % 32 == 0 || (kc > 32 && !(gated && xq == 2)));   /* its DB */
+    int whole = kc % 32 == 0, db = tr == 1 && (whole || (kc > 32 && !(gated && xq == 2)));   /* its WHOLE, DB */
+    if (argmax && db && (kc <= 64 || !whole) && !(xq == 2 && !whole))   /* its HEAD3 */
+        return 3;
     return db || slots > 4 || tr > 1 || norm ? 2 : 3;   /* its MINB */
 }
 

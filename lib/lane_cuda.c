@@ -889,7 +889,8 @@ static void emit_gemv(Fz *f, const Group *gr)
     /* as many rounds of groups as the chip needs, and the fewest blocks that
      * take them in that many: every block the same rounds, to one */
     long groups = (units + 8 * wr - 1) / (8 * wr), holds = (long)f->o->sms *
-        gemv_blocks_per_sm(K, wq(f, gr->prod[0]), (long)wr * (gr->gate ? 2 : 1), tr, gr->gate != 0, xq, gr->norm >= 0);
+        gemv_blocks_per_sm(K, wq(f, gr->prod[0]), (long)wr * (gr->gate ? 2 : 1), tr, gr->gate != 0, xq, gr->norm >= 0,
+                           gr->argmax >= 0);
     long rounds = (groups + holds - 1) / holds;
     C(L, "GRID", (double)((groups + rounds - 1) / rounds));
     finish(L);

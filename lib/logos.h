@@ -736,9 +736,10 @@ char *kernel_source(int k, const double *c);      /* malloc'd: the constants, th
 const char *kernel_common(void);                   /* common.cuh */
 /* The blocks of gemv a multiprocessor holds for rows of k values (Q8_0
  * weights or, wq 0, f32), a warp's weight rows (slots; a gated pair's
- * under gated), staged activation rows (tr) in format xq and a norm
- * prologue: gemv.cu's MINB, two rounds of loads in flight (DB) included. */
-int gemv_blocks_per_sm(long k, int wq, long slots, long tr, int gated, int xq, int norm);
+ * under gated), staged activation rows (tr) in format xq, a norm prologue
+ * and an arg-max epilogue: gemv.cu's MINB, two rounds of loads in flight
+ * (DB) and a decode step's head (HEAD3) included. */
+int gemv_blocks_per_sm(long k, int wq, long slots, long tr, int gated, int xq, int norm, int argmax);
 /* Whether attend's TC (a batch's attention on the tensor cores) takes an
  * attention of this mode, cache format (KV), head and value widths and
  * query heads a block; the blocks of it a multiprocessor holds. */
