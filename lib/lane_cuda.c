@@ -851,8 +851,8 @@ static void emit_gemv(Fz *f, const Group *gr)
     long K = w0->ty.d[1].n;
     int n, xin = x_format(f, gr);
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
-    int xq = act_words(f);
-    if (!wq(f, gr->prod[0]) || K % 32) {
+    int xq = act_words(f), q8w = wq(f, gr->prod[0]);
+    if (!q8w || K % 32) {
         if (xq)
             fuse_note(f, gr->node, "f32 activations: %s", K % 32 ? "the width is not whole 32-value blocks" : "the weights are f32");
         xq = xin;
@@ -872,7 +872,7 @@ static void emit_gemv(Fz *f, const Group *gr)
     if (rows > tr)
         fuse_note(f, gr->node, "%ld stacked rows in %ld passes of %ld rows (%d a warp): each pass reads the weights again",
                   rows, (rows + tr - 1) / tr, tr, wr);
-    C(L, "WQ", wq(f, gr->prod[0]));
+    C(L, "WQ", q8w);
     C(L, "XIN", xin);
     C(L, "XQ", xq);
     C(L, "TR", (double)tr);
@@ -889,7 +889,7 @@ static void emit_gemv(Fz *f, const Group *gr)
     /* as many rounds of groups as the chip needs, and the fewest blocks that
      * take them in that many: every block the same rounds, to one */
     long groups = (units + 8 * wr - 1) / (8 * wr), holds = (long)f->o->sms *
-        gemv_blocks_per_sm(K, wq(f, gr->prod[0]), (long)wr * (gr->gate ? 2 : 1), tr, gr->gate != 0, xq, gr->norm >= 0,
+        gemv_blocks_per_sm(K, q8w, (long)wr * (gr->gate ? 2 : 1), tr, gr->gate != 0, xq, gr->norm >= 0,
                            gr->argmax >= 0);
     long rounds = (groups + holds - 1) / holds;
     C(L, "GRID", (double)((groups + rounds - 1) / rounds));

@@ -20,6 +20,6 @@ for s in "$@"; do
         echo "== $s BUSY 64 against $b"
         $bin/logos-bench --synthetic 1 --pos 512 --launch-reps 1 --compare "$out/$s.busy$b.plan" \
             "$out/$s.busy64.plan" >"$out/$s.busy$b.log" 2>&1
-        grep -E '^ +512 |ratio|compare' "$out/$s.busy$b.log" | head -6
+        grep -E '^ +512 |times the time' "$out/$s.busy$b.log" | head -6
     done
 done

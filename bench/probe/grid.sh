@@ -7,9 +7,9 @@
 #
 #   [GRIDS='264 288'] [LOGOS_BIN=build/bin] sh bench/probe/grid.sh SHAPE 'MATCH'
 #
-# e.g. sh bench/probe/grid.sh gemma-2-2b 'N0=9216 N1=9216'. Prints the step
-# times and the matched launches' lines of the per-launch tables; the
-# logs go to $OUT (or /tmp).
+# e.g. sh bench/probe/grid.sh gemma-2-2b 'N0=9216 N1=9216'. Prints the
+# lane's GRID, then each plan's step time (the lane's first) and their
+# ratio; the logs, with the per-launch tables, go to $OUT (or /tmp).
 set -u
 bin=${LOGOS_BIN:-build/bin}
 out=${OUT:-/tmp}
@@ -21,5 +21,5 @@ for g in ${GRIDS:-264 288}; do
     sed "/^launch gemv .*$m/{s/ GRID=[0-9]* / GRID=$g /; s/ grid [0-9]* 1 1 / grid $g 1 1 /}" "$out/$s.plan" >"$out/$s.grid$g.plan"
     echo "== $s: GRID $g against the lane's"
     $bin/logos-bench --synthetic 1 --pos 512 --compare "$out/$s.grid$g.plan" "$out/$s.plan" >"$out/$s.grid$g.log" 2>&1
-    grep -E '^ +512 |ratio|compare|error|logos' "$out/$s.grid$g.log" | head -8
+    grep -E '^ +512 |times the time|error|logos' "$out/$s.grid$g.log" | head -8
 done
