@@ -38,6 +38,11 @@
 // bytes and K/32.
 // ARGMAX keeps (value, index) partials in part[2 ..] and a count in part[0];
 // the last block reduces them and sets the count back to 0.
+// PF (a decode step's product after an attention, one part of Q8_0 rows,
+// no norm, gate or arg-max): block b takes groups b PF .. + PF whole, and
+// copies their weight rows and scales into shared memory (cp.async) before
+// the wait for the launch before, so that they stream in while that launch
+// runs; its warps then read them there (GRID = the groups over PF).
 
 constexpr int WARPS = 8;
 constexpr int Y_AT = 7, B_AT = 11, R_AT = 15, GS_AT = 21, XO_AT = 22, XG_AT = 23, PW_AT = 24,
@@ -48,6 +53,9 @@ constexpr int XS_OFF = TR * XROW;                     // where the staged scales
 constexpr int RED_OFF = XS_OFF + (XQ ? TR * (K / 32) * 4 : 0);
 constexpr int RES_OFF = RED_OFF + 32 * 4;
 constexpr int FV = K % 4 == 0 ? 4 : 1;                // f32 weights: values a load
+constexpr int PF_OFF = (RES_OFF + WARPS * WR * TR * 4 + 15) / 16 * 16;   // PF: the groups' rows
+constexpr long PF_ROWS = (long)PF * WARPS * WR;                         // PF: rows a block
+constexpr long PF_SC = PF_OFF + PF_ROWS * K;                            // PF: then their scales
 
 // Staging: the activation rows go to shared memory in the compute format
 // XQ, every thread loading its 16 values (or 16 quants) at once, so that a
@@ -340,7 +348,12 @@ DEV void load(const Params &p, const Unit *us, int n, int c0, Batch &b)
             b.s[k][u] = 0;
             if (!ok || c >= KC)
                 continue;
-            if (WQ) {
+            if (PF) {   // the block's rows from shared memory
+                extern __shared__ __align__(16) char pf[];
+                long r = row - (long)blockIdx.x * PF_ROWS;
+                b.w[k][u] = *((const int4 *)(pf + PF_OFF + r * K) + c);
+                b.s[k][u] = ((const u16 *)(pf + PF_SC))[r * (K / 32) + (c >> 1)];
+            } else if (WQ) {
                 b.w[k][u] = __ldcs((const int4 *)(W + (long)row * K) + c);
                 b.s[k][u] = ((const u16 *)(W + align16(rows_in(part) * K)))[(long)row * (K / 32) + (c >> 1)];
             } else if (CV == 4) {
@@ -587,9 +600,47 @@ DEV void group(const Params &p, long u0, int t0, int nt, int firstg, int loaded,
 
 // The groups are GROUPS; a block takes groups blockIdx.x, + gridDim.x, ...
 // (the grid is at most what the chip holds at once, so every block stays
-// to the end and no wave is left half empty). With the rows in one stage,
-// the block stages them once for all its groups.
+// to the end and no wave is left half empty), or under PF its own PF in a
+// row. With the rows in one stage, the block stages them once for all its
+// groups.
 constexpr long GROUPS = (UNITS + WARPS * WR - 1) / (WARPS * WR);
+static_assert(!PF || (WQ && TR == 1 && ROWS == 1 && PARTS == 1 && !GATED && !ARGMAX && !NORM && !PRE && !XG &&
+                      !NOUT && UNITS % (WARPS * WR) == 0),
+              "PF: one part of Q8_0 rows, whole groups, one row, no norm, gate, arg-max or prologue");
+
+// PF: the block's rows (a multiple of 8, so that their scales are whole
+// 16-byte words at 16-byte places) into shared memory, committed as one
+// group of asynchronous copies.
+DEV void pf_copy(const Params &p, char *sm)
+{
+    const char *W = (const char *)p.a[0];
+    long r0 = (long)blockIdx.x * PF_ROWS, n = N0 - r0 < PF_ROWS ? N0 - r0 : PF_ROWS;
+    const char *q = W + r0 * K, *s = W + align16((long)N0 * K) + r0 * (K / 16);
+    u32 dq = smem_addr(sm + PF_OFF), ds = smem_addr(sm + PF_SC);
+    for (long i = threadIdx.x; i < n * (K / 16); i += blockDim.x)
+        cp16s(dq + 16 * (u32)i, q + 16 * i, 16);
+    for (long i = threadIdx.x; i < n * (K / 256); i += blockDim.x)
+        cp16s(ds + 16 * (u32)i, s + 16 * i, 16);
+    cp_commit();
+}
+
+// PF: after the wait, the activation row staged and the block's copies
+// landed (every thread's), its groups g0 .. ge - 1 from shared memory.
+DEV void pf_groups(const Params &p, char *sm, float *res)
+{
+    const long g0 = (long)blockIdx.x * PF, ge = g0 + PF < GROUPS ? g0 + PF : GROUPS;
+    int rows = rows_of(p.a[6], ROWS);
+    cp_wait_all();
+    if (rows < 1)
+        return;
+    stage(p, 0, 1, sm);   // its barrier after every thread's copies
+    Batch cur;
+    Unit units[WR];
+    int nu = units_at(g0 * WARPS * WR, units);
+    load(p, units, nu, threadIdx.x & 31, cur);
+    for (long g = g0; g < ge; g++)
+        group(p, g * WARPS * WR, 0, 1, g == g0, DB || g == g0, g + 1 < ge ? (g + 1) * WARPS * WR : -1, cur, sm, res);
+}
 
 extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
 {
@@ -597,6 +648,12 @@ extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
     int lane = threadIdx.x & 31;
     float *res = (float *)(sm + RES_OFF);
     Batch cur;
+    if (PF) {
+        pf_copy(p, sm);
+        pdl_begin();
+        pf_groups(p, sm, res);
+        return;
+    }
     {
         Unit units[WR];
         int nu = units_at((long)blockIdx.x * WARPS * WR, units);

@@ -344,9 +344,15 @@ static int need_gemv(Need *n)
     need_etype(n, "x", act_etype(xin));
     if (C(n, "NW"))
         need(n, "nw", K);
-    long g = cdiv(units, 8 * wr), blocks = C(n, "GRID");
+    long g = cdiv(units, 8 * wr), blocks = C(n, "GRID"), pf = C(n, "PF");
     if (blocks > g)
         return bad(n, "GRID is at most the groups of units");
+    if (pf && (!C(n, "WQ") || tr != 1 || rows != 1 || P != 1 || gate || C(n, "ARGMAX") || C(n, "NORM") ||
+               C(n, "PRE") || C(n, "XG") || C(n, "NOUT") || units % (8 * wr)))
+        return bad(n, "a preloading product (PF) reads Q8_0 weights in one part of whole groups, for one row, with no "
+                      "norm, gate, arg-max or prologue");
+    if (pf && blocks != cdiv(g, pf))
+        return bad(n, "a preloading product (PF) takes PF groups a block: GRID is its groups over PF");
     if (C(n, "ARGMAX")) {
         need(n, "next", rows);
         need(n, "part", 2 + 2 * rows * blocks);
@@ -354,6 +360,10 @@ static int need_gemv(Need *n)
     grid(n, blocks, 1, 1);
     long xrow = xq == 0 ? 4 * K : xq * K, red = tr * xrow + (xq ? tr * (K / 32) * 4 : 0);
     n->out->smem = red + 128 + 8 * wr * tr * 4;
+    if (pf)   /* PF groups' weight rows, then their scales (gemv.cu's PF_OFF) */
+        n->out->smem = cdiv(n->out->smem, 16) * 16 + pf * 8 * wr * (K + K / 16);
+    if (n->out->smem > 227 * 1024)
+        return bad(n, "the block's shared memory would pass the 227 KB a block may have");
     return 0;
 }
 

@@ -35,7 +35,7 @@ K(GEMV, "gemv", "gemv.cu",
   "WQ:i:0:1 XIN:i:0:2 XQ:i:0:2 ROWS:i:1:65536 TR:i:1:8 WR:i:1:4 "
   "NORM:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 "
   "BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 ARGMAX:i:0:1 OQ:i:0:2 GRID:i:1:1048576 GS:i:0:1 NOUT:i:0:1 "
-  "XG:i:0:1 XGW:i:1:1048576 XGP:i:1:1048576 XGA:i:0:1048576 PRE:i:0:1 XR:i:0:1",
+  "XG:i:0:1 XGW:i:1:1048576 XGP:i:1:1048576 XGA:i:0:1048576 PRE:i:0:1 XR:i:0:1 PF:i:0:65536",
   "W0:w:f32,q8 W1:w?:f32,q8 W2:w?:f32,q8 W3:w?:f32,q8 x:tiso:f32,a8,a8x2 nw:w?:f32 n:z?:i32 "
   "y0:tos:f32,a8,a8x2 y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
   "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32 "

@@ -830,6 +830,31 @@ static void gate_read(L L, Fz *f, const Group *gr, long K)
     A(L, "xg", b);
 }
 
+/* rule preload: a decode step's product right after an attention (a
+ * launch that reads few bytes, a chain of dependent trips) takes its
+ * weight rows whole into shared memory before it waits (gemv.cu's PF),
+ * the fewest groups a block that keep the grid within one block a
+ * multiprocessor, so that they stream while the attention runs; where
+ * they fit --preload-kb. Its groups a block (PF), or 0. */
+static long preload_groups(Fz *f, const Group *gr, long K, long units, long groups, int wr, long rows, long tr,
+                           int q8w)
+{
+    const Plan *pl = f->pl;
+    if (pl->nls < 2 || pl->ls[pl->nls - 2].kernel != KN_ATTEND || rows != 1 || tr != 1 || !q8w || gr->parts != 1 ||
+        gr->gate || gr->argmax >= 0 || gr->norm >= 0 || gr->pre >= 0 || gr->xg >= 0 || gr->nout || units % (8 * wr))
+        return 0;
+    long pf = (groups + f->o->sms - 1) / f->o->sms, bytes = pf * 8 * wr * (K + K / 16);
+    if (bytes > 1024L * preload_kb(f->o)) {
+        fuse_note(f, gr->node, "rule preload: not taken: a block's %ld KB of weights pass --preload-kb %d",
+                  (bytes + 1023) / 1024, preload_kb(f->o));
+        return 0;
+    }
+    took(f, RU_PRELOAD);
+    fuse_note(f, gr->node, "rule preload: after the attention, %ld groups of rows a block (%ld KB) into shared "
+              "memory before its wait", pf, (bytes + 1023) / 1024);
+    return pf;
+}
+
 static void emit_gemv(Fz *f, const Group *gr)
 {
     int kn = product_kernel(f, gr, act_format(f, gr->x), 1);
@@ -891,8 +916,9 @@ static void emit_gemv(Fz *f, const Group *gr)
     long groups = (units + 8 * wr - 1) / (8 * wr), holds = (long)f->o->sms *
         gemv_blocks_per_sm(K, q8w, (long)wr * (gr->gate ? 2 : 1), tr, gr->gate != 0, xq, gr->norm >= 0,
                            gr->argmax >= 0);
-    long rounds = (groups + holds - 1) / holds;
-    C(L, "GRID", (double)((groups + rounds - 1) / rounds));
+    long rounds = (groups + holds - 1) / holds, pf = preload_groups(f, gr, K, units, groups, wr, rows, tr, q8w);
+    C(L, "GRID", (double)(pf ? (groups + pf - 1) / pf : (groups + rounds - 1) / rounds));
+    C(L, "PF", (double)pf);
     finish(L);
     if (gr->argmax >= 0) {
         long g = L.l->grid[0];

@@ -10,7 +10,7 @@ typedef struct Opts {
     const char *out, *crossover;
     FuseOpts f;
     int numerics, no_lane_rules, no_fuse_quant;
-    long rows, sms, mma_rows, mmv_rows, latent_rows, mmh_rows, xr_rows;
+    long rows, sms, mma_rows, mmv_rows, latent_rows, mmh_rows, xr_rows, preload_kb;
     int quiet;
 } Opts;
 
@@ -57,6 +57,10 @@ static const Opt opts[] = {
      .what = "a number of rows",
      .help = "stacked rows from which, up to 64, products run in f16 with x resident\n"
              "(mmh TM 64; default 65: never)"},
+    {.l = "preload-kb", .kind = OPT_LONG, .at = offsetof(Opts, preload_kb), .arg = "N", .lo = 0, .hi = 200,
+     .what = "a number of KB",
+     .help = "the most KB of weights a block of a decode step's product after an\n"
+             "attention takes into shared memory before its wait (default 200; 0: never)"},
     {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
      .help = "the two crossovers from FILE, a table of the bench's times\n"
              "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},
@@ -67,7 +71,7 @@ static const Opt opts[] = {
 };
 static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]\n"
                         "                  [--rows N] [--sms N] [--mma-rows N] [--mmv-rows N]\n"
-                        "                  [--latent-rows N] [--mmh-rows N] [--xr-rows N]\n"
+                        "                  [--latent-rows N] [--mmh-rows N] [--xr-rows N] [--preload-kb N]\n"
                         "                  [--crossover FILE]\n"
                         "                  [-o FILE] [-v] [FILE]\n",
                         opts};
@@ -117,7 +121,7 @@ static int crossovers(Arena *a, Opts *o)
 int main(int argc, char **argv)
 {
     diag_tool = "logos-fuse";
-    Opts o = {0};
+    Opts o = {.preload_kb = -1};   /* -1: --preload-kb not given */
     int nargs, s = opt_parse(&cli, &o, argc, argv, &nargs);
     if (s)
         return s == OPT_DONE ? stdout_done(EXIT_OK) : s;
@@ -140,6 +144,7 @@ int main(int argc, char **argv)
     o.f.latent_rows = (int)o.latent_rows;
     o.f.mmh_rows = (int)o.mmh_rows;
     o.f.xr_rows = (int)o.xr_rows;
+    o.f.preload_kb = o.preload_kb < 0 ? 0 : o.preload_kb ? (int)o.preload_kb : -1;
     o.f.verbose &= !o.quiet;
     if (!s && o.crossover)
         s = crossovers(a, &o);

@@ -182,6 +182,25 @@ static const Case cases[] = {
     {"rope + appends, attend a row a lane from chunks of 64 rows, six merged (--sms 3): f16, 4 query heads a key head "
      "of 128",
      LONG_STEP("f16"), 400, 3},
+    /* rule preload: the product after a decode step's attention takes its
+     * rows whole into shared memory before its wait (gemv.cu's PF): a group
+     * a block; 22 a block over 3 multiprocessors, the last block's short;
+     * rows of 896 (scales of 56 bytes a row) */
+    {"rope + appends, attend, the o product preloaded (PF 1): 4 query heads a key head of 128, residual",
+     "in q : f32[8,128]\nin k : f32[2,128]\nin v : f32[2,128]\nin pos : i32\nin r : f32[512]\n"
+     "weight wo : q8[512,1024]\nstate Kc : f32[64,2,128]\nstate Vc : f32[64,2,128]\nout y : f32[512]\n"
+     "qh = rope(q, pos, theta=500000)\nKc[pos] = rope(k, pos, theta=500000)\nVc[pos] = v\n"
+     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.088)\ny = r + wo @ (o ~ [1024])\n", 20, 0},
+    {"rope + appends, attend, the o product preloaded (PF 22, --sms 3): 520 rows, the last block short",
+     "in q : f32[8,128]\nin k : f32[2,128]\nin v : f32[2,128]\nin pos : i32\nin r : f32[520]\n"
+     "weight wo : q8[520,1024]\nstate Kc : f32[64,2,128]\nstate Vc : f32[64,2,128]\nout y : f32[520]\n"
+     "qh = rope(q, pos, theta=500000)\nKc[pos] = rope(k, pos, theta=500000)\nVc[pos] = v\n"
+     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.088)\ny = r + wo @ (o ~ [1024])\n", 20, 3},
+    {"rope + appends, attend, the o product preloaded (PF 1): 7 query heads a key head of 64, rows of 896",
+     "in q : f32[14,64]\nin k : f32[2,64]\nin v : f32[2,64]\nin pos : i32\nin r : f32[896]\n"
+     "weight wo : q8[896,896]\nstate Kc : f32[64,2,64]\nstate Vc : f32[64,2,64]\nout y : f32[896]\n"
+     "qh = rope(q, pos, theta=1000000)\nKc[pos] = rope(k, pos, theta=1000000)\nVc[pos] = v\n"
+     "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.125)\ny = r + wo @ (o ~ [896])\n", 20, 0},
     {"rope + appends, attend a row a lane from chunks of 64 rows (--sms 1): soft-cap, window 100, 2 query heads a key "
      "head of 256",
      "in q : f32[4,256]\nin k : f32[2,256]\nin v : f32[2,256]\nin pos : i32\n"
