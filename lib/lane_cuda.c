@@ -840,8 +840,9 @@ static long preload_groups(Fz *f, const Group *gr, long K, long units, long grou
                            int q8w)
 {
     const Plan *pl = f->pl;
-    if (pl->nls < 2 || pl->ls[pl->nls - 2].kernel != KN_ATTEND || rows != 1 || tr != 1 || !q8w || gr->parts != 1 ||
-        gr->gate || gr->argmax >= 0 || gr->norm >= 0 || gr->pre >= 0 || gr->xg >= 0 || gr->nout || units % (8 * wr))
+    if (!f->o->lane_rules || pl->nls < 2 || pl->ls[pl->nls - 2].kernel != KN_ATTEND || rows != 1 || tr != 1 ||
+        !q8w || gr->parts != 1 || gr->gate || gr->argmax >= 0 || gr->norm >= 0 || gr->pre >= 0 || gr->xg >= 0 ||
+        gr->nout || units % (8 * wr))
         return 0;
     long pf = (groups + f->o->sms - 1) / f->o->sms, bytes = pf * 8 * wr * (K + K / 16);
     if (bytes > 1024L * preload_kb(f->o)) {
@@ -850,8 +851,8 @@ static long preload_groups(Fz *f, const Group *gr, long K, long units, long grou
         return 0;
     }
     took(f, RU_PRELOAD);
-    fuse_note(f, gr->node, "rule preload: after the attention, %ld groups of rows a block (%ld KB) into shared "
-              "memory before its wait", pf, (bytes + 1023) / 1024);
+    fuse_note(f, gr->node, "rule preload: after the attention, %ld group%s of %d rows a block (%ld KB) into shared "
+              "memory before its wait", pf, pf > 1 ? "s" : "", 8 * wr, (bytes + 1023) / 1024);
     return pf;
 }
 

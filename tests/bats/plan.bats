@@ -166,6 +166,26 @@ same() {
     [ "$(grep -c '^launch rope ' nolr.plan)" -eq 32 ]
 }
 
+@test "rule preload: the 8B's o products take 4 groups a block into shared memory (GRID 128), -v says so; --preload-kb and --no-lane-rules hold it back" {
+    grep -qx 'rule preload' "$GOLD/llama-3-8b.decode_step.plan"
+    [ "$(grep -c '^launch gemv K=4096 PARTS=1 N0=4096 .* GRID=128 .* PF=4 grid 128 1 1 ' \
+        "$GOLD/llama-3-8b.decode_step.plan")" -eq 32 ]
+    [ "$(grep -c ' PF=[1-9]' "$GOLD/llama-3-8b.decode_step.plan")" -eq 32 ]
+    logos-author decode_step "$EX/llama-3-8b.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    [ "$(grep -c ': rule preload: after the attention, 4 groups of 8 rows a block (136 KB) into shared memory' \
+        <<<"$stderr")" -eq 32 ]
+    run --separate-stderr logos-fuse -v --preload-kb 100 s.logos
+    [ "$(grep -c ' PF=[1-9]' <<<"$output")" -eq 0 ] && ! grep -qx 'rule preload' <<<"$output"
+    grep -q "s.logos:370: rule preload: not taken: a block's 136 KB of weights pass --preload-kb 100" <<<"$stderr"
+    run --separate-stderr logos-fuse --preload-kb 0 s.logos
+    [ "$(grep -c ' PF=[1-9]' <<<"$output")" -eq 0 ]
+    run --separate-stderr logos-fuse --no-lane-rules s.logos
+    [ "$(grep -c ' PF=[1-9]' <<<"$output")" -eq 0 ]
+    run --separate-stderr logos-fuse --preload-kb 201 s.logos
+    [ "$status" -eq 2 ] && [ "$stderr" = "logos-fuse: --preload-kb takes a number of KB from 0 to 200, not '201'" ]
+}
+
 @test "rope_attend only where a head fits its query heads' slots: heads of 64 over values of 16 keep the rope apart, -v says so" {
     sed 's/head_dim: 16$/head_dim: 64\n      value_dim: 16/' "$TINY/llama.yaml" >w.yaml
     for form in "--batch 2 decode_batch" decode_step; do
