@@ -619,7 +619,7 @@ DEV void pf_copy(const Params &p, char *sm)
     u32 dq = smem_addr(sm + PF_OFF), ds = smem_addr(sm + PF_SC);
     for (long i = threadIdx.x; i < n * (K / 16); i += blockDim.x)
         cp16s(dq + 16 * (u32)i, q + 16 * i, 16);
-    for (long i = threadIdx.x; i < n * (K / 256); i += blockDim.x)
+    for (long i = threadIdx.x; i < n * K / 256; i += blockDim.x)   // n K / 16 bytes (n of 8s, K of 32s)
         cp16s(ds + 16 * (u32)i, s + 16 * i, 16);
     cp_commit();
 }
