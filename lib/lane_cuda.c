@@ -830,17 +830,26 @@ static void gate_read(L L, Fz *f, const Group *gr, long K)
     A(L, "xg", b);
 }
 
-/* rule preload: a decode step's product right after an attention (a
- * launch that reads few bytes, a chain of dependent trips) takes its
- * weight rows whole into shared memory before it waits (gemv.cu's PF),
- * the fewest groups a block that keep the grid within one block a
- * multiprocessor, so that they stream while the attention runs; where
- * they fit --preload-kb. Its groups a block (PF), or 0. */
+/* Whether kernel k is a launch that reads few bytes in a chain of
+ * dependent trips, leaving the memory idle: an attention (latent too), a
+ * short convolution, a norm. */
+static int reads_little(int k)
+{
+    return k == KN_ATTEND || k == KN_LATENT || k == KN_CONV || k == KN_NORM;
+}
+
+/* rule preload: a decode step's product right after a launch that reads
+ * little (reads_little: an attention's o product, Qwen3-Next's after its
+ * gated norm, LFM2's after its convolution) takes its weight rows whole
+ * into shared memory before it waits (gemv.cu's PF), the fewest groups a
+ * block that keep the grid within one block a multiprocessor, so that they
+ * stream while that launch runs; where they fit --preload-kb. Its groups a
+ * block (PF), or 0. */
 static long preload_groups(Fz *f, const Group *gr, long K, long units, long groups, int wr, long rows, long tr,
                            int q8w)
 {
     const Plan *pl = f->pl;
-    if (!f->o->lane_rules || pl->nls < 2 || pl->ls[pl->nls - 2].kernel != KN_ATTEND || rows != 1 || tr != 1 ||
+    if (!f->o->lane_rules || pl->nls < 2 || !reads_little(pl->ls[pl->nls - 2].kernel) || rows != 1 || tr != 1 ||
         !q8w || gr->parts != 1 || gr->gate || gr->argmax >= 0 || gr->norm >= 0 || gr->pre >= 0 || gr->xg >= 0 ||
         gr->nout || units % (8 * wr))
         return 0;
@@ -851,8 +860,9 @@ static long preload_groups(Fz *f, const Group *gr, long K, long units, long grou
         return 0;
     }
     took(f, RU_PRELOAD);
-    fuse_note(f, gr->node, "rule preload: after the attention, %ld group%s of %d rows a block (%ld KB) into shared "
-              "memory before its wait", pf, pf > 1 ? "s" : "", 8 * wr, (bytes + 1023) / 1024);
+    fuse_note(f, gr->node, "rule preload: after %s, %ld group%s of %d rows a block (%ld KB) into shared memory "
+              "before its wait", kernel_info(pl->ls[pl->nls - 2].kernel)->name, pf, pf > 1 ? "s" : "", 8 * wr,
+              (bytes + 1023) / 1024);
     return pf;
 }
 

@@ -60,7 +60,8 @@ static const Opt opts[] = {
     {.l = "preload-kb", .kind = OPT_LONG, .at = offsetof(Opts, preload_kb), .arg = "N", .lo = 0, .hi = 200,
      .what = "a number of KB",
      .help = "the most KB of weights a block of a decode step's product after an\n"
-             "attention takes into shared memory before its wait (default 200; 0: never)"},
+             "attention, a norm or a convolution takes into shared memory before its\n"
+             "wait (default 200; 0: never)"},
     {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
      .help = "the two crossovers from FILE, a table of the bench's times\n"
              "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},

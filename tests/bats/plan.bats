@@ -173,7 +173,7 @@ same() {
     [ "$(grep -c ' PF=[1-9]' "$GOLD/llama-3-8b.decode_step.plan")" -eq 32 ]
     logos-author decode_step "$EX/llama-3-8b.yaml" >s.logos
     run --separate-stderr logos-fuse -v s.logos
-    [ "$(grep -c ': rule preload: after the attention, 4 groups of 8 rows a block (136 KB) into shared memory' \
+    [ "$(grep -c ': rule preload: after attend, 4 groups of 8 rows a block (136 KB) into shared memory' \
         <<<"$stderr")" -eq 32 ]
     run --separate-stderr logos-fuse -v --preload-kb 100 s.logos
     [ "$(grep -c ' PF=[1-9]' <<<"$output")" -eq 0 ] && ! grep -qx 'rule preload' <<<"$output"

@@ -201,6 +201,13 @@ static const Case cases[] = {
      "weight wo : q8[896,896]\nstate Kc : f32[64,2,64]\nstate Vc : f32[64,2,64]\nout y : f32[896]\n"
      "qh = rope(q, pos, theta=1000000)\nKc[pos] = rope(k, pos, theta=1000000)\nVc[pos] = v\n"
      "o = attend(qh, Kc[..pos], Vc[..pos], scale=0.125)\ny = r + wo @ (o ~ [896])\n", 20, 0},
+    {"rownorm gated, then the product preloaded (PF 1, after a norm), residual",
+     "in x : f32[32,128]\nin z : f32[32,128]\nin r : f32[512]\nweight w : f32[128]\nweight wo : q8[512,4096]\n"
+     "out y : f32[512]\ng = rmsnorm(x, w, eps=1e-06) * silu(z)\ny = r + wo @ (g ~ [4096])\n", 3, 0},
+    {"sconv: a decode step's gates, then the product preloaded (PF 1, after the convolution)",
+     "in p : f32[384]\nin r : f32[64]\nweight w : f32[128,3]\nweight wo : q8[64,128]\nstate R : f32[2,128]\n"
+     "out y : f32[64]\nc = slice(p, at=0, n=128) * slice(p, at=256, n=128)\n"
+     "z = slice(p, at=128, n=128) * conv(c, R, w)\ny = r + wo @ z\n", 6, 0},
     {"rope + appends, attend a row a lane from chunks of 64 rows (--sms 1): soft-cap, window 100, 2 query heads a key "
      "head of 256",
      "in q : f32[4,256]\nin k : f32[2,256]\nin v : f32[2,256]\nin pos : i32\n"
