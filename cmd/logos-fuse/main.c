@@ -61,7 +61,7 @@ static const Opt opts[] = {
      .what = "a number of KB",
      .help = "the most KB of weights a block of a decode step's product after an\n"
              "attention, a norm or a convolution takes into shared memory before its\n"
-             "wait (default 200; 0: never)"},
+             "wait (default 0: never)"},
     {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
      .help = "the two crossovers from FILE, a table of the bench's times\n"
              "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},
@@ -122,7 +122,7 @@ static int crossovers(Arena *a, Opts *o)
 int main(int argc, char **argv)
 {
     diag_tool = "logos-fuse";
-    Opts o = {.preload_kb = -1};   /* -1: --preload-kb not given */
+    Opts o = {0};
     int nargs, s = opt_parse(&cli, &o, argc, argv, &nargs);
     if (s)
         return s == OPT_DONE ? stdout_done(EXIT_OK) : s;
@@ -145,7 +145,7 @@ int main(int argc, char **argv)
     o.f.latent_rows = (int)o.latent_rows;
     o.f.mmh_rows = (int)o.mmh_rows;
     o.f.xr_rows = (int)o.xr_rows;
-    o.f.preload_kb = o.preload_kb < 0 ? 0 : o.preload_kb ? (int)o.preload_kb : -1;
+    o.f.preload_kb = (int)o.preload_kb;
     o.f.verbose &= !o.quiet;
     if (!s && o.crossover)
         s = crossovers(a, &o);

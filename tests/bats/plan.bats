@@ -124,6 +124,14 @@ same() {
     done
     grep -q '^launch mmh .* GATE=1 .* TM=64 ' all.plans && grep -q '^launch mmh .* SK=8 .* TM=64 ' all.plans &&
         grep -q '^launch mmh .* SK=14 .* TM=64 ' all.plans
+    # rule preload (--preload-kb, off by default): after an attention, a
+    # latent attention, a gated norm, a convolution; rows of 896
+    for s in llama-3-8b qwen2.5-0.5b gemma-2-2b gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b; do
+        for n in precise q8 q8x2; do
+            logos-author decode_step "$EX/$s.yaml" | logos-fuse --numerics "$n" --preload-kb 200 >>all.plans
+        done
+    done
+    grep -q '^launch gemv K=896 .* PF=1 ' all.plans && grep -q '^launch gemv K=4096 .* PF=4 ' all.plans
     run --separate-stderr logos-run --compile --arch 90 all.plans
     [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
     [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90,\ none\ with\ local\ memory$ ]] ||
@@ -166,21 +174,20 @@ same() {
     [ "$(grep -c '^launch rope ' nolr.plan)" -eq 32 ]
 }
 
-@test "rule preload: the 8B's o products take 4 groups a block into shared memory (GRID 128), -v says so; --preload-kb and --no-lane-rules hold it back" {
-    grep -qx 'rule preload' "$GOLD/llama-3-8b.decode_step.plan"
-    [ "$(grep -c '^launch gemv K=4096 PARTS=1 N0=4096 .* GRID=128 .* PF=4 grid 128 1 1 ' \
-        "$GOLD/llama-3-8b.decode_step.plan")" -eq 32 ]
-    [ "$(grep -c ' PF=[1-9]' "$GOLD/llama-3-8b.decode_step.plan")" -eq 32 ]
+@test "rule preload (--preload-kb): the 8B's o products take 4 groups a block into shared memory (GRID 128), -v says so; off by default and under --no-lane-rules" {
+    ! grep -q ' PF=[1-9]' "$GOLD/llama-3-8b.decode_step.plan"
+    ! grep -qx 'rule preload' "$GOLD/llama-3-8b.decode_step.plan"
     logos-author decode_step "$EX/llama-3-8b.yaml" >s.logos
-    run --separate-stderr logos-fuse -v s.logos
+    run --separate-stderr logos-fuse -v --preload-kb 200 s.logos
+    grep -qx 'rule preload' <<<"$output"
+    [ "$(grep -c '^launch gemv K=4096 PARTS=1 N0=4096 .* GRID=128 .* PF=4 grid 128 1 1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c ' PF=[1-9]' <<<"$output")" -eq 32 ]
     [ "$(grep -c ': rule preload: after attend, 4 groups of 8 rows a block (136 KB) into shared memory' \
         <<<"$stderr")" -eq 32 ]
     run --separate-stderr logos-fuse -v --preload-kb 100 s.logos
     [ "$(grep -c ' PF=[1-9]' <<<"$output")" -eq 0 ] && ! grep -qx 'rule preload' <<<"$output"
     grep -q "s.logos:370: rule preload: not taken: a block's 136 KB of weights pass --preload-kb 100" <<<"$stderr"
-    run --separate-stderr logos-fuse --preload-kb 0 s.logos
-    [ "$(grep -c ' PF=[1-9]' <<<"$output")" -eq 0 ]
-    run --separate-stderr logos-fuse --no-lane-rules s.logos
+    run --separate-stderr logos-fuse --preload-kb 200 --no-lane-rules s.logos
     [ "$(grep -c ' PF=[1-9]' <<<"$output")" -eq 0 ]
     run --separate-stderr logos-fuse --preload-kb 201 s.logos
     [ "$status" -eq 2 ] && [ "$stderr" = "logos-fuse: --preload-kb takes a number of KB from 0 to 200, not '201'" ]

@@ -182,10 +182,12 @@ static const Case cases[] = {
     {"rope + appends, attend a row a lane from chunks of 64 rows, six merged (--sms 3): f16, 4 query heads a key head "
      "of 128",
      LONG_STEP("f16"), 400, 3},
-    /* rule preload: the product after a decode step's attention takes its
-     * rows whole into shared memory before its wait (gemv.cu's PF): a group
-     * a block; 22 a block over 3 multiprocessors, the last block's short;
-     * rows of 896 (scales of 56 bytes a row) */
+    /* rule preload (off by default; the cases whose description says
+     * "preloaded" fuse with --preload-kb 200): the product after a
+     * decode step's attention takes its rows whole into shared memory
+     * before its wait (gemv.cu's PF): a group a block; 22 a block over 3
+     * multiprocessors, the last block's short; rows of 896 (scales of 56
+     * bytes a row); after a gated norm, after a convolution */
     {"rope + appends, attend, the o product preloaded (PF 1): 4 query heads a key head of 128, residual",
      "in q : f32[8,128]\nin k : f32[2,128]\nin v : f32[2,128]\nin pos : i32\nin r : f32[512]\n"
      "weight wo : q8[512,1024]\nstate Kc : f32[64,2,128]\nstate Vc : f32[64,2,128]\nout y : f32[512]\n"
@@ -864,6 +866,7 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows,
     fo.xr_rows = xr_rows;
     if (c->sms)
         fo.sms = c->sms;
+    fo.preload_kb = strstr(c->what, "preloaded") ? 200 : 0;   /* rule preload's cases: --preload-kb 200 */
     if (!s && !(st.plans[0] = fuse(a, st.progs[0], st.graphs[0], &fo)))
         s = EXIT_INPUT;
     if (!s)
