@@ -843,13 +843,13 @@ static int reads_little(int k)
  * gated norm, LFM2's after its convolution) takes its weight rows whole
  * into shared memory before it waits (gemv.cu's PF), the fewest groups a
  * block that keep the grid within one block a multiprocessor, so that they
- * stream while that launch runs; where they fit --preload-kb. Its groups a
- * block (PF), or 0. */
+ * stream while that launch runs; where they fit --preload-kb (0, the
+ * default: never, and nothing said). Its groups a block (PF), or 0. */
 static long preload_groups(Fz *f, const Group *gr, long K, long units, long groups, int wr, long rows, long tr,
                            int q8w)
 {
     const Plan *pl = f->pl;
-    if (!f->o->lane_rules || pl->nls < 2 || !reads_little(pl->ls[pl->nls - 2].kernel) || rows != 1 || tr != 1 ||
+    if (!preload_kb(f->o) || !f->o->lane_rules || pl->nls < 2 || !reads_little(pl->ls[pl->nls - 2].kernel) || rows != 1 || tr != 1 ||
         !q8w || gr->parts != 1 || gr->gate || gr->argmax >= 0 || gr->norm >= 0 || gr->pre >= 0 || gr->xg >= 0 ||
         gr->nout || units % (8 * wr))
         return 0;
