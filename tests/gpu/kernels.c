@@ -4,7 +4,8 @@
  * launches that read it too: NOUT) and a sandwich norm with its residual
  * before it (PRE, its sum written out: XR), soft-cap and arg-max,
  * a gated output (times sigmoid of a value a row),
- * quantizing epilogues; norms (with a residual, or gated by silu), rope with its per-head norms and the cache
+ * quantizing epilogues, its rows preloaded into shared memory after a launch
+ * that reads little (PF, logos-fuse --preload-kb); norms (with a residual, or gated by silu), rope with its per-head norms and the cache
  * appends in f32 and f16; attention with soft-cap, sinks, a window, grouped
  * heads (a key head's query heads over several blocks where they are many
  * and wide), split chunks, causal rows (under q8 a chunk's on the tensor
