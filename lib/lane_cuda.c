@@ -849,14 +849,15 @@ static long preload_groups(Fz *f, const Group *gr, long K, long units, long grou
                            int q8w)
 {
     const Plan *pl = f->pl;
-    if (!preload_kb(f->o) || !f->o->lane_rules || pl->nls < 2 || !reads_little(pl->ls[pl->nls - 2].kernel) || rows != 1 || tr != 1 ||
-        !q8w || gr->parts != 1 || gr->gate || gr->argmax >= 0 || gr->norm >= 0 || gr->pre >= 0 || gr->xg >= 0 ||
-        gr->nout || units % (8 * wr))
+    int kb = f->o->preload_kb;
+    if (!kb || !f->o->lane_rules || pl->nls < 2 || !reads_little(pl->ls[pl->nls - 2].kernel) || rows != 1 ||
+        tr != 1 || !q8w || gr->parts != 1 || gr->gate || gr->argmax >= 0 || gr->norm >= 0 || gr->pre >= 0 ||
+        gr->xg >= 0 || gr->nout || units % (8 * wr))
         return 0;
     long pf = (groups + f->o->sms - 1) / f->o->sms, bytes = pf * 8 * wr * (K + K / 16);
-    if (bytes > 1024L * preload_kb(f->o)) {
+    if (bytes > 1024L * kb) {
         fuse_note(f, gr->node, "rule preload: not taken: a block's %ld KB of weights pass --preload-kb %d",
-                  (bytes + 1023) / 1024, preload_kb(f->o));
+                  (bytes + 1023) / 1024, kb);
         return 0;
     }
     took(f, RU_PRELOAD);

@@ -868,7 +868,9 @@ typedef struct FuseOpts {
     int mmh_rows;        /* stacked rows from which mma's products run in f16 tiles (mmh); 0: MMH_ROWS */
     int xr_rows;         /* stacked rows from which, up to 64, products run on mmh with x resident; 0: XR_ROWS */
     int preload_kb;      /* the most KB of weights a block of a decode step's product after a launch that reads
-                            little takes into shared memory before its wait (rule preload); 0: never */
+                            little takes into shared memory before its wait (rule preload); 0, the default:
+                            never (on an H100 the steps ran from 0.2% faster to 4% slower with it, Qwen2.5-0.5B's
+                            alone 3% faster: bench/NOTES.md run222) */
 } FuseOpts;
 /* The default crossover of --mma-rows: the first row count at which the
  * bench timed mma ahead of mmv (run96: 64 rows 9.63 against 9.32 ms, 128
@@ -919,15 +921,6 @@ static inline int mmh_crossover(const FuseOpts *o)
 static inline int xr_crossover(const FuseOpts *o)
 {
     return o->xr_rows > 0 ? o->xr_rows : XR_ROWS;
-}
-/* --preload-kb: a block's share of a product after a launch that reads
- * little (an attention, a norm, a short convolution) taken into shared
- * memory before its wait (rule preload) where it is at most this many KB;
- * 0, the default, never: on an H100 the steps ran from 0.2% faster to 4%
- * slower with it (bench/NOTES.md run222), Qwen2.5-0.5B's alone 3% faster. */
-static inline int preload_kb(const FuseOpts *o)
-{
-    return o->preload_kb > 0 ? o->preload_kb : 0;
 }
 /* The fewest stacked rows either tensor-core kernel takes. */
 static inline int tc_crossover(const FuseOpts *o)
