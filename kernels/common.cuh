@@ -223,6 +223,78 @@ DEV void cp_wait_all()
     cp_wait_n<0>();
 }
 
+// The timeline (logos-bench --timeline): compiled with LOGOS_TL, each block
+// of a plan's kernel notes when it began, when the last of its warps came
+// back from pdl_wait and when its last thread left, with its multiprocessor,
+// as one record of four words in the lane's buffer logos_tl:
+//   logos_tl[0]  records taken (atomic)     logos_tl[1]  room for records
+//   record r at logos_tl + 2 + 4r:
+//     [0] logos_tl_kernel << 48 | smid << 32 | the block's linear index
+//     [1] start  [2] wait (0: never waited)  [3] end     (%globaltimer, ns)
+// Every kernel opens with TL_SCOPE(), which is nothing without LOGOS_TL.
+// The marks cost a barrier at the start and a shared atomic a thread at
+// the end; the lane sets both variables after loading the module.
+#ifdef LOGOS_TL
+extern "C" {
+__device__ u64 *logos_tl;
+__device__ u64 logos_tl_kernel;
+}
+struct TlBlock {
+    u64 start, wait;
+    u32 left;
+};
+DEV TlBlock *tl_block()
+{
+    __shared__ TlBlock b;
+    return &b;
+}
+DEV u64 tl_now()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+struct TlScope {
+    __device__ TlScope()
+    {
+        TlBlock *b = tl_block();
+        if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+            b->start = tl_now();
+            b->wait = 0;
+            b->left = blockDim.x * blockDim.y * blockDim.z;
+        }
+        __syncthreads();
+    }
+    __device__ ~TlScope()
+    {
+        TlBlock *b = tl_block();
+        __threadfence_block();
+        if (atomicSub(&b->left, 1u) != 1u || !logos_tl)
+            return;
+        u64 i = atomicAdd(logos_tl, 1ull);
+        if (i >= logos_tl[1])
+            return;
+        u32 sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        u64 blk = blockIdx.x + (u64)gridDim.x * (blockIdx.y + (u64)gridDim.y * blockIdx.z);
+        u64 *r = logos_tl + 2 + 4 * i;
+        r[0] = logos_tl_kernel << 48 | (u64)sm << 32 | blk;
+        r[1] = b->start;
+        r[2] = b->wait;
+        r[3] = tl_now();
+    }
+};
+#define TL_SCOPE() TlScope tl_scope_
+DEV void tl_waited()
+{
+    if ((threadIdx.x & 31) == 0)
+        atomicMax(&tl_block()->wait, tl_now());
+}
+#else
+#define TL_SCOPE() (void)0
+DEV void tl_waited() {}
+#endif
+
 // Programmatic dependent launch: wait for the grids this one depends on
 // (a no-op when it was launched without the attribute); let the next grid
 // begin its launch (its blocks then take the places this grid leaves and
@@ -230,6 +302,7 @@ DEV void cp_wait_all()
 DEV void pdl_wait()
 {
     asm volatile("griddepcontrol.wait;" ::: "memory");
+    tl_waited();
 }
 
 DEV void pdl_launch()

@@ -19,6 +19,7 @@
 
 extern "C" __global__ void __launch_bounds__(128) sconv(const Params p)
 {
+    TL_SCOPE();
     pdl_begin();
     long c = (long)blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= C)

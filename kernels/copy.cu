@@ -12,6 +12,7 @@
 
 extern "C" __global__ void __launch_bounds__(256) copy(const Params p)
 {
+    TL_SCOPE();
     pdl_begin();
     long t = blockIdx.x;
     const int *idx = (const int *)p.a[1];

@@ -151,6 +151,8 @@ static void device_line(FILE *f, const BenchHead *h)
     if (h->form != BF_STEP)
         fprintf(f, "; tensor cores %.1f TOP/s (int8 mma.sync)", h->tensor);
     fputc('\n', f);
+    if (h->marks)
+        fprintf(f, "(timed with --timeline's marks in every kernel)\n");
 }
 
 static void pos_table(FILE *f, const BenchRun *r, const BenchHead *h)

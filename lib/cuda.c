@@ -28,6 +28,7 @@ static int load_syms(void)
     SYM(DeviceGetName, "cuDeviceGetName"); SYM(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     SYM(CtxSetCurrent, "cuCtxSetCurrent"); SYM(ModuleLoadData, "cuModuleLoadData");
     SYM(ModuleUnload, "cuModuleUnload"); SYM(ModuleGetFunction, "cuModuleGetFunction");
+    SYM(ModuleGetGlobal, "cuModuleGetGlobal_v2");
     SYM(FuncSetAttribute, "cuFuncSetAttribute"); SYM(MemAlloc, "cuMemAlloc_v2"); SYM(MemFree, "cuMemFree_v2");
     SYM(MemGetInfo, "cuMemGetInfo_v2"); SYM(MemcpyHtoD, "cuMemcpyHtoD_v2"); SYM(MemcpyDtoH, "cuMemcpyDtoH_v2");
     SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"); SYM(MemsetD8, "cuMemsetD8_v2");

@@ -190,3 +190,80 @@ int cuda_launch_times(Lane *l, Stream *st, int k, int reps, double *ms)
     free(t);
     return s;
 }
+
+/* ---- --timeline ---- */
+
+enum { TL_ROOM = 1 << 21 };   /* records: 64 MB */
+
+int cuda_timeline_on(Lane *l)
+{
+    CudaLane *c = (CudaLane *)l;
+    uint64_t head[2] = {0, TL_ROOM};
+    kernel_timeline = 1;
+    if (c->tl)
+        return 0;
+    CK(cu.MemAlloc(&c->tl, (size_t)(2 + 4L * TL_ROOM) * sizeof(uint64_t)));
+    CK(cu.MemcpyHtoD(c->tl, head, sizeof head));
+    c->tl_room = TL_ROOM;
+    return 0;
+}
+
+/* The records of one replay of the phase, after one untimed. */
+static int replay_marks(CudaLane *c, Stream *st, const BenchForm *f, long pos, uint64_t **recs, long *n)
+{
+    uint64_t zero = 0, taken;
+    int ph = bench_phase(f->form), s = bench_inputs(st, f, pos, 0);
+    if (!s)
+        s = run_phase(st, ph);
+    if (s)
+        return s;
+    CK(cu.StreamSynchronize(c->stream));
+    CK(cu.MemcpyHtoD(c->tl, &zero, sizeof zero));
+    if ((s = run_phase(st, ph)))
+        return s;
+    CK(cu.StreamSynchronize(c->stream));
+    CK(cu.MemcpyDtoH(&taken, c->tl, sizeof taken));
+    if (taken > (uint64_t)c->tl_room) {
+        diag("--timeline: a replay at position %ld ran %llu blocks, past the %ld records kept", pos,
+             (unsigned long long)taken, c->tl_room);
+        return EXIT_SYSTEM;
+    }
+    *n = (long)taken;
+    *recs = malloc((size_t)(4 * *n + 1) * sizeof **recs);
+    if (!*recs) {
+        diag("out of memory");
+        return EXIT_SYSTEM;
+    }
+    CK(cu.MemcpyDtoH(*recs, c->tl + 2 * sizeof(uint64_t), (size_t)(4 * *n) * sizeof **recs));
+    return 0;
+}
+
+int cuda_timeline(Lane *l, Stream *st, const BenchForm *f, long pos, const int *lk, const int *li, int nl, TlSpan *out)
+{
+    CudaLane *c = (CudaLane *)l;
+    uint64_t *recs = NULL;
+    long n = 0;
+    int s = replay_marks(c, st, f, pos, &recs, &n);
+    int *kid = malloc(sizeof *kid * (size_t)(nl + 1));
+    long *blocks = malloc(sizeof *blocks * (size_t)(nl + 1));
+    if (!s && (!kid || !blocks)) {
+        diag("out of memory");
+        s = EXIT_SYSTEM;
+    }
+    for (int j = 0; !s && j < nl; j++) {
+        const PLaunch *pl = &c->rt[lk[j]].pl->ls[li[j]];
+        kid[j] = c->rt[lk[j]].kern[li[j]];
+        blocks[j] = pl->grid[0] * pl->grid[1] * pl->grid[2];
+    }
+    long bad = s ? -1 : timeline_spans(recs, n, kid, blocks, nl, out);
+    if (bad >= 0 && bad < nl)
+        diag("--timeline: the replay at position %ld did not record the %ld blocks of the launch at line %d (%ld "
+             "records in all)",
+             pos, blocks[bad], c->rt[lk[bad]].pl->ls[li[bad]].line, n);
+    else if (bad == nl)
+        diag("--timeline: the replay at position %ld left records no launch of the plan accounts for", pos);
+    free(recs);
+    free(kid);
+    free(blocks);
+    return s ? s : bad >= 0 ? EXIT_SYSTEM : 0;
+}

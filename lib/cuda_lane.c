@@ -84,6 +84,22 @@ int lane_kernel(CudaLane *c, char *src, const char *name, const char *file)
     return c->nkerns - 1;
 }
 
+/* Points kernel k's timeline marks (kernels/common.cuh: logos_tl, its
+ * index logos_tl_kernel) at the lane's records; a kernel without them (the
+ * lane's own, or compiled before) is left alone. */
+static int timeline_marks(CudaLane *c, int k)
+{
+    CUdeviceptr at, id;
+    size_t n;
+    if (cu.ModuleGetGlobal(&at, &n, c->kerns[k].mod, "logos_tl") ||
+        cu.ModuleGetGlobal(&id, &n, c->kerns[k].mod, "logos_tl_kernel"))
+        return 0;
+    uint64_t kid = (uint64_t)k;
+    CK(cu.MemcpyHtoD(at, &c->tl, sizeof c->tl));
+    CK(cu.MemcpyHtoD(id, &kid, sizeof kid));
+    return 0;
+}
+
 /* Compiles or reads every kernel the stream asks for, all at once. */
 int lane_load(CudaLane *c)
 {
@@ -92,6 +108,8 @@ int lane_load(CudaLane *c)
     for (int i = 0; i < c->njobs; i++)
         c->jobs[i].out = &c->kerns[first + i];
     int s = cache_load(c->jobs, c->njobs, c->dev.major * 10 + c->dev.minor);
+    for (int i = 0; !s && c->tl && i < c->njobs; i++)
+        s = timeline_marks(c, first + i);
     for (int i = 0; i < c->njobs; i++) {
         free(c->jobs[i].src);
         c->compiled += c->kerns[first + i].compiled;
@@ -709,6 +727,8 @@ static void cuda_close(Lane *l)
         cu.MemFree(c->owned[i]);
     if (c->rd_buf)
         cu.MemFree(c->rd_buf);
+    if (c->tl)
+        cu.MemFree(c->tl);
     if (c->rd_sink)
         cu.MemFree(c->rd_sink);
     for (int i = 0; i < c->nkerns; i++)

@@ -1010,6 +1010,18 @@ static size_t body_len(const char *body, char *out)
     return len;
 }
 
+int kernel_timeline = -1;
+
+/* Whether plan kernels are compiled with their timeline marks. */
+static int timeline(void)
+{
+    if (kernel_timeline < 0) {
+        const char *e = getenv("LOGOS_TIMELINE");
+        kernel_timeline = e && *e && strcmp(e, "0");
+    }
+    return kernel_timeline;
+}
+
 char *kernel_source(int k, const double *c)
 {
     const Kernel *kn = kernel_info(k);
@@ -1020,6 +1032,8 @@ char *kernel_source(int k, const double *c)
         diag("out of memory");
         exit(EXIT_SYSTEM);
     }
+    if (timeline())
+        len += (size_t)snprintf(s + len, cap - len, "#define LOGOS_TL 1\n");
     len += (size_t)snprintf(s + len, cap - len, "#include \"common.cuh\"\n");
     for (int i = 0; i < kn->nc; i++) {
         char v[64];

@@ -733,6 +733,10 @@ int etype_format(int et);
 long mmh_tiles(long bn, long gate, const long *np, int parts);
 long mmh_smem(long bn, long xin, long tm, long kper);
 char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
+/* 1: kernel_source's kernels carry kernels/common.cuh's timeline marks
+ * (LOGOS_TL), as logos-bench --timeline sets; 0 not; -1 (at start): as the
+ * environment's LOGOS_TIMELINE says (set, and not 0). */
+extern int kernel_timeline;
 const char *kernel_common(void);                   /* common.cuh */
 /* The blocks of gemv a multiprocessor holds for rows of k values (Q8_0
  * weights or, wq 0, f32), a warp's weight rows (slots; a gated pair's
@@ -1097,6 +1101,7 @@ typedef struct BenchPos {
     int launch_reps;
     long rows;                    /* the tokens a run computes (BenchForm's rows) */
     double ops;                   /* its Q8_0 products' ops */
+    struct TlSpan *tl;            /* --timeline: each launch's span in one replay, or NULL */
 } BenchPos;
 typedef struct BenchRun {
     const char *label;            /* the plan's file */
@@ -1111,8 +1116,27 @@ typedef struct BenchHead {
     double ceiling, buffer_gb;    /* GB/s; 0 when none */
     int form;                     /* enum BenchFormKind */
     double tensor;                /* the tensor cores' int8 rate, TOP/s; 0 when none */
+    int marks;                    /* the kernels carry --timeline's marks */
 } BenchHead;
 void bench_summarize(BenchPos *b);   /* median, 10th and 90th percentiles of ms */
+
+/* ---- bench_timeline.c: logos-bench --timeline ------------------------- */
+/* One launch in a replay (µs from the replay's first block start): its
+ * first block's start, its last block's start, the last return from a
+ * wait for the launch before (-1: no block waited), its first block's
+ * end and its last one's. */
+typedef struct TlSpan {
+    long blocks;
+    int sms;             /* multiprocessors its blocks ran on */
+    double start, started, waited, first_end, end;
+} TlSpan;
+/* The spans of nl launches (launch i: lane kernel kid[i], blocks[i] blocks)
+ * from n records of four words (kernels/common.cuh's timeline; sorted in
+ * place). -1 when every launch has its blocks and every record a launch;
+ * else the first launch whose blocks are not there (nl: records left). */
+long timeline_spans(uint64_t *recs, long n, const int *kid, const long *blocks, int nl, TlSpan *out);
+/* The CSV of every run's spans (BenchPos's tl) to f. */
+void timeline_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
 double bench_median(double *v, int n);   /* sorts v; the middle value, or the mean of the two */
 void bench_table(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
 void bench_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
@@ -1130,6 +1154,13 @@ int cuda_form_times(Lane *l, Stream *st, const BenchForm *f, long pos, int reps,
 /* ms[launch]: each launch of program k alone (the L2 emptied before each),
  * the median of reps. */
 int cuda_launch_times(Lane *l, Stream *st, int k, int reps, double *ms);
+/* Before the kernels load: compile them with their timeline marks and
+ * keep the lane's room for their records. */
+int cuda_timeline_on(Lane *l);
+/* out[nl]: the spans of the launches (program lk[j], launch li[j]) in one
+ * replay of the form's phase at pos, after one untimed. */
+int cuda_timeline(Lane *l, Stream *st, const BenchForm *f, long pos, const int *lk, const int *li, int nl,
+                  TlSpan *out);
 
 /* ---- cache.c (the part that needs no device) ---------------------------- */
 /* Compiles every kernel instantiation of the stream's plans for sm_<arch>

@@ -6,7 +6,7 @@
 # bench/probe/moeswz.patch (since landed; the patch is in git at b155286),
 # from `sh bench/probe/patched.sh bench/probe/moeswz.patch M`.
 #
-#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB, busy: only by name)]
+#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB, busy, timeline: only by name)]
 #   [AB_STEPS='SHAPE:NUMERICS ...'] [AB_POS='512 8192'] LATE=SECONDS sh bench/probe/s34.sh
 #
 # runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
@@ -17,7 +17,8 @@
 # mixtures' shapes, q8); the lane and the oracle; moeswz against main
 # (build-ab/M's moe cases, two mixtures' precise steps side by
 # side); laneB: the lane and the oracle through build-ab/B's tools; busy:
-# bench/probe/busy.sh on four dense shapes. The
+# bench/probe/busy.sh on four dense shapes; timeline: tests/gpu/run's
+# timeline on TL_SHAPES (default the 1B, the 8B and Gemma-2-2B). The
 # logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
 # so a call cut short keeps what it took.
 set -u
@@ -70,6 +71,10 @@ laneB() { part laneB LOGOS_BIN=build-ab/B/bin LANE_JOBS=6 sh tests/gpu/run lane 
 bench10() { part bench10 SHAPES="gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b" \
     BENCH_NUMERICS=q8 sh tests/gpu/run bench; }
 lane() { part lane LANE_JOBS=6 sh tests/gpu/run lane oracle; }
+timeline() {
+    part timeline TL_SHAPES="${TL_SHAPES:-llama-3.2-1b llama-3-8b gemma-2-2b}" sh tests/gpu/run timeline
+    [ -e "$work/timeline.out" ] && sed -n '/^== timeline/,/^== summary/p' "$work/timeline.out" | head -90
+}
 kernels() { part kernels KERNELS_JOBS=8 sh tests/gpu/run kernels; }
 moe() {
     late moe && return

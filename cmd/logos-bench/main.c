@@ -14,7 +14,7 @@
 #include "logos.h"
 
 typedef struct Opts {
-    const char *input, *compare, *svg;
+    const char *input, *compare, *svg, *timeline;
     WeightsArg w;
     long reps, launch_reps, pos[16], chunk, batch;
     int npos, fmt, device, form;   /* fmt: 0 table, 1 csv, 2 json; form: enum BenchFormKind */
@@ -62,12 +62,15 @@ static const Opt opts[] = {
     {.l = "json", .kind = OPT_FLAG, .at = offsetof(Opts, json), .help = "JSON output"},
     {.l = "svg", .kind = OPT_STR, .at = offsetof(Opts, svg), .arg = "FILE",
      .help = "draw every launch on a roofline into FILE (SVG)"},
+    {.l = "timeline", .kind = OPT_STR, .at = offsetof(Opts, timeline), .arg = "FILE",
+     .help = "write when each launch's blocks started, waited and ended in\n"
+             "one replay into FILE (CSV; the kernels carry the marks)"},
     {0},
 };
 static const Cli cli = {"usage: logos-bench (--weights DIR | --synthetic SEED) [--form F] [--chunk T | --batch B]\n"
                         "                   [--pos P]... [-n REPLAYS] [--compare PLAN2] [--device D]\n"
                         "                   [--ceiling GBPS] [--tensor-rate TOPS] [--csv | --json] [--svg FILE]\n"
-                        "                   [FILE]\n",
+                        "                   [--timeline FILE] [FILE]\n",
                         opts};
 
 static int options(int argc, char **argv, Opts *o)
@@ -113,6 +116,15 @@ static int load(Arena *a, const char *path, const Opts *o, BenchForm *f, Stream 
         if (!st->plans[k])
             st->plans[k] = fuse(st->a, st->progs[k], st->graphs[k], &fo);
     if (lane && (s = bench_fits(st, f, fo.rows))) {
+        lane->close(lane);
+        return s;
+    }
+    if (lane && o->timeline && strcmp(lane->name, "cuda")) {
+        diag("--timeline needs the GPU: %s runs on the %s", path, lane->name);
+        lane->close(lane);
+        return EXIT_SYSTEM;
+    }
+    if (lane && o->timeline && (s = cuda_timeline_on(lane))) {
         lane->close(lane);
         return s;
     }
@@ -187,6 +199,10 @@ static int measure_pos(Arena *a, BenchRun *r, long pos, const Opts *o, const Ben
     int s = gpu ? cuda_form_times(st->lane, st, f, pos, b->reps, b->ms) : bench_cpu_times(st, f, pos, b->reps, b->ms);
     if (!s && gpu)
         s = launches(a, st, bench_phase(f->form), b, (int)(o->launch_reps ? o->launch_reps : 20));
+    if (!s && gpu && o->timeline) {
+        b->tl = arena_alloc(a, sizeof *b->tl * (size_t)(b->nlaunch + 1));
+        s = cuda_timeline(st->lane, st, f, pos, b->lk, b->li, b->nlaunch, b->tl);
+    }
     bench_summarize(b);
     return s;
 }
@@ -223,12 +239,31 @@ static int head(const Stream *st, const Opts *o, BenchHead *h)
     if (!on_gpu(st))
         return 0;
     h->gpu = lane_cuda_device(st->lane, &h->sms);
+    h->marks = o->timeline != NULL;
     double measured;
     int s = cuda_ceiling(st->lane, &measured, &h->buffer_gb);
     if (!o->ceiling)
         h->ceiling = measured;
     if (!s && o->form != BF_STEP && !o->tensor)
         s = cuda_tensor_rate(st->lane, &h->tensor);
+    return s;
+}
+
+/* What draw writes, into path whole (nothing there on failure). */
+static int to_file(const char *path, void (*draw)(FILE *, const BenchRun *, int, const BenchHead *),
+                   const BenchRun *r, int nr, const BenchHead *h)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        diag("out of memory");
+        return EXIT_SYSTEM;
+    }
+    draw(mem, r, nr, h);
+    fclose(mem);
+    int s = outfile_whole(path, text, len);
+    free(text);
     return s;
 }
 
@@ -240,16 +275,8 @@ static int report(const BenchRun *r, int nr, const BenchHead *h, const Opts *o)
         bench_json(stdout, r, nr, h);
     else
         bench_table(stdout, r, nr, h);
-    if (!o->svg)
-        return 0;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    bench_svg(mem, r, nr, h);
-    fclose(mem);
-    int s = outfile_whole(o->svg, text, len);
-    free(text);
-    return s;
+    int s = o->svg ? to_file(o->svg, bench_svg, r, nr, h) : 0;
+    return !s && o->timeline ? to_file(o->timeline, timeline_csv, r, nr, h) : s;
 }
 
 int main(int argc, char **argv)

@@ -209,6 +209,17 @@ PY
     [[ "$stderr" =~ ^logos-bench:\ --device\ cuda:\ no\ CUDA\ (driver|device) ]]
 }
 
+@test "logos-bench --timeline on the CPU: exit 3 naming the plan and its lane, nothing printed or written" {
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --timeline t.csv step.logos
+    [ "$status" -eq 3 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: --timeline needs the GPU: step.logos runs on the cpu reference" ]
+    [ ! -e t.csv ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --timeline
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "logos-bench: --timeline needs a value" ]
+}
+
 # ---- the forms: a prefill chunk and a batch of decode steps ----
 
 # The tiny Llama's dimensions (examples/tiny/llama.yaml, checked below):
