@@ -220,6 +220,27 @@ PY
     [ "$stderr" = "logos-bench: --timeline needs a value" ]
 }
 
+@test "bench/timeline.awk sums a timeline a kind of launch: span, lead, pre-wait, tail" {
+    cat >t.csv <<'EOF'
+plan,model,form,pos,launch,kernel,blocks,sms,start_us,started_us,waited_us,first_end_us,end_us
+a.plan,m,decode_step,512,3,gemv 1x2 q8 a8,2,2,0.000,0.500,1.000,3.000,4.000
+a.plan,m,decode_step,512,4,attend x,4,4,3.500,3.600,,5.000,6.000
+a.plan,m,decode_step,512,5,gemv 1x2 q8 a8,2,2,5.500,5.600,6.500,8.000,9.000
+a.plan,m,decode_step,8192,3,gemv 1x2 q8 a8,2,2,0.000,0.500,1.000,3.000,4.000
+EOF
+    cat >want <<'EOF'
+a.plan at 512: 3 launches, 9.00 us from the first start to the last end (10.00 us of spans)
+  count  kernel                                       span     lead  pre-wait     tail
+      2  gemv 1x2 q8 a8                               3.75    -0.25      1.00     1.00
+      1  attend x                                     2.50    -0.50         -     1.00
+a.plan at 8192: 1 launches, 4.00 us from the first start to the last end (4.00 us of spans)
+  count  kernel                                       span     lead  pre-wait     tail
+      1  gemv 1x2 q8 a8                               4.00     0.00      1.00     1.00
+EOF
+    awk -F, -f "$TOP/bench/timeline.awk" t.csv >got
+    diff want got
+}
+
 # ---- the forms: a prefill chunk and a batch of decode steps ----
 
 # The tiny Llama's dimensions (examples/tiny/llama.yaml, checked below):
