@@ -4,7 +4,9 @@
  * launch, and the spans written as CSV. A launch's blocks are the next ones
  * of its kernel in start order: a launch of one instantiation starts every
  * block before the next launch of it starts any (each launch in between
- * starts only when the one before it has started whole). */
+ * starts only when the one before it has started whole). Where the timer's
+ * ticks make two starts equal, a block index a launch has already taken
+ * goes to the next launch of the kernel. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,32 +20,73 @@ static int by_kernel_start(const void *a, const void *b)
     uint64_t kx = x[0] >> 48, ky = y[0] >> 48;
     if (kx != ky)
         return kx < ky ? -1 : 1;
-    return x[1] < y[1] ? -1 : x[1] > y[1];
+    return x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : (x[0] & 0xffffffff) < (y[0] & 0xffffffff) ? -1 : 1;
 }
 
-/* One launch's span from its n records (times in ns since t0). */
-static void span_of(const uint64_t *r, long n, uint64_t t0, TlSpan *s)
+/* A launch's span as its records come (times in ns; spans_done makes them
+ * µs from t0). */
+typedef struct Acc {
+    long n;
+    uint64_t start, started, waited, first_end, end;
+    unsigned char sm[TL_SMS / 8];
+} Acc;
+
+static void take(Acc *a, TlSpan *s, const uint64_t *r)
 {
-    unsigned char seen[TL_SMS / 8] = {0};
-    uint64_t start = r[1], started = r[1], waited = 0, first_end = r[3], end = r[3];
-    s->sms = 0;
-    for (long j = 0; j < n; j++, r += 4) {
-        unsigned sm = (unsigned)(r[0] >> 32 & 0xffff) % TL_SMS;
-        if (!(seen[sm / 8] >> (sm % 8) & 1))
-            s->sms++;
-        seen[sm / 8] |= (unsigned char)(1u << (sm % 8));
-        start = r[1] < start ? r[1] : start;
-        started = r[1] > started ? r[1] : started;
-        waited = r[2] > waited ? r[2] : waited;
-        first_end = r[3] < first_end ? r[3] : first_end;
-        end = r[3] > end ? r[3] : end;
+    unsigned sm = (unsigned)(r[0] >> 32 & 0xffff) % TL_SMS;
+    if (!a->n++) {
+        a->start = a->started = r[1];
+        a->first_end = a->end = r[3];
+        a->waited = 0;
     }
-    s->blocks = n;
-    s->start = (double)(start - t0) / 1e3;
-    s->started = (double)(started - t0) / 1e3;
-    s->waited = waited ? (double)(waited - t0) / 1e3 : -1;
-    s->first_end = (double)(first_end - t0) / 1e3;
-    s->end = (double)(end - t0) / 1e3;
+    if (!(a->sm[sm / 8] >> (sm % 8) & 1))
+        s->sms++;
+    a->sm[sm / 8] |= (unsigned char)(1u << (sm % 8));
+    a->start = r[1] < a->start ? r[1] : a->start;
+    a->started = r[1] > a->started ? r[1] : a->started;
+    a->waited = r[2] > a->waited ? r[2] : a->waited;
+    a->first_end = r[3] < a->first_end ? r[3] : a->first_end;
+    a->end = r[3] > a->end ? r[3] : a->end;
+}
+
+static void spans_done(const Acc *a, int nl, uint64_t t0, TlSpan *out)
+{
+    for (int i = 0; i < nl; i++) {
+        out[i].blocks = a[i].n;
+        out[i].start = (double)(a[i].start - t0) / 1e3;
+        out[i].started = (double)(a[i].started - t0) / 1e3;
+        out[i].waited = a[i].waited ? (double)(a[i].waited - t0) / 1e3 : -1;
+        out[i].first_end = (double)(a[i].first_end - t0) / 1e3;
+        out[i].end = (double)(a[i].end - t0) / 1e3;
+    }
+}
+
+/* Kernel k's records [from, to), in start order, each to the first of the
+ * kernel's launches not yet whole that lacks its block (a record whose
+ * start ties with a later launch's falls to that one); 0, or -1 where a
+ * record fits none. */
+static int assign(const uint64_t *recs, long from, long to, uint64_t k, const int *kid, const long *blocks, int nl,
+                  unsigned char *taken, const long *off, Acc *acc, TlSpan *out)
+{
+    int cur = 0;
+    while (cur < nl && (uint64_t)kid[cur] != k)
+        cur++;
+    for (long j = from; j < to; j++) {
+        const uint64_t *r = recs + 4 * j;
+        long b = (long)(r[0] & 0xffffffff);
+        if (r[3] < r[1] || (r[2] && (r[2] < r[1] || r[2] > r[3])))
+            return -1;   /* a wait, where taken, within its block's life */
+        int i = cur;
+        while (i < nl && ((uint64_t)kid[i] != k || b >= blocks[i] || taken[off[i] + b]))
+            i++;
+        if (i == nl)
+            return -1;
+        taken[off[i] + b] = 1;
+        take(&acc[i], &out[i], r);
+        while (cur < nl && ((uint64_t)kid[cur] != k || acc[cur].n == blocks[cur]))
+            cur++;
+    }
+    return 0;
 }
 
 long timeline_spans(uint64_t *recs, long n, const int *kid, const long *blocks, int nl, TlSpan *out)
@@ -52,34 +95,32 @@ long timeline_spans(uint64_t *recs, long n, const int *kid, const long *blocks, 
         return nl ? 0 : -1;
     qsort(recs, (size_t)n, 4 * sizeof *recs, by_kernel_start);
     uint64_t t0 = recs[1];
-    long *next = malloc(65536 * sizeof *next);   /* each kernel's first record not yet taken, -1: none */
-    if (!next)
-        return 0;
-    for (int k = 0; k < 65536; k++)
-        next[k] = -1;
-    for (long j = n - 1; j >= 0; j--) {
-        next[recs[4 * j] >> 48] = j;
+    for (long j = 0; j < n; j++)
         t0 = recs[4 * j + 1] < t0 ? recs[4 * j + 1] : t0;
+    long *off = malloc(sizeof *off * (size_t)(nl + 1)), total = 0;
+    Acc *acc = calloc((size_t)nl + 1, sizeof *acc);
+    for (int i = 0; off && i < nl; i++) {
+        off[i] = total;
+        total += blocks[i];
+        out[i] = (TlSpan){0};
     }
-    long bad = -1;
-    for (int i = 0; i < nl && bad < 0; i++) {
-        long at = next[kid[i]], end = at + blocks[i];
-        int ok = at >= 0 && end <= n && recs[4 * (end - 1)] >> 48 == (uint64_t)kid[i];
-        for (long j = at; ok && j < end; j++) {   /* a wait, where taken, within its block's life */
-            const uint64_t *r = recs + 4 * j;
-            ok = r[3] >= r[1] && (r[2] == 0 || (r[2] >= r[1] && r[2] <= r[3]));
-        }
-        if (!ok)
+    unsigned char *taken = calloc((size_t)total + 1, 1);
+    long bad = !off || !acc || !taken ? 0 : -1;
+    for (long j = 0, e; bad < 0 && j < n; j = e) {   /* each kernel's records */
+        for (e = j; e < n && recs[4 * e] >> 48 == recs[4 * j] >> 48; e++)
+            ;
+        if (assign(recs, j, e, recs[4 * j] >> 48, kid, blocks, nl, taken, off, acc, out))
+            bad = -2;   /* records left over: said after a launch not whole */
+    }
+    for (int i = 0; acc && bad < 0 && i < nl; i++)
+        if (acc[i].n != blocks[i])
             bad = i;
-        else {
-            span_of(recs + 4 * at, blocks[i], t0, &out[i]);
-            next[kid[i]] = end < n && recs[4 * end] >> 48 == (uint64_t)kid[i] ? end : -1;
-        }
-    }
-    for (int i = 0; bad < 0 && i < nl; i++)   /* every record taken */
-        if (next[kid[i]] >= 0)
-            bad = nl;
-    free(next);
+    bad = bad == -2 ? nl : bad;
+    if (bad < 0)
+        spans_done(acc, nl, t0, out);
+    free(off);
+    free(acc);
+    free(taken);
     return bad;
 }
 

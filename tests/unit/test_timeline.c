@@ -3,7 +3,7 @@
  * of order, come back as each launch's span (first and last start, the
  * last wait, first and last end, its blocks and multiprocessors); a launch
  * short of a block, a kernel with no record and records left over are
- * each named. Prints TAP lines. */
+ * each named; equal starts split by block index. Prints TAP lines. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -69,6 +69,19 @@ int main(void)
     r[4 * 2 + 2] = 2000000;   /* a wait past its block's end */
     ok(timeline_spans(r, n, kid, blocks, 3, s) == 0, "a wait outside its block's life is refused");
     ok(timeline_spans(r, 0, kid, blocks, 3, s) == 0, "no records: the first launch is named");
+
+    /* the timer's ticks make the last start of one launch equal the first
+     * of the kernel's next: the block index decides */
+    n = 0;
+    rec(r + 4 * n++, 7, 1, 0, 0, 0, 50);
+    rec(r + 4 * n++, 7, 2, 1, 100, 0, 150);
+    rec(r + 4 * n++, 7, 3, 0, 100, 0, 300);
+    rec(r + 4 * n++, 7, 4, 1, 200, 0, 260);
+    int same[2] = {7, 7};
+    long two[2] = {2, 2};
+    ok(timeline_spans(r, n, same, two, 2, s) == -1 && near(s[0].end, 0.15) && near(s[1].start, 0.1) &&
+           near(s[1].end, 0.3),
+       "equal starts: a block index the launch holds goes to the next launch");
     ok(timeline_spans(r, 0, kid, blocks, 0, s) == -1, "no records, no launches: nothing to say");
     return tap_done();
 }
