@@ -66,7 +66,7 @@ static void spans_done(const Acc *a, int nl, uint64_t t0, TlSpan *out)
  * start ties with a later launch's falls to that one); 0, or -1 where a
  * record fits none. */
 static int assign(const uint64_t *recs, long from, long to, uint64_t k, const int *kid, const long *blocks, int nl,
-                  unsigned char *taken, const long *off, Acc *acc, TlSpan *out)
+                  unsigned char *taken, const long *off, Acc *acc, TlSpan *out, int *which)
 {
     int cur = 0;
     while (cur < nl && (uint64_t)kid[cur] != k)
@@ -82,6 +82,7 @@ static int assign(const uint64_t *recs, long from, long to, uint64_t k, const in
         if (i == nl)
             return -1;
         taken[off[i] + b] = 1;
+        which[j] = i;
         take(&acc[i], &out[i], r);
         while (cur < nl && ((uint64_t)kid[cur] != k || acc[cur].n == blocks[cur]))
             cur++;
@@ -89,14 +90,18 @@ static int assign(const uint64_t *recs, long from, long to, uint64_t k, const in
     return 0;
 }
 
-long timeline_spans(uint64_t *recs, long n, const int *kid, const long *blocks, int nl, TlSpan *out)
+long timeline_spans(TlRun *t, const int *kid, const long *blocks, int nl)
 {
+    uint64_t *recs = t->recs;
+    long n = t->n;
+    TlSpan *out = t->span;
     if (n <= 0)
         return nl ? 0 : -1;
     qsort(recs, (size_t)n, 4 * sizeof *recs, by_kernel_start);
     uint64_t t0 = recs[1];
     for (long j = 0; j < n; j++)
         t0 = recs[4 * j + 1] < t0 ? recs[4 * j + 1] : t0;
+    t->t0 = t0;
     long *off = malloc(sizeof *off * (size_t)(nl + 1)), total = 0;
     Acc *acc = calloc((size_t)nl + 1, sizeof *acc);
     for (int i = 0; off && i < nl; i++) {
@@ -109,7 +114,7 @@ long timeline_spans(uint64_t *recs, long n, const int *kid, const long *blocks, 
     for (long j = 0, e; bad < 0 && j < n; j = e) {   /* each kernel's records */
         for (e = j; e < n && recs[4 * e] >> 48 == recs[4 * j] >> 48; e++)
             ;
-        if (assign(recs, j, e, recs[4 * j] >> 48, kid, blocks, nl, taken, off, acc, out))
+        if (assign(recs, j, e, recs[4 * j] >> 48, kid, blocks, nl, taken, off, acc, out, t->which))
             bad = -2;   /* records left over: said after a launch not whole */
     }
     for (int i = 0; acc && bad < 0 && i < nl; i++)
@@ -133,7 +138,7 @@ void timeline_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h)
             const BenchPos *b = &r[i].ps[p];
             for (int j = 0; b->tl && j < b->nlaunch; j++) {
                 const Plan *pl = r[i].st->plans[b->lk[j]];
-                const TlSpan *s = &b->tl[j];
+                const TlSpan *s = &b->tl->span[j];
                 char brief[96], waited[32] = "";
                 launch_brief(pl, b->li[j], brief, sizeof brief);
                 if (s->waited >= 0)
@@ -143,4 +148,53 @@ void timeline_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h)
                         brief, s->blocks, s->sms, s->start, s->started, waited, s->first_end, s->end);
             }
         }
+}
+
+/* Record order for the blocks' CSV: by launch, then start. */
+typedef struct Ord {
+    int which;
+    uint64_t start;
+    long j;
+} Ord;
+
+static int by_launch_start(const void *a, const void *b)
+{
+    const Ord *x = a, *y = b;
+    if (x->which != y->which)
+        return x->which < y->which ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start ? 1 : x->j < y->j ? -1 : 1;
+}
+
+static void blocks_of(FILE *f, const BenchRun *r, const BenchPos *b)
+{
+    const TlRun *t = b->tl;
+    Ord *o = malloc(sizeof *o * (size_t)(t->n + 1));
+    if (!o)
+        return;
+    for (long j = 0; j < t->n; j++)
+        o[j] = (Ord){t->which[j], t->recs[4 * j + 1], j};
+    qsort(o, (size_t)t->n, sizeof *o, by_launch_start);
+    for (long q = 0; q < t->n; q++) {
+        const uint64_t *rec = t->recs + 4 * o[q].j;
+        const Plan *pl = r->st->plans[b->lk[o[q].which]];
+        char brief[96], waited[32] = "";
+        launch_brief(pl, b->li[o[q].which], brief, sizeof brief);
+        if (rec[2])
+            snprintf(waited, sizeof waited, "%.3f", (double)(rec[2] - t->t0) / 1e3);
+        fprintf(f, "%s,%s,%s,%ld,%d,%s,%llu,%llu,%.3f,%s,%.3f\n", r->label, r->st->progs[0]->model,
+                r->st->progs[r->prog]->form, b->pos, pl->ls[b->li[o[q].which]].line, brief,
+                (unsigned long long)(rec[0] & 0xffffffff), (unsigned long long)(rec[0] >> 32 & 0xffff),
+                (double)(rec[1] - t->t0) / 1e3, waited, (double)(rec[3] - t->t0) / 1e3);
+    }
+    free(o);
+}
+
+void timeline_blocks_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h)
+{
+    (void)h;
+    fprintf(f, "plan,model,form,pos,launch,kernel,block,sm,start_us,waited_us,end_us\n");
+    for (int i = 0; i < nr; i++)
+        for (int p = 0; p < r[i].nps; p++)
+            if (r[i].ps[p].tl)
+                blocks_of(f, &r[i], &r[i].ps[p]);
 }

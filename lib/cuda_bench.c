@@ -208,8 +208,9 @@ int cuda_timeline_on(Lane *l)
     return 0;
 }
 
-/* The records of one replay of the phase, after one untimed. */
-static int replay_marks(CudaLane *c, Stream *st, const BenchForm *f, long pos, uint64_t **recs, long *n)
+/* The records of one replay of the phase, after one untimed, into
+ * st's arena. */
+static int replay_marks(CudaLane *c, Stream *st, const BenchForm *f, long pos, TlRun *t)
 {
     uint64_t zero = 0, taken;
     int ph = bench_phase(f->form), s = bench_inputs(st, f, pos, 0);
@@ -228,42 +229,38 @@ static int replay_marks(CudaLane *c, Stream *st, const BenchForm *f, long pos, u
              (unsigned long long)taken, c->tl_room);
         return EXIT_SYSTEM;
     }
-    *n = (long)taken;
-    *recs = malloc((size_t)(4 * *n + 1) * sizeof **recs);
-    if (!*recs) {
-        diag("out of memory");
-        return EXIT_SYSTEM;
-    }
-    CK(cu.MemcpyDtoH(*recs, c->tl + 2 * sizeof(uint64_t), (size_t)(4 * *n) * sizeof **recs));
+    t->n = (long)taken;
+    t->recs = arena_alloc(st->a, (size_t)(4 * t->n + 1) * sizeof *t->recs);
+    t->which = arena_alloc(st->a, (size_t)(t->n + 1) * sizeof *t->which);
+    CK(cu.MemcpyDtoH(t->recs, c->tl + 2 * sizeof(uint64_t), (size_t)(4 * t->n) * sizeof *t->recs));
     return 0;
 }
 
-int cuda_timeline(Lane *l, Stream *st, const BenchForm *f, long pos, const int *lk, const int *li, int nl, TlSpan *out)
+int cuda_timeline(Lane *l, Stream *st, const BenchForm *f, BenchPos *b)
 {
     CudaLane *c = (CudaLane *)l;
-    uint64_t *recs = NULL;
-    long n = 0;
-    int s = replay_marks(c, st, f, pos, &recs, &n);
-    int *kid = malloc(sizeof *kid * (size_t)(nl + 1));
-    long *blocks = malloc(sizeof *blocks * (size_t)(nl + 1));
-    if (!s && (!kid || !blocks)) {
-        diag("out of memory");
-        s = EXIT_SYSTEM;
-    }
-    for (int j = 0; !s && j < nl; j++) {
-        const PLaunch *pl = &c->rt[lk[j]].pl->ls[li[j]];
-        kid[j] = c->rt[lk[j]].kern[li[j]];
+    int nl = b->nlaunch;
+    TlRun *t = arena_alloc(st->a, sizeof *t);
+    t->span = arena_alloc(st->a, sizeof *t->span * (size_t)(nl + 1));
+    int s = replay_marks(c, st, f, b->pos, t);
+    if (s)
+        return s;
+    int *kid = arena_alloc(st->a, sizeof *kid * (size_t)(nl + 1));
+    long *blocks = arena_alloc(st->a, sizeof *blocks * (size_t)(nl + 1));
+    for (int j = 0; j < nl; j++) {
+        const PLaunch *pl = &c->rt[b->lk[j]].pl->ls[b->li[j]];
+        kid[j] = c->rt[b->lk[j]].kern[b->li[j]];
         blocks[j] = pl->grid[0] * pl->grid[1] * pl->grid[2];
     }
-    long bad = s ? -1 : timeline_spans(recs, n, kid, blocks, nl, out);
+    long bad = timeline_spans(t, kid, blocks, nl);
     if (bad >= 0 && bad < nl)
         diag("--timeline: the replay at position %ld did not record the %ld blocks of the launch at line %d (%ld "
              "records in all)",
-             pos, blocks[bad], c->rt[lk[bad]].pl->ls[li[bad]].line, n);
+             b->pos, blocks[bad], c->rt[b->lk[bad]].pl->ls[b->li[bad]].line, t->n);
     else if (bad == nl)
-        diag("--timeline: the replay at position %ld left records no launch of the plan accounts for", pos);
-    free(recs);
-    free(kid);
-    free(blocks);
-    return s ? s : bad >= 0 ? EXIT_SYSTEM : 0;
+        diag("--timeline: the replay at position %ld left records no launch of the plan accounts for", b->pos);
+    if (bad >= 0)
+        return EXIT_SYSTEM;
+    b->tl = t;
+    return 0;
 }

@@ -1101,7 +1101,7 @@ typedef struct BenchPos {
     int launch_reps;
     long rows;                    /* the tokens a run computes (BenchForm's rows) */
     double ops;                   /* its Q8_0 products' ops */
-    struct TlSpan *tl;            /* --timeline: each launch's span in one replay, or NULL */
+    struct TlRun *tl;             /* --timeline: the replay's launches and blocks, or NULL */
 } BenchPos;
 typedef struct BenchRun {
     const char *label;            /* the plan's file */
@@ -1130,13 +1130,25 @@ typedef struct TlSpan {
     int sms;             /* multiprocessors its blocks ran on */
     double start, started, waited, first_end, end;
 } TlSpan;
+/* One replay's timeline: a span a launch (BenchPos's order) and the
+ * records of four words (kernels/common.cuh's), each with its launch. */
+typedef struct TlRun {
+    TlSpan *span;
+    uint64_t *recs;
+    int *which;          /* each record's launch */
+    long n;
+    uint64_t t0;         /* the replay's first block start (ns) */
+} TlRun;
 /* The spans of nl launches (launch i: lane kernel kid[i], blocks[i] blocks)
- * from n records of four words (kernels/common.cuh's timeline; sorted in
- * place). -1 when every launch has its blocks and every record a launch;
- * else the first launch whose blocks are not there (nl: records left). */
-long timeline_spans(uint64_t *recs, long n, const int *kid, const long *blocks, int nl, TlSpan *out);
-/* The CSV of every run's spans (BenchPos's tl) to f. */
+ * from t->n records (sorted in place) into t->span, t->which and t->t0.
+ * -1 when every launch has its blocks and every record a launch; else
+ * the first launch whose blocks are not there (nl: records left). */
+long timeline_spans(TlRun *t, const int *kid, const long *blocks, int nl);
+/* The CSV of every run's spans (BenchPos's tl) to f: a row a launch. */
 void timeline_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
+/* The same replays a row a block, in the launches' order, each launch's
+ * blocks by start. */
+void timeline_blocks_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
 double bench_median(double *v, int n);   /* sorts v; the middle value, or the mean of the two */
 void bench_table(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
 void bench_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h);
@@ -1157,10 +1169,9 @@ int cuda_launch_times(Lane *l, Stream *st, int k, int reps, double *ms);
 /* Before the kernels load: compile them with their timeline marks and
  * keep the lane's room for their records. */
 int cuda_timeline_on(Lane *l);
-/* out[nl]: the spans of the launches (program lk[j], launch li[j]) in one
- * replay of the form's phase at pos, after one untimed. */
-int cuda_timeline(Lane *l, Stream *st, const BenchForm *f, long pos, const int *lk, const int *li, int nl,
-                  TlSpan *out);
+/* b->tl: the launches of b (program lk[j], launch li[j]) in one replay of
+ * the form's phase at b->pos, after one untimed (in st's arena). */
+int cuda_timeline(Lane *l, Stream *st, const BenchForm *f, BenchPos *b);
 
 /* ---- cache.c (the part that needs no device) ---------------------------- */
 /* Compiles every kernel instantiation of the stream's plans for sm_<arch>

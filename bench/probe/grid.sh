@@ -5,7 +5,10 @@
 # constant and the launch's grid; logos-run checks it), each against the
 # lane's plan in one logos-bench --compare run.
 #
-#   [GRIDS='264 288'] [LOGOS_BIN=build/bin] sh bench/probe/grid.sh SHAPE 'MATCH'
+#   [GRIDS='264 288'] [TL=1] [LOGOS_BIN=build/bin] sh bench/probe/grid.sh SHAPE 'MATCH'
+#
+# TL=1: each run also takes logos-bench's --timeline and --timeline-blocks
+# (every kernel marked, both plans) and prints bench/blocks.awk's summary.
 #
 # e.g. sh bench/probe/grid.sh gemma-2-2b 'N0=9216 N1=9216'. Prints the
 # lane's GRID, then each plan's step time (the lane's first) and their
@@ -20,6 +23,11 @@ grep "^launch gemv .*$m" "$out/$s.plan" | head -1 | grep -o ' GRID=[0-9]*' | sed
 for g in ${GRIDS:-264 288}; do
     sed "/^launch gemv .*$m/{s/ GRID=[0-9]* / GRID=$g /; s/ grid [0-9]* 1 1 / grid $g 1 1 /}" "$out/$s.plan" >"$out/$s.grid$g.plan"
     echo "== $s: GRID $g against the lane's"
-    $bin/logos-bench --synthetic 1 --pos 512 --compare "$out/$s.grid$g.plan" "$out/$s.plan" >"$out/$s.grid$g.log" 2>&1
+    tl=
+    [ -n "${TL:-}" ] && tl="--timeline $out/$s.grid$g.tl.csv --timeline-blocks $out/$s.grid$g.blocks.csv"
+    # shellcheck disable=SC2086
+    $bin/logos-bench --synthetic 1 --pos 512 $tl --compare "$out/$s.grid$g.plan" "$out/$s.plan" >"$out/$s.grid$g.log" 2>&1
     grep -E '^ +512 |times the time|error|logos' "$out/$s.grid$g.log" | head -8
+    [ -n "${TL:-}" ] && [ -s "$out/$s.grid$g.blocks.csv" ] &&
+        awk -F, -f bench/blocks.awk "$out/$s.grid$g.blocks.csv" | cut -c1-90
 done

@@ -14,10 +14,11 @@
 #include "logos.h"
 
 typedef struct Opts {
-    const char *input, *compare, *svg, *timeline;
+    const char *input, *compare, *svg, *timeline, *blocks;
     WeightsArg w;
     long reps, launch_reps, pos[16], chunk, batch;
     int npos, fmt, device, form;   /* fmt: 0 table, 1 csv, 2 json; form: enum BenchFormKind */
+    int marks;                     /* --timeline or --timeline-blocks */
     int csv, json;                 /* the flags that set fmt */
     double ceiling, tensor;
 } Opts;
@@ -65,12 +66,15 @@ static const Opt opts[] = {
     {.l = "timeline", .kind = OPT_STR, .at = offsetof(Opts, timeline), .arg = "FILE",
      .help = "write when each launch's blocks started, waited and ended in\n"
              "one replay into FILE (CSV; the kernels carry the marks)"},
+    {.l = "timeline-blocks", .kind = OPT_STR, .at = offsetof(Opts, blocks), .arg = "FILE",
+     .help = "the same replay a row a block (its multiprocessor, start,\n"
+             "wait, end) into FILE (CSV)"},
     {0},
 };
 static const Cli cli = {"usage: logos-bench (--weights DIR | --synthetic SEED) [--form F] [--chunk T | --batch B]\n"
                         "                   [--pos P]... [-n REPLAYS] [--compare PLAN2] [--device D]\n"
                         "                   [--ceiling GBPS] [--tensor-rate TOPS] [--csv | --json] [--svg FILE]\n"
-                        "                   [--timeline FILE] [FILE]\n",
+                        "                   [--timeline FILE] [--timeline-blocks FILE] [FILE]\n",
                         opts};
 
 static int options(int argc, char **argv, Opts *o)
@@ -95,6 +99,7 @@ static int options(int argc, char **argv, Opts *o)
         return EXIT_USAGE;
     }
     o->fmt = o->csv ? 1 : o->json ? 2 : 0;
+    o->marks = o->timeline || o->blocks;
     o->input = n ? argv[1] : "-";
     return weights_given(&o->w);
 }
@@ -119,12 +124,13 @@ static int load(Arena *a, const char *path, const Opts *o, BenchForm *f, Stream 
         lane->close(lane);
         return s;
     }
-    if (lane && o->timeline && strcmp(lane->name, "cuda")) {
-        diag("--timeline needs the GPU: %s runs on the %s", path, lane->name);
+    if (lane && o->marks && strcmp(lane->name, "cuda")) {
+        diag("%s needs the GPU: %s runs on the %s", o->timeline ? "--timeline" : "--timeline-blocks", path,
+             lane->name);
         lane->close(lane);
         return EXIT_SYSTEM;
     }
-    if (lane && o->timeline && (s = cuda_timeline_on(lane))) {
+    if (lane && o->marks && (s = cuda_timeline_on(lane))) {
         lane->close(lane);
         return s;
     }
@@ -199,10 +205,8 @@ static int measure_pos(Arena *a, BenchRun *r, long pos, const Opts *o, const Ben
     int s = gpu ? cuda_form_times(st->lane, st, f, pos, b->reps, b->ms) : bench_cpu_times(st, f, pos, b->reps, b->ms);
     if (!s && gpu)
         s = launches(a, st, bench_phase(f->form), b, (int)(o->launch_reps ? o->launch_reps : 20));
-    if (!s && gpu && o->timeline) {
-        b->tl = arena_alloc(a, sizeof *b->tl * (size_t)(b->nlaunch + 1));
-        s = cuda_timeline(st->lane, st, f, pos, b->lk, b->li, b->nlaunch, b->tl);
-    }
+    if (!s && gpu && o->marks)
+        s = cuda_timeline(st->lane, st, f, b);
     bench_summarize(b);
     return s;
 }
@@ -239,7 +243,7 @@ static int head(const Stream *st, const Opts *o, BenchHead *h)
     if (!on_gpu(st))
         return 0;
     h->gpu = lane_cuda_device(st->lane, &h->sms);
-    h->marks = o->timeline != NULL;
+    h->marks = o->marks;
     double measured;
     int s = cuda_ceiling(st->lane, &measured, &h->buffer_gb);
     if (!o->ceiling)
@@ -276,7 +280,8 @@ static int report(const BenchRun *r, int nr, const BenchHead *h, const Opts *o)
     else
         bench_table(stdout, r, nr, h);
     int s = o->svg ? to_file(o->svg, bench_svg, r, nr, h) : 0;
-    return !s && o->timeline ? to_file(o->timeline, timeline_csv, r, nr, h) : s;
+    s = !s && o->timeline ? to_file(o->timeline, timeline_csv, r, nr, h) : s;
+    return !s && o->blocks ? to_file(o->blocks, timeline_blocks_csv, r, nr, h) : s;
 }
 
 int main(int argc, char **argv)

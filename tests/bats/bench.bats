@@ -215,6 +215,11 @@ PY
     [ -z "$output" ]
     [ "$stderr" = "logos-bench: --timeline needs the GPU: step.logos runs on the cpu reference" ]
     [ ! -e t.csv ]
+    run --separate-stderr "$LOGOS_BIN/logos-bench" --device cpu --synthetic 1 -n 1 --timeline-blocks b.csv step.logos
+    [ "$status" -eq 3 ]
+    [ -z "$output" ]
+    [ "$stderr" = "logos-bench: --timeline-blocks needs the GPU: step.logos runs on the cpu reference" ]
+    [ ! -e b.csv ]
     run --separate-stderr "$LOGOS_BIN/logos-bench" --synthetic 1 --timeline
     [ "$status" -eq 2 ]
     [ "$stderr" = "logos-bench: --timeline needs a value" ]
@@ -238,6 +243,31 @@ a.plan at 8192: 1 launches, 4.00 us from the first start to the last end (4.00 u
       1  gemv 1x2 q8 a8                               4.00     0.00      1.00     1.00
 EOF
     awk -F, -f "$TOP/bench/timeline.awk" t.csv >got
+    diff want got
+}
+
+@test "bench/blocks.awk sums a timeline's blocks by how many a multiprocessor ran" {
+    cat >b.csv <<'EOF'
+plan,model,form,pos,launch,kernel,block,sm,start_us,waited_us,end_us
+a.plan,m,decode_step,512,3,gemv x,0,0,0.000,1.000,5.000
+a.plan,m,decode_step,512,3,gemv x,1,1,0.000,1.000,4.000
+a.plan,m,decode_step,512,3,gemv x,2,0,0.100,1.200,9.000
+a.plan,m,decode_step,512,4,attend y,0,0,4.000,,6.000
+a.plan,m,decode_step,512,5,gemv x,0,1,6.000,7.000,9.000
+a.plan,m,decode_step,512,5,gemv x,1,1,6.000,7.000,10.000
+a.plan,m,decode_step,512,5,gemv x,2,0,6.000,7.000,12.000
+EOF
+    # by hand: launch 3's sm 0 ran blocks 0 and 2 (4 and 7.8 us after their
+    # waits; its last end 7.8 after the launch's last wait, 1.2), sm 1 block 1
+    # (3; 2.8); launch 5's sm 1 blocks 0 and 1 (2, 3; 3), sm 0 block 2 (5; 5)
+    cat >want <<'EOF'
+a.plan at 512:
+  kernel                                    launches   c a sm     sms    block  sm's end
+  gemv x                                           2        1     1.0     4.00      3.90
+                                                            2     1.0     4.20      5.40
+  attend y                                         1        1     1.0     2.00      2.00
+EOF
+    awk -F, -f "$TOP/bench/blocks.awk" b.csv >got
     diff want got
 }
 
