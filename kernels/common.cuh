@@ -231,9 +231,22 @@ DEV void cp_wait_all()
 //   record r at logos_tl + 2 + 4r:
 //     [0] logos_tl_kernel << 48 | smid << 32 | the block's linear index
 //     [1] start  [2] wait (0: never waited)  [3] end     (%globaltimer, ns)
-// Every kernel opens with TL_SCOPE(), which is nothing without LOGOS_TL.
+// Every kernel opens with TL_SCOPE(), which is nothing without LOGOS_TL
+// (and LOGOS_ET, below).
 // The marks cost a barrier at the start and a shared atomic a thread at
 // the end; the lane sets both variables after loading the module.
+// LOGOS_ET (an experiment, LOGOS_EARLY_TRIGGER): every block lets the next
+// launch begin as it starts, not once it is past its own wait, so that
+// launches further on load their weights sooner. The dependents' waits
+// still wait for this grid whole; what it breaks is a launch that reads
+// before its wait what a launch two or more before it wrote (moe's
+// XEARLY): a decode step of the dense families reads only weights, the
+// caches' older rows and the position there.
+#ifdef LOGOS_ET
+#define ET_OPEN() asm volatile("griddepcontrol.launch_dependents;")
+#else
+#define ET_OPEN() (void)0
+#endif
 #ifdef LOGOS_TL
 extern "C" {
 __device__ u64 *logos_tl;
@@ -284,14 +297,14 @@ struct TlScope {
         r[3] = tl_now();
     }
 };
-#define TL_SCOPE() TlScope tl_scope_
+#define TL_SCOPE() TlScope tl_scope_; ET_OPEN()
 DEV void tl_waited()
 {
     if ((threadIdx.x & 31) == 0)
         atomicMax(&tl_block()->wait, tl_now());
 }
 #else
-#define TL_SCOPE() (void)0
+#define TL_SCOPE() ET_OPEN()
 DEV void tl_waited() {}
 #endif
 

@@ -1012,13 +1012,17 @@ static size_t body_len(const char *body, char *out)
 
 int kernel_timeline = -1;
 
+static int env_on(const char *name)
+{
+    const char *e = getenv(name);
+    return e && *e && strcmp(e, "0");
+}
+
 /* Whether plan kernels are compiled with their timeline marks. */
 static int timeline(void)
 {
-    if (kernel_timeline < 0) {
-        const char *e = getenv("LOGOS_TIMELINE");
-        kernel_timeline = e && *e && strcmp(e, "0");
-    }
+    if (kernel_timeline < 0)
+        kernel_timeline = env_on("LOGOS_TIMELINE");
     return kernel_timeline;
 }
 
@@ -1034,6 +1038,8 @@ char *kernel_source(int k, const double *c)
     }
     if (timeline())
         len += (size_t)snprintf(s + len, cap - len, "#define LOGOS_TL 1\n");
+    if (env_on("LOGOS_EARLY_TRIGGER"))   /* an experiment: kernels/common.cuh's LOGOS_ET */
+        len += (size_t)snprintf(s + len, cap - len, "#define LOGOS_ET 1\n");
     len += (size_t)snprintf(s + len, cap - len, "#include \"common.cuh\"\n");
     for (int i = 0; i < kn->nc; i++) {
         char v[64];
