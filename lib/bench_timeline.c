@@ -1,7 +1,8 @@
 /* bench_timeline.c — logos-bench --timeline: the records the kernels'
  * timeline marks left in one replay (kernels/common.cuh: a record a block,
  * its kernel, multiprocessor, start, wait and end) gathered into a span a
- * launch, and the spans written as CSV. A launch's blocks are the next ones
+ * launch, and written as CSV: a row a launch (--timeline), or a row a
+ * block with its launch (--timeline-blocks). A launch's blocks are the next ones
  * of its kernel in start order: a launch of one instantiation starts every
  * block before the next launch of it starts any (each launch in between
  * starts only when the one before it has started whole). Where the timer's
