@@ -235,13 +235,13 @@ DEV void cp_wait_all()
 // (and LOGOS_ET, below).
 // The marks cost a barrier at the start and a shared atomic a thread at
 // the end; the lane sets both variables after loading the module.
-// LOGOS_ET (an experiment, LOGOS_EARLY_TRIGGER): every block lets the next
-// launch begin as it starts, not once it is past its own wait, so that
-// launches further on load their weights sooner. The dependents' waits
-// still wait for this grid whole; what it breaks is a launch that reads
-// before its wait what a launch two or more before it wrote (moe's
-// XEARLY): a decode step of the dense families reads only weights, the
-// caches' older rows and the position there.
+// LOGOS_ET (a plan's rule early_trigger): every block lets the next launch
+// begin as it starts, not once it is past its own wait, so that launches
+// further on load their weights sooner. The dependents' waits still wait
+// for this grid whole; what it would break is a launch that reads before
+// its wait what a launch two or more before it wrote (moe's XEARLY): the
+// rule is taken only where every launch reads there only weights, the
+// caches' older rows and the position (lib/kernels.c's kernel_early_safe).
 #ifdef LOGOS_ET
 #define ET_OPEN() asm volatile("griddepcontrol.launch_dependents;")
 #else

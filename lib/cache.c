@@ -239,7 +239,7 @@ int cache_compile_stream(Stream *st, int arch, FILE *out)
     for (int k = 0; k < st->nprogs; k++)
         for (int i = 0; st->plans[k] && i < st->plans[k]->nls; i++) {
             const PLaunch *l = &st->plans[k]->ls[i];
-            char *src = kernel_source(l->kernel, l->c);
+            char *src = kernel_source(l->kernel, l->c, plan_rule(st->plans[k], "early_trigger"));
             if (strmap_get(seen, src) >= 0) {
                 free(src);
                 continue;

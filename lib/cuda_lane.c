@@ -311,7 +311,8 @@ static void plan_kernels(CudaLane *c, int k)
     rt->kern = arena_alloc(c->a, sizeof *rt->kern * (size_t)(pl->nls + 1));
     for (int i = 0; i < pl->nls; i++) {
         const Kernel *kn = kernel_info(pl->ls[i].kernel);
-        rt->kern[i] = lane_kernel(c, kernel_source(pl->ls[i].kernel, pl->ls[i].c), kn->name, kn->file);
+        rt->kern[i] = lane_kernel(c, kernel_source(pl->ls[i].kernel, pl->ls[i].c, plan_rule(pl, "early_trigger")),
+                                  kn->name, kn->file);
     }
 }
 

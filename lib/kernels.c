@@ -1012,21 +1012,28 @@ static size_t body_len(const char *body, char *out)
 
 int kernel_timeline = -1;
 
-static int env_on(const char *name)
-{
-    const char *e = getenv(name);
-    return e && *e && strcmp(e, "0");
-}
-
 /* Whether plan kernels are compiled with their timeline marks. */
 static int timeline(void)
 {
-    if (kernel_timeline < 0)
-        kernel_timeline = env_on("LOGOS_TIMELINE");
+    if (kernel_timeline < 0) {
+        const char *e = getenv("LOGOS_TIMELINE");
+        kernel_timeline = e && *e && strcmp(e, "0");
+    }
     return kernel_timeline;
 }
 
-char *kernel_source(int k, const double *c)
+int kernel_early_safe(int k)
+{
+    switch (k) {
+    case KN_EMBED: case KN_GEMV: case KN_ATTEND: case KN_NORM: case KN_ELEM: case KN_ROPE: case KN_ARGMAX:
+    case KN_COPY: case KN_RANGE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+char *kernel_source(int k, const double *c, int early)
 {
     const Kernel *kn = kernel_info(k);
     const char *body = file_text(kn->file);
@@ -1038,7 +1045,7 @@ char *kernel_source(int k, const double *c)
     }
     if (timeline())
         len += (size_t)snprintf(s + len, cap - len, "#define LOGOS_TL 1\n");
-    if (env_on("LOGOS_EARLY_TRIGGER"))   /* an experiment: kernels/common.cuh's LOGOS_ET */
+    if (early)   /* rule early_trigger: kernels/common.cuh's LOGOS_ET */
         len += (size_t)snprintf(s + len, cap - len, "#define LOGOS_ET 1\n");
     len += (size_t)snprintf(s + len, cap - len, "#include \"common.cuh\"\n");
     for (int i = 0; i < kn->nc; i++) {

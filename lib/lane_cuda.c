@@ -2121,6 +2121,31 @@ static void pool(Fz *f)
     pl->pool = top;
 }
 
+/* rule early_trigger: a decode step whose every launch reads before its
+ * wait only what no launch of the step writes (kernel_early_safe: the
+ * embedding, norms, elementwise ops, rope, products, attention, arg-max,
+ * copies and ranges read weights, the caches' older rows and the position
+ * there) has every block let the next launch begin as it starts
+ * (kernels/common.cuh's LOGOS_ET), not once it is past its own wait: the
+ * launches further on load their weights sooner (run226h: the dense steps
+ * 0.2-1.6% faster on an H100, the 8B's q8x2 0.3% slower). */
+static void early_trigger(Fz *f)
+{
+    const Plan *pl = f->pl;
+    if (!f->o->lane_rules || strcmp(f->p->form, "decode_step") || !pl->nls || !pl->ls[0].ncovers)
+        return;
+    for (int i = 0; i < pl->nls; i++)
+        if (!kernel_early_safe(pl->ls[i].kernel)) {
+            fuse_note(f, pl->ls[i].ncovers ? pl->ls[i].covers[0] : pl->ls[0].covers[0],
+                      "rule early_trigger: not taken: %s may read before its wait what a launch before it wrote",
+                      kernel_info(pl->ls[i].kernel)->name);
+            return;
+        }
+    took(f, RU_EARLY_TRIGGER);
+    fuse_note(f, pl->ls[0].covers[0], "rule early_trigger: each of the %d launches lets the next begin as its blocks start",
+              pl->nls);
+}
+
 int lane_emit(Fz *f)
 {
     f->buf = arena_alloc(f->a, sizeof *f->buf * (size_t)f->g->nn);
@@ -2160,5 +2185,6 @@ int lane_emit(Fz *f)
             return f->bad;
     }
     pool(f);
+    early_trigger(f);
     return 0;
 }

@@ -732,7 +732,14 @@ int act_etype(long f);
 int etype_format(int et);
 long mmh_tiles(long bn, long gate, const long *np, int parts);
 long mmh_smem(long bn, long xin, long tm, long kper);
-char *kernel_source(int k, const double *c);      /* malloc'd: the constants, then the file */
+/* malloc'd: the constants, then the file; early: the plan took rule
+ * early_trigger (kernels/common.cuh's LOGOS_ET) */
+char *kernel_source(int k, const double *c, int early);
+/* Whether kernel k reads before its wait only what no launch of the same
+ * step writes (weights, the caches' older rows, the position), so that a
+ * step of such launches may take rule early_trigger. */
+int kernel_early_safe(int k);
+
 /* 1: kernel_source's kernels carry kernels/common.cuh's timeline marks
  * (LOGOS_TL), as logos-bench --timeline sets; 0 not; -1 (at start): as the
  * environment's LOGOS_TIMELINE says (set, and not 0). */
@@ -832,6 +839,8 @@ struct Plan {
     PColl *cs; int ncs, ccs;   /* the collectives, in order */
     long pool;           /* bytes of the temporaries' pool */
 };
+/* Whether the plan took the lane rule called name. */
+int plan_rule(const Plan *pl, const char *name);
 const char *numerics_name(int n);
 char bufkind_letter(int kind);
 const char *bufkind_word(int kind);   /* "weight", "temp" ... */

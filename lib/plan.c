@@ -698,3 +698,11 @@ Plan *plan_parse(Arena *a, Lexer *lx, int *err)
     }
     return pl;
 }
+
+int plan_rule(const Plan *pl, const char *name)
+{
+    for (int i = 0; i < pl->nrules; i++)
+        if (!strcmp(pl->rules[i], name))
+            return 1;
+    return 0;
+}
