@@ -107,6 +107,9 @@ int outfile_same(const char *a, const char *b);
 int outfile_close(OutFile *o, int status);
 /* Writes text to path whole (stdout when path is NULL). */
 int outfile_whole(const char *path, const char *text, size_t len);
+/* A stream into memory (*text, *len: free *text after closing it) for a
+ * tool's output written whole later; NULL after a message without memory. */
+FILE *mem_stream(char **text, size_t *len);
 
 /* ---- opt.c: the command line, one parser for every tool ----------------- */
 /* A tool's options are a table of rows ending with a row of zeros; a row says

@@ -225,3 +225,13 @@ int outfile_whole(const char *path, const char *text, size_t len)
         fwrite(text, 1, len, o.f);   /* a short write shows in ferror at the close */
     return outfile_close(&o, st);
 }
+
+FILE *mem_stream(char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = open_memstream(text, len);
+    if (!f)
+        diag("out of memory");
+    return f;
+}

@@ -83,13 +83,11 @@ static int write_form(Arena *a, const Spec *s, const Opts *o)
                   s->nlayers - 1);
         return EXIT_INPUT;
     }
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) {
-        diag("out of memory");
+    char *text;
+    size_t len;
+    FILE *mem = mem_stream(&text, &len);
+    if (!mem)
         return EXIT_SYSTEM;
-    }
     int st = author_tp(a, s, o->form, (int)o->layer, (int)o->batch, (int)o->tp, o->list, mem);
     fclose(mem);
     if (st == 0)

@@ -257,13 +257,11 @@ static int head(const Stream *st, const Opts *o, BenchHead *h)
 static int to_file(const char *path, void (*draw)(FILE *, const BenchRun *, int, const BenchHead *),
                    const BenchRun *r, int nr, const BenchHead *h)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) {
-        diag("out of memory");
+    char *text;
+    size_t len;
+    FILE *mem = mem_stream(&text, &len);
+    if (!mem)
         return EXIT_SYSTEM;
-    }
     draw(mem, r, nr, h);
     fclose(mem);
     int s = outfile_whole(path, text, len);

@@ -121,13 +121,11 @@ int main(int argc, char **argv)
         return status == OPT_DONE ? stdout_done(EXIT_OK) : status;
     if ((status = files_fit(&o)))
         return status;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) {
-        diag("out of memory");
+    char *text;
+    size_t len;
+    FILE *mem = mem_stream(&text, &len);
+    if (!mem)
         return EXIT_SYSTEM;
-    }
     for (int k = 0; k < o.nfiles; k++) {
         Arena *a = arena_new();
         int st = is_spec(o.files[k]) ? check_spec(a, o.files[k], (int)o.tp, o.print)

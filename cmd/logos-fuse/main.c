@@ -149,12 +149,15 @@ int main(int argc, char **argv)
     o.f.verbose &= !o.quiet;
     if (!s && o.crossover)
         s = crossovers(a, &o);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
+    char *text;
+    size_t len;
+    FILE *mem = mem_stream(&text, &len);
+    if (!mem)
+        s = EXIT_SYSTEM;
     if (!s)
         s = fuse_stream(a, &st, &o.f, mem);
-    fclose(mem);
+    if (mem)
+        fclose(mem);
     if (!s)   /* whole or nothing */
         s = outfile_whole(o.out, text, len);
     free(text);
