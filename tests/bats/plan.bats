@@ -193,6 +193,23 @@ same() {
     [ "$status" -eq 2 ] && [ "$stderr" = "logos-fuse: --preload-kb takes a number of KB from 0 to 200, not '201'" ]
 }
 
+@test "rule early_trigger: a dense decode step takes it and -v says so; a mixture's step, a chunk and --no-lane-rules do not" {
+    logos-author decode_step "$TINY/llama.yaml" >s.logos
+    run --separate-stderr logos-fuse -v s.logos
+    grep -qx 'rule early_trigger' <<<"$output"
+    grep -qx 'logos-fuse: s.logos:30: rule early_trigger: each of the 12 launches lets the next begin as its blocks start' \
+        <<<"$stderr"
+    run --separate-stderr logos-fuse --no-lane-rules s.logos
+    ! grep -q '^rule early_trigger' <<<"$output"
+    logos-author decode_step "$TINY/gptoss.yaml" >m.logos
+    run --separate-stderr logos-fuse -v m.logos
+    ! grep -q '^rule early_trigger' <<<"$output"
+    grep -qx "logos-fuse: m.logos:62: rule early_trigger: not taken: route may read before its wait what a launch before it wrote" \
+        <<<"$stderr"
+    logos-author prefill "$TINY/llama.yaml" | logos-fuse >p.plan
+    ! grep -q '^rule early_trigger' p.plan
+}
+
 @test "rope_attend only where a head fits its query heads' slots: heads of 64 over values of 16 keep the rope apart, -v says so" {
     sed 's/head_dim: 16$/head_dim: 64\n      value_dim: 16/' "$TINY/llama.yaml" >w.yaml
     for form in "--batch 2 decode_batch" decode_step; do
