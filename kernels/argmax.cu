@@ -8,7 +8,7 @@
 
 extern "C" __global__ void __launch_bounds__(1024) argmax(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     __shared__ float bv[32];
     __shared__ int bi[32];
     pdl_begin();

@@ -607,7 +607,7 @@ DEV void add_chunks(const float *all, long kb, long lc, int h, float ck, float *
 
 extern "C" __global__ void __launch_bounds__(128, TC == 1 ? 3 : 4) attend(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     extern __shared__ __align__(16) float sl[];   // [4 warps][G][SLOT]
     int u = blockIdx.x, g = u / GB, c = blockIdx.y, t = blockIdx.z, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     int h0 = g * GG + (u % GB) * G;   // the block's first query head

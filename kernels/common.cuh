@@ -231,8 +231,8 @@ DEV void cp_wait_all()
 //   record r at logos_tl + 2 + 4r:
 //     [0] logos_tl_kernel << 48 | smid << 32 | the block's linear index
 //     [1] start  [2] wait (0: never waited)  [3] end     (%globaltimer, ns)
-// Every kernel opens with TL_SCOPE(), which is nothing without LOGOS_TL
-// (and LOGOS_ET, below).
+// Every plan kernel opens with KERNEL_OPEN(): the marks under LOGOS_TL,
+// the early trigger under LOGOS_ET (below), nothing without either.
 // The marks cost a barrier at the start and a shared atomic a thread at
 // the end; the lane sets both variables after loading the module.
 // LOGOS_ET (a plan's rule early_trigger): every block lets the next launch
@@ -297,14 +297,14 @@ struct TlScope {
         r[3] = tl_now();
     }
 };
-#define TL_SCOPE() TlScope tl_scope_; ET_OPEN()
+#define KERNEL_OPEN() TlScope tl_scope_; ET_OPEN()
 DEV void tl_waited()
 {
     if ((threadIdx.x & 31) == 0)
         atomicMax(&tl_block()->wait, tl_now());
 }
 #else
-#define TL_SCOPE() ET_OPEN()
+#define KERNEL_OPEN() ET_OPEN()
 DEV void tl_waited() {}
 #endif
 

@@ -19,7 +19,7 @@
 
 extern "C" __global__ void __launch_bounds__(128) sconv(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     pdl_begin();
     long c = (long)blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= C)

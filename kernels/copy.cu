@@ -12,7 +12,7 @@
 
 extern "C" __global__ void __launch_bounds__(256) copy(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     pdl_begin();
     long t = blockIdx.x;
     const int *idx = (const int *)p.a[1];

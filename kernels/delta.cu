@@ -49,7 +49,7 @@ DEV void stage(const float *x, float *s, float sc, float *red)
 
 extern "C" __global__ void __launch_bounds__(128) delta(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     __shared__ float qs[DK], ks[DK], red[32];
     pdl_begin();
     const float *q = (const float *)p.a[0], *k = (const float *)p.a[1], *v = (const float *)p.a[2];

@@ -31,7 +31,7 @@ DEV float op(float a, float b)
 
 extern "C" __global__ void __launch_bounds__(256) elem(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     pdl_begin();
     long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
     long count = p.a[2] ? (long)*(const int *)p.a[2] * (N / ROWS) : N;

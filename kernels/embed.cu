@@ -9,7 +9,7 @@
 
 extern "C" __global__ void __launch_bounds__(256) embed(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     pdl_begin();
     const char *W = (const char *)p.a[0];
     const int *ids = (const int *)p.a[1];

@@ -255,7 +255,7 @@ DEV void tile(const u16 *qs, const u16 *ks, const u16 *vt, int j0, const int *lo
 
 extern "C" __global__ void __launch_bounds__(128) flash(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     extern __shared__ __align__(16) u16 sh[];
     __shared__ int span[2][4];
     pdl_begin();

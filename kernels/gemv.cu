@@ -644,7 +644,7 @@ DEV void pf_groups(const Params &p, char *sm, float *res)
 
 extern "C" __global__ void __launch_bounds__(256, MINB) gemv(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     extern __shared__ __align__(16) char sm[];
     int lane = threadIdx.x & 31;
     float *res = (float *)(sm + RES_OFF);

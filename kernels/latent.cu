@@ -310,7 +310,7 @@ constexpr bool MPRE = SPLIT <= 16 && LPT * SPLIT <= 64;
 
 extern "C" __global__ void __launch_bounds__(256) latent(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     extern __shared__ float sm[];
     float *qn = sm, *u = qn + NOPE, *c = u + LORA, *wm = c + LORA, *wl = wm + 8, *wacc = wl + 8;
     float *ek = wacc + 8 * LORA;   // the chunks' weights and sums (the merging block)

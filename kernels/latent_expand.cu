@@ -167,7 +167,7 @@ DEV void stage_load(const Params &p, long j0, long j1, long o0, long k0, Stage &
 
 extern "C" __global__ void __launch_bounds__(256) latent_expand(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     __shared__ __align__(16) float As[TK][TJ + 4], Bs[TK][TO + 4];
     pdl_begin();
     long bx = blockIdx.x, o0 = (long)blockIdx.y * TO;

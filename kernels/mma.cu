@@ -376,7 +376,7 @@ DEV void finish(const Params &p, long u0, int m0, int rows, const float *e)
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) mma(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     static_assert(WC * SLABS == 2 * THREADS, "a thread loads two weight scales a stage");
     extern __shared__ __align__(16) char sm[];
     pdl_wait();

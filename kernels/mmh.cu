@@ -590,7 +590,7 @@ DEV void xr_tiles(const Params &p, u32 base, char *sm)
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmh(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     extern __shared__ __align__(1024) char smraw[];
     u32 base = (smem_addr(smraw) + 1023) & ~1023u;
     char *sm = smraw + (base - smem_addr(smraw));

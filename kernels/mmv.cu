@@ -432,7 +432,7 @@ DEV void epilogue_warp(const Params &p, long tiles, int t0, int rows, const floa
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     extern __shared__ __align__(16) float red[];
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
     int rg = w / KS, ks = w % KS;

@@ -515,7 +515,7 @@ constexpr int MINB = PHASE == 1 && KS > 4 ? 2 : 3;
 
 extern "C" __global__ void __launch_bounds__(256, MINB) moe(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     if (PHASE == 0)
         up(p);     // each phase waits after what does not depend on the launch before
     else

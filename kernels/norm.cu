@@ -80,7 +80,7 @@ DEV void rownorm_vec(const Params &p, long t, float *red)
 
 extern "C" __global__ void __launch_bounds__(256) rownorm(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     __shared__ float red[32];
     pdl_begin();
     long t = blockIdx.x;

@@ -6,7 +6,7 @@
 
 extern "C" __global__ void __launch_bounds__(256) range(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     pdl_begin();
     long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < rows_of(p.a[1], ROWS))

@@ -36,7 +36,7 @@ DEV long part_c(int p, long a, long b, long c)
 
 extern "C" __global__ void __launch_bounds__(128) rope(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     __shared__ float head[4][MAXW];
     pdl_begin();
     int t = blockIdx.x, part = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;

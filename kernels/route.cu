@@ -393,7 +393,7 @@ DEV void route_block(const Params &p, long t)
 
 extern "C" __global__ void __launch_bounds__(WARP ? 32 : 1024) route(const Params p)
 {
-    TL_SCOPE();
+    KERNEL_OPEN();
     pdl_begin();
     long t = blockIdx.x;
     if (t >= rows_of(p.a[2], ROWS))

@@ -28,11 +28,12 @@ static int by_kernel_start(const void *a, const void *b)
  * µs from t0). */
 typedef struct Acc {
     long n;
+    int sms;
     uint64_t start, started, waited, first_end, end;
     unsigned char sm[TL_SMS / 8];
 } Acc;
 
-static void take(Acc *a, TlSpan *s, const uint64_t *r)
+static void take(Acc *a, const uint64_t *r)
 {
     unsigned sm = (unsigned)(r[0] >> 32 & 0xffff) % TL_SMS;
     if (!a->n++) {
@@ -41,7 +42,7 @@ static void take(Acc *a, TlSpan *s, const uint64_t *r)
         a->waited = 0;
     }
     if (!(a->sm[sm / 8] >> (sm % 8) & 1))
-        s->sms++;
+        a->sms++;
     a->sm[sm / 8] |= (unsigned char)(1u << (sm % 8));
     a->start = r[1] < a->start ? r[1] : a->start;
     a->started = r[1] > a->started ? r[1] : a->started;
@@ -54,6 +55,7 @@ static void spans_done(const Acc *a, int nl, uint64_t t0, TlSpan *out)
 {
     for (int i = 0; i < nl; i++) {
         out[i].blocks = a[i].n;
+        out[i].sms = a[i].sms;
         out[i].start = (double)(a[i].start - t0) / 1e3;
         out[i].started = (double)(a[i].started - t0) / 1e3;
         out[i].waited = a[i].waited ? (double)(a[i].waited - t0) / 1e3 : -1;
@@ -67,7 +69,7 @@ static void spans_done(const Acc *a, int nl, uint64_t t0, TlSpan *out)
  * start ties with a later launch's falls to that one); 0, or -1 where a
  * record fits none. */
 static int assign(const uint64_t *recs, long from, long to, uint64_t k, const int *kid, const long *blocks, int nl,
-                  unsigned char *taken, const long *off, Acc *acc, TlSpan *out, int *which)
+                  unsigned char *taken, const long *off, Acc *acc, int *which)
 {
     int cur = 0;
     while (cur < nl && (uint64_t)kid[cur] != k)
@@ -84,7 +86,7 @@ static int assign(const uint64_t *recs, long from, long to, uint64_t k, const in
             return -1;
         taken[off[i] + b] = 1;
         which[j] = i;
-        take(&acc[i], &out[i], r);
+        take(&acc[i], r);
         while (cur < nl && ((uint64_t)kid[cur] != k || acc[cur].n == blocks[cur]))
             cur++;
     }
@@ -95,7 +97,6 @@ long timeline_spans(TlRun *t, const int *kid, const long *blocks, int nl)
 {
     uint64_t *recs = t->recs;
     long n = t->n;
-    TlSpan *out = t->span;
     if (n <= 0)
         return nl ? 0 : -1;
     qsort(recs, (size_t)n, 4 * sizeof *recs, by_kernel_start);
@@ -108,14 +109,13 @@ long timeline_spans(TlRun *t, const int *kid, const long *blocks, int nl)
     for (int i = 0; off && i < nl; i++) {
         off[i] = total;
         total += blocks[i];
-        out[i] = (TlSpan){0};
     }
     unsigned char *taken = calloc((size_t)total + 1, 1);
     long bad = !off || !acc || !taken ? 0 : -1;
     for (long j = 0, e; bad < 0 && j < n; j = e) {   /* each kernel's records */
         for (e = j; e < n && recs[4 * e] >> 48 == recs[4 * j] >> 48; e++)
             ;
-        if (assign(recs, j, e, recs[4 * j] >> 48, kid, blocks, nl, taken, off, acc, out, t->which))
+        if (assign(recs, j, e, recs[4 * j] >> 48, kid, blocks, nl, taken, off, acc, t->which))
             bad = -2;   /* records left over: said after a launch not whole */
     }
     for (int i = 0; acc && bad < 0 && i < nl; i++)
@@ -123,11 +123,22 @@ long timeline_spans(TlRun *t, const int *kid, const long *blocks, int nl)
             bad = i;
     bad = bad == -2 ? nl : bad;
     if (bad < 0)
-        spans_done(acc, nl, t0, out);
+        spans_done(acc, nl, t0, t->span);
     free(off);
     free(acc);
     free(taken);
     return bad;
+}
+
+/* A row's first columns: plan, model, form, pos, launch (its plan line),
+ * kernel; launch j of b. */
+static void row_head(FILE *f, const BenchRun *r, const BenchPos *b, int j)
+{
+    const Plan *pl = r->st->plans[b->lk[j]];
+    char brief[96];
+    launch_brief(pl, b->li[j], brief, sizeof brief);
+    fprintf(f, "%s,%s,%s,%ld,%d,%s,", r->label, r->st->progs[0]->model, r->st->progs[r->prog]->form, b->pos,
+            pl->ls[b->li[j]].line, brief);
 }
 
 void timeline_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h)
@@ -138,15 +149,13 @@ void timeline_csv(FILE *f, const BenchRun *r, int nr, const BenchHead *h)
         for (int p = 0; p < r[i].nps; p++) {
             const BenchPos *b = &r[i].ps[p];
             for (int j = 0; b->tl && j < b->nlaunch; j++) {
-                const Plan *pl = r[i].st->plans[b->lk[j]];
                 const TlSpan *s = &b->tl->span[j];
-                char brief[96], waited[32] = "";
-                launch_brief(pl, b->li[j], brief, sizeof brief);
+                char waited[32] = "";
                 if (s->waited >= 0)
                     snprintf(waited, sizeof waited, "%.3f", s->waited);
-                fprintf(f, "%s,%s,%s,%ld,%d,%s,%ld,%d,%.3f,%.3f,%s,%.3f,%.3f\n", r[i].label,
-                        r[i].st->progs[0]->model, r[i].st->progs[r[i].prog]->form, b->pos, pl->ls[b->li[j]].line,
-                        brief, s->blocks, s->sms, s->start, s->started, waited, s->first_end, s->end);
+                row_head(f, &r[i], b, j);
+                fprintf(f, "%ld,%d,%.3f,%.3f,%s,%.3f,%.3f\n", s->blocks, s->sms, s->start, s->started, waited,
+                        s->first_end, s->end);
             }
         }
 }
@@ -177,15 +186,13 @@ static void blocks_of(FILE *f, const BenchRun *r, const BenchPos *b)
     qsort(o, (size_t)t->n, sizeof *o, by_launch_start);
     for (long q = 0; q < t->n; q++) {
         const uint64_t *rec = t->recs + 4 * o[q].j;
-        const Plan *pl = r->st->plans[b->lk[o[q].which]];
-        char brief[96], waited[32] = "";
-        launch_brief(pl, b->li[o[q].which], brief, sizeof brief);
+        char waited[32] = "";
         if (rec[2])
             snprintf(waited, sizeof waited, "%.3f", (double)(rec[2] - t->t0) / 1e3);
-        fprintf(f, "%s,%s,%s,%ld,%d,%s,%llu,%llu,%.3f,%s,%.3f\n", r->label, r->st->progs[0]->model,
-                r->st->progs[r->prog]->form, b->pos, pl->ls[b->li[o[q].which]].line, brief,
-                (unsigned long long)(rec[0] & 0xffffffff), (unsigned long long)(rec[0] >> 32 & 0xffff),
-                (double)(rec[1] - t->t0) / 1e3, waited, (double)(rec[3] - t->t0) / 1e3);
+        row_head(f, r, b, o[q].which);
+        fprintf(f, "%llu,%llu,%.3f,%s,%.3f\n", (unsigned long long)(rec[0] & 0xffffffff),
+                (unsigned long long)(rec[0] >> 32 & 0xffff), (double)(rec[1] - t->t0) / 1e3, waited,
+                (double)(rec[3] - t->t0) / 1e3);
     }
     free(o);
 }

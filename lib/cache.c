@@ -236,10 +236,13 @@ int cache_compile_stream(Stream *st, int arch, FILE *out)
     StrMap *seen = strmap_new(st->a);
     KJob *jobs = NULL;
     int n = 0, cap = 0;
+    int *flags = arena_alloc(st->a, sizeof *flags * (size_t)(st->nprogs + 1)), marks = kernel_marks_env() ? KS_MARKS : 0;
+    for (int k = 0; k < st->nprogs; k++)
+        flags[k] = st->plans[k] ? plan_kernel_flags(st->plans[k]) | marks : 0;
     for (int k = 0; k < st->nprogs; k++)
         for (int i = 0; st->plans[k] && i < st->plans[k]->nls; i++) {
             const PLaunch *l = &st->plans[k]->ls[i];
-            char *src = kernel_source(l->kernel, l->c, plan_rule(st->plans[k], "early_trigger"));
+            char *src = kernel_source(l->kernel, l->c, flags[k]);
             if (strmap_get(seen, src) >= 0) {
                 free(src);
                 continue;

@@ -199,12 +199,11 @@ int cuda_timeline_on(Lane *l)
 {
     CudaLane *c = (CudaLane *)l;
     uint64_t head[2] = {0, TL_ROOM};
-    kernel_timeline = 1;
+    c->marks = 1;
     if (c->tl)
         return 0;
     CK(cu.MemAlloc(&c->tl, (size_t)(2 + 4L * TL_ROOM) * sizeof(uint64_t)));
     CK(cu.MemcpyHtoD(c->tl, head, sizeof head));
-    c->tl_room = TL_ROOM;
     return 0;
 }
 
@@ -224,9 +223,9 @@ static int replay_marks(CudaLane *c, Stream *st, const BenchForm *f, long pos, T
         return s;
     CK(cu.StreamSynchronize(c->stream));
     CK(cu.MemcpyDtoH(&taken, c->tl, sizeof taken));
-    if (taken > (uint64_t)c->tl_room) {
-        diag("--timeline: a replay at position %ld ran %llu blocks, past the %ld records kept", pos,
-             (unsigned long long)taken, c->tl_room);
+    if (taken > TL_ROOM) {
+        diag("--timeline: a replay at position %ld ran %llu blocks, past the %d records kept", pos,
+             (unsigned long long)taken, TL_ROOM);
         return EXIT_SYSTEM;
     }
     t->n = (long)taken;

@@ -309,10 +309,10 @@ static void plan_kernels(CudaLane *c, int k)
     Rt *rt = &c->rt[k];
     Plan *pl = rt->pl;
     rt->kern = arena_alloc(c->a, sizeof *rt->kern * (size_t)(pl->nls + 1));
+    int flags = plan_kernel_flags(pl) | (c->marks ? KS_MARKS : 0);
     for (int i = 0; i < pl->nls; i++) {
         const Kernel *kn = kernel_info(pl->ls[i].kernel);
-        rt->kern[i] = lane_kernel(c, kernel_source(pl->ls[i].kernel, pl->ls[i].c, plan_rule(pl, "early_trigger")),
-                                  kn->name, kn->file);
+        rt->kern[i] = lane_kernel(c, kernel_source(pl->ls[i].kernel, pl->ls[i].c, flags), kn->name, kn->file);
     }
 }
 
@@ -770,6 +770,7 @@ CudaLane *cuda_lane_new(int ordinal, int *status)
     c->pdl_skip = getenv("LOGOS_PDL_SKIP");
     c->twice = getenv("LOGOS_TWICE");
     c->poison = getenv("LOGOS_POISON") != NULL;
+    c->marks = kernel_marks_env();
     *status = cu_device(&c->dev, ordinal);
     if (!*status && cu.StreamCreate(&c->stream, 0))
         *status = cu_fail("cuStreamCreate", 1, __FILE__, __LINE__);

@@ -53,8 +53,8 @@ typedef struct CudaLane {
     long rd_words;
     int compiled;        /* instantiations compiled now (not from the cache) */
     int rank, chips;     /* a chip of a split stream (cuda_tp.c): its rank of chips; chips 0: not split */
+    int marks;           /* plan kernels compiled with the timeline's marks (LOGOS_TIMELINE, --timeline) */
     CUdeviceptr tl;      /* logos-bench --timeline's records (kernels/common.cuh's logos_tl), or 0 */
-    long tl_room;        /* records it holds */
     void *comm;          /* its NCCL communicator, or NULL */
 } CudaLane;
 

@@ -1010,16 +1010,15 @@ static size_t body_len(const char *body, char *out)
     return len;
 }
 
-int kernel_timeline = -1;
-
-/* Whether plan kernels are compiled with their timeline marks. */
-static int timeline(void)
+int kernel_marks_env(void)
 {
-    if (kernel_timeline < 0) {
-        const char *e = getenv("LOGOS_TIMELINE");
-        kernel_timeline = e && *e && strcmp(e, "0");
-    }
-    return kernel_timeline;
+    const char *e = getenv("LOGOS_TIMELINE");
+    return e && *e && strcmp(e, "0");
+}
+
+int plan_kernel_flags(const Plan *pl)
+{
+    return plan_rule(pl, "early_trigger") ? KS_EARLY : 0;
 }
 
 int kernel_early_safe(int k)
@@ -1033,7 +1032,7 @@ int kernel_early_safe(int k)
     }
 }
 
-char *kernel_source(int k, const double *c, int early)
+char *kernel_source(int k, const double *c, int flags)
 {
     const Kernel *kn = kernel_info(k);
     const char *body = file_text(kn->file);
@@ -1043,9 +1042,9 @@ char *kernel_source(int k, const double *c, int early)
         diag("out of memory");
         exit(EXIT_SYSTEM);
     }
-    if (timeline())
+    if (flags & KS_MARKS)
         len += (size_t)snprintf(s + len, cap - len, "#define LOGOS_TL 1\n");
-    if (early)   /* rule early_trigger: kernels/common.cuh's LOGOS_ET */
+    if (flags & KS_EARLY)   /* rule early_trigger: kernels/common.cuh's LOGOS_ET */
         len += (size_t)snprintf(s + len, cap - len, "#define LOGOS_ET 1\n");
     len += (size_t)snprintf(s + len, cap - len, "#include \"common.cuh\"\n");
     for (int i = 0; i < kn->nc; i++) {

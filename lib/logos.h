@@ -735,18 +735,18 @@ int act_etype(long f);
 int etype_format(int et);
 long mmh_tiles(long bn, long gate, const long *np, int parts);
 long mmh_smem(long bn, long xin, long tm, long kper);
-/* malloc'd: the constants, then the file; early: the plan took rule
- * early_trigger (kernels/common.cuh's LOGOS_ET) */
-char *kernel_source(int k, const double *c, int early);
+/* kernel_source's flags: the timeline's marks (kernels/common.cuh's
+ * LOGOS_TL: logos-bench --timeline, or LOGOS_TIMELINE); the plan took rule
+ * early_trigger (LOGOS_ET). */
+enum { KS_MARKS = 1, KS_EARLY = 2 };
+/* malloc'd: the constants, then the file, compiled as flags say */
+char *kernel_source(int k, const double *c, int flags);
 /* Whether kernel k reads before its wait only what no launch of the same
  * step writes (weights, the caches' older rows, the position), so that a
  * step of such launches may take rule early_trigger. */
 int kernel_early_safe(int k);
-
-/* 1: kernel_source's kernels carry kernels/common.cuh's timeline marks
- * (LOGOS_TL), as logos-bench --timeline sets; 0 not; -1 (at start): as the
- * environment's LOGOS_TIMELINE says (set, and not 0). */
-extern int kernel_timeline;
+/* Whether the environment's LOGOS_TIMELINE asks for the marks (set, not 0). */
+int kernel_marks_env(void);
 const char *kernel_common(void);                   /* common.cuh */
 /* The blocks of gemv a multiprocessor holds for rows of k values (Q8_0
  * weights or, wq 0, f32), a warp's weight rows (slots; a gated pair's
@@ -844,6 +844,8 @@ struct Plan {
 };
 /* Whether the plan took the lane rule called name. */
 int plan_rule(const Plan *pl, const char *name);
+/* kernel_source's flags its rules ask for (KS_EARLY). */
+int plan_kernel_flags(const Plan *pl);
 const char *numerics_name(int n);
 char bufkind_letter(int kind);
 const char *bufkind_word(int kind);   /* "weight", "temp" ... */

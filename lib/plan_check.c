@@ -378,9 +378,10 @@ int plan_check(Plan *pl)
     pl->pool = 0;
     for (int i = 0; i < pl->nbufs; i++)
         check_buf(&c, i);
+    int early = plan_kernel_flags(pl) & KS_EARLY;
     for (int i = 0; i < pl->nls; i++) {
         check_launch(&c, &pl->ls[i]);
-        if (plan_rule(pl, "early_trigger") && !kernel_early_safe(pl->ls[i].kernel))
+        if (early && !kernel_early_safe(pl->ls[i].kernel))
             bad(&c, pl->ls[i].line, 1, "rule early_trigger: %s may read before its wait what a launch before it wrote",
                 kernel_info(pl->ls[i].kernel)->name);
     }

@@ -18,7 +18,6 @@ typedef struct Opts {
     WeightsArg w;
     long reps, launch_reps, pos[16], chunk, batch;
     int npos, fmt, device, form;   /* fmt: 0 table, 1 csv, 2 json; form: enum BenchFormKind */
-    int marks;                     /* --timeline or --timeline-blocks */
     int csv, json;                 /* the flags that set fmt */
     double ceiling, tensor;
 } Opts;
@@ -77,6 +76,12 @@ static const Cli cli = {"usage: logos-bench (--weights DIR | --synthetic SEED) [
                         "                   [--timeline FILE] [--timeline-blocks FILE] [FILE]\n",
                         opts};
 
+/* Whether the kernels carry the timeline's marks: --timeline or --timeline-blocks. */
+static int marked(const Opts *o)
+{
+    return o->timeline || o->blocks;
+}
+
 static int options(int argc, char **argv, Opts *o)
 {
     int n, st = opt_parse(&cli, o, argc, argv, &n);
@@ -99,7 +104,6 @@ static int options(int argc, char **argv, Opts *o)
         return EXIT_USAGE;
     }
     o->fmt = o->csv ? 1 : o->json ? 2 : 0;
-    o->marks = o->timeline || o->blocks;
     o->input = n ? argv[1] : "-";
     return weights_given(&o->w);
 }
@@ -124,13 +128,13 @@ static int load(Arena *a, const char *path, const Opts *o, BenchForm *f, Stream 
         lane->close(lane);
         return s;
     }
-    if (lane && o->marks && strcmp(lane->name, "cuda")) {
+    if (lane && marked(o) && strcmp(lane->name, "cuda")) {
         diag("%s needs the GPU: %s runs on the %s", o->timeline ? "--timeline" : "--timeline-blocks", path,
              lane->name);
         lane->close(lane);
         return EXIT_SYSTEM;
     }
-    if (lane && o->marks && (s = cuda_timeline_on(lane))) {
+    if (lane && marked(o) && (s = cuda_timeline_on(lane))) {
         lane->close(lane);
         return s;
     }
@@ -205,7 +209,7 @@ static int measure_pos(Arena *a, BenchRun *r, long pos, const Opts *o, const Ben
     int s = gpu ? cuda_form_times(st->lane, st, f, pos, b->reps, b->ms) : bench_cpu_times(st, f, pos, b->reps, b->ms);
     if (!s && gpu)
         s = launches(a, st, bench_phase(f->form), b, (int)(o->launch_reps ? o->launch_reps : 20));
-    if (!s && gpu && o->marks)
+    if (!s && gpu && marked(o))
         s = cuda_timeline(st->lane, st, f, b);
     bench_summarize(b);
     return s;
@@ -243,7 +247,7 @@ static int head(const Stream *st, const Opts *o, BenchHead *h)
     if (!on_gpu(st))
         return 0;
     h->gpu = lane_cuda_device(st->lane, &h->sms);
-    h->marks = o->marks;
+    h->marks = marked(o);
     double measured;
     int s = cuda_ceiling(st->lane, &measured, &h->buffer_gb);
     if (!o->ceiling)
