@@ -271,6 +271,33 @@ EOF
     diff want got
 }
 
+@test "bench/attend.awk says where an attention launch's time after its wait goes" {
+    cat >a.csv <<'EOF'
+plan,model,form,pos,launch,kernel,block,sm,start_us,waited_us,end_us
+a.plan,m,decode_step,512,9,gemv x,0,0,0.000,1.000,5.000
+a.plan,m,decode_step,512,10,attend 4h/2kv x16 split 64,0,0,0.000,1.000,3.000
+a.plan,m,decode_step,512,10,attend 4h/2kv x16 split 64,1,1,0.000,1.500,4.000
+a.plan,m,decode_step,512,10,attend 4h/2kv x16 split 64,2,2,0.000,1.000,5.000
+a.plan,m,decode_step,512,10,attend 4h/2kv x16 split 64,3,0,0.500,2.000,6.000
+a.plan,m,decode_step,512,10,attend 4h/2kv x16 split 64,4,1,3.200,3.300,4.600
+a.plan,m,decode_step,512,10,attend 4h/2kv x16 split 64,5,2,0.500,1.000,9.000
+a.plan,m,decode_step,512,11,gemv x,0,0,9.000,9.500,12.000
+EOF
+    # by hand: two head groups (2kv): blocks 0, 2, 4 (ends 3, 5, 4.6: block
+    # 2 merged, 0.4 after block 4) and 1, 3, 5 (ends 4, 6, 9: block 5
+    # merged, 3 after block 3): merge 1.7; the last wait 3.3 (block 4, which
+    # began at 3.2, after block 0 ended at 3: late); the others' times 2,
+    # 2.5, 4, 1.3 (mean 2.45, the 90th percentile of four the third, 2.5);
+    # their last end 6 (2.7 after the wait); the launch's 9 (5.7)
+    cat >want <<'EOF'
+a.plan at 512: 1 attention launches
+    blocks   late   chunk   c-p90   c-end   merge     end
+       6.0    1.0    2.45    2.50    2.70    1.70    5.70
+EOF
+    awk -F, -f "$TOP/bench/attend.awk" a.csv >got
+    diff want got
+}
+
 # ---- the forms: a prefill chunk and a batch of decode steps ----
 
 # The tiny Llama's dimensions (examples/tiny/llama.yaml, checked below):
