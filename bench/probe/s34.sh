@@ -6,7 +6,7 @@
 # bench/probe/moeswz.patch (since landed; the patch is in git at b155286),
 # from `sh bench/probe/patched.sh bench/probe/moeswz.patch M`.
 #
-#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB, busy, timeline, timelinepf: only by name)]
+#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB, busy, timeline, timelineB, timelinepf: only by name)]
 #   [AB_STEPS='SHAPE:NUMERICS ...'] [AB_POS='512 8192'] LATE=SECONDS sh bench/probe/s34.sh
 #
 # runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
@@ -19,7 +19,7 @@
 # side); laneB: the lane and the oracle through build-ab/B's tools; busy:
 # bench/probe/busy.sh on four dense shapes; timeline: tests/gpu/run's
 # timeline on TL_SHAPES (default the 1B, the 8B and Gemma-2-2B);
-# timelinepf: the same under --preload-kb 200 (the 1B and Gemma-2-2B). The
+# timelineB: the same through build-ab/B's tools; timelinepf: the same under --preload-kb 200 (the 1B and Gemma-2-2B). The
 # logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
 # so a call cut short keeps what it took.
 set -u
@@ -75,6 +75,10 @@ lane() { part lane LANE_JOBS=6 sh tests/gpu/run lane oracle; }
 timeline() {
     part timeline TL_SHAPES="${TL_SHAPES:-llama-3.2-1b llama-3-8b gemma-2-2b}" sh tests/gpu/run timeline
     [ -e "$work/timeline.out" ] && sed -n '/^== timeline/,/^== summary/p' "$work/timeline.out" | head -90
+}
+timelineB() {   # the same through build-ab/B's tools (their own kernels)
+    part timelineB LOGOS_BIN=build-ab/B/bin TL_SHAPES="${TL_SHAPES:-llama-3.2-1b llama-3-8b gemma-2-2b}" sh tests/gpu/run timeline
+    [ -e "$work/timelineB.out" ] && sed -n '/^== timeline/,/^== summary/p' "$work/timelineB.out" | grep -A2 'attention launches'
 }
 timelinepf() {   # the same with rule preload (session 37's open question)
     part timelinepf TL_FUSE="--preload-kb 200" TL_SHAPES="${TL_SHAPES:-llama-3.2-1b gemma-2-2b}" sh tests/gpu/run timeline
