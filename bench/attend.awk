@@ -3,7 +3,8 @@
 # launch's blocks are grouped by head group (the block's index modulo GX,
 # the grid's x: the key heads in the brief unless -v gx=N says otherwise);
 # the last block of a group to end is the one that merged the group's
-# chunks (attend.cu). For each plan and position, summed over the
+# chunks (attend.cu). A brief with hgN (N query heads a block, fewer than
+# a key head's) has NH / N blocks along x. For each plan and position, summed over the
 # attention launches (the layers), in µs from the launch's last wait:
 #
 #   blocks   blocks a launch
@@ -72,6 +73,11 @@ NR == 1 { next }
         lgx = 0
         if (inattn && match($6, /\/[0-9]+kv/))
             lgx = substr($6, RSTART + 1, RLENGTH - 3) + 0
+        if (inattn && match($6, / hg[0-9]+ /)) {   # NH / HG blocks along x
+            hg = substr($6, RSTART + 3, RLENGTH - 4) + 0
+            match($6, /attend [0-9]+h/)
+            lgx = substr($6, RSTART + 7, RLENGTH - 8) / hg
+        }
     }
     if (!inattn)
         next

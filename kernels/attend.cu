@@ -36,8 +36,10 @@
 // HG (u % GB) .. + HG of key head g = u / GB (HG below NH / NKV where a
 // group's heads would not fit a thread's registers: the group's key and
 // value rows are then read by GB blocks, each appending the newest under
-// ROPE, the same values), and returns at once when they are none of them (so a
-// short context keeps few blocks busy, and those few finish soon); its
+// ROPE, the same values; a decode step's too where fewer heads leave room
+// for a chunk's rows in one round, R below), and returns at once when
+// they are none of them (so a short context keeps few blocks busy, and
+// those few finish soon); its
 // warps take the rows in turn, R a round each (their keys and values loaded
 // before any is used), each keeping a running maximum, sum and weighted
 // values per head, then merge in shared memory. When a row's keys span

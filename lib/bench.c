@@ -293,7 +293,12 @@ void launch_brief(const Plan *pl, int i, char *buf, size_t n)
                  C(l, "ROWS") > 1 ? " rows" : "", C(l, "WQ") ? "q8" : "f32", etype_name(act_etype(C(l, "XQ"))));
         break;
     case KN_ATTEND:
-        snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f split %.0f", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"), C(l, "SPLIT"));
+        if (C(l, "HG") * C(l, "NKV") < C(l, "NH"))   /* fewer query heads a block than a key head's */
+            snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f hg%.0f split %.0f", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"),
+                     C(l, "HG"), C(l, "SPLIT"));
+        else
+            snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f split %.0f", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"),
+                     C(l, "SPLIT"));
         break;
     case KN_FLASH:
         snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f f16", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"));

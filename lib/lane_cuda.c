@@ -1040,7 +1040,7 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, int per_sm, lon
     *busy = 0;
     if (mode == 2 || blocks >= f->o->sms || ctx <= 16)
         return 1;
-    *chunk = (ctx + 1023) / 1024 > 16 ? (ctx + 1023) / 1024 : 16;
+    *chunk = (ctx + 1023) / 1024 > ATTEND_CHUNK ? (ctx + 1023) / 1024 : ATTEND_CHUNK;
     long split = (ctx + *chunk - 1) / *chunk;
     *busy = slots / blocks > 1 ? slots / blocks : 1;   /* one wave */
     *busy = *busy < 64 ? *busy : 64;                   /* and at most 64 chunks for the last block to merge */
@@ -1077,6 +1077,28 @@ static int tc_tiles(const Fz *f, long blocks, long hd, long vd)
     long s1 = attend_tc_blocks_per_sm(hd, vd, 1) * (long)f->o->sms,
          s2 = attend_tc_blocks_per_sm(hd, vd, 2) * (long)f->o->sms;
     return (blocks + s2 - 1) / s2 < (blocks + s1 - 1) / s1 ? 2 : 1;
+}
+
+/* attend.cu's R under MODE 0: the key rows a warp loads a round with hg
+ * query heads a block (their registers against 80, or 88 without a rope). */
+static long rows_a_round(long hd, long vd, long hg, int rope)
+{
+    long qp = (hd + 31) / 32, vn = hd % 32 == 0 && vd % 32 == 0 ? vd / 32 : 2 * ((vd + 63) / 64);
+    long rw = (rope ? 80 - hg * (qp + vn + 2) : 88 - hg * (qp + vn)) / (qp + vn + hg);
+    return rw > 8 ? 8 : rw < 2 ? 2 : rw;
+}
+
+/* A decode step's attention, whose first round of rows is loaded before
+ * the wait (EARLY): the most query heads a block, at most hg and dividing
+ * the key head's g, whose rows a round take a short chunk (ATTEND_CHUNK
+ * rows over 4 warps) in one, so that no row is loaded after the wait
+ * (bench/NOTES.md run231); hg where none does. */
+static long heads_one_round(long g, long hg, long hd, long vd, int rope)
+{
+    for (long d = hg; d >= 1; d--)
+        if (g % d == 0 && (!rope || d * (vd + 2) >= hd) && 4 * rows_a_round(hd, vd, d, rope) >= ATTEND_CHUNK)
+            return d;
+    return hg;
 }
 
 /* The query heads an attention block takes of a key head's g, its head
@@ -1237,6 +1259,13 @@ static void emit_attend(Fz *f, const Group *gr)
     if (hg < nh / nkv)
         fuse_note(f, gr->node, "attention: %ld query heads a key head of %ld values, %ld a block (a thread's registers)",
                   nh / nkv, last(&q->ty), hg);
+    if (early && mode == 0) {
+        long one = heads_one_round(nh / nkv, hg, last(&q->ty), last(&v->ty), gr->rparts > 0);
+        if (one < hg)
+            fuse_note(f, gr->node, "attention: %ld query head%s a block, not %ld: a chunk of %d rows in one round, "
+                      "loaded before the wait", one, one > 1 ? "s" : "", hg, ATTEND_CHUNK);
+        hg = one;
+    }
     /* a batch's rows over f16 caches: each warp's tiles of 32 keys on the
      * tensor cores (q and the weights split into two f16 words each, so the
      * sums stand as f32 ones: every numerics); as many blocks a

@@ -766,6 +766,8 @@ int attend_tc_blocks_per_sm(long hd, long vd, long tc);
 /* attend.cu's LRR: a decode step's chunk of at least this many rows is
  * scored a row a lane (its LR under MODE 0). */
 #define ATTEND_LRR 64
+/* The fewest rows of a chunk the lane splits an attention's rows into. */
+#define ATTEND_CHUNK 16
 /* The source of one of the lane's own kernels (synth.cu, bench.cu), not a
  * plan's: consts are its constexpr lines. malloc'd. */
 char *lane_kernel_source(const char *file, const char *consts);

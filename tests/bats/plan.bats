@@ -900,31 +900,47 @@ END
     logos-author decode_step "$EX/llama-3-8b.yaml" >p.logos
     run --separate-stderr logos-fuse -v p.logos
     [ "$status" -eq 0 ]
-    # 64 chunks of at least 16 rows: a chunk reaches 64 rows at 63 x 64 + 1
-    [ "$(grep -c ': attention: a row a lane from position 4033 (chunks of at least 64 rows)$' <<<"$stderr")" -eq 32 ]
+    # 16 head blocks (2 query heads a block), 33 chunks of at least 16
+    # rows: a chunk reaches 64 rows at 63 x 33 + 1
+    [ "$(grep -c ': attention: a row a lane from position 2080 (chunks of at least 64 rows)$' <<<"$stderr")" -eq 32 ]
     # a whole cache a block (--sms 1): from 64 rows
     run --separate-stderr logos-fuse -v --sms 1 p.logos
     [ "$(grep -c ': attention: a row a lane from position 64 (chunks of at least 64 rows)$' <<<"$stderr")" -eq 32 ]
-    # seven query heads a key head: none (at most 4 a block)
+    # seven query heads a key head, one a block (at most 4 take a row a
+    # lane): 14 head blocks, 37 chunks, from 63 x 37 + 1
     logos-author decode_step "$EX/qwen2.5-0.5b.yaml" | logos-fuse -v 2>err >/dev/null
-    ! grep -q 'a row a lane' err
+    [ "$(grep -c ': attention: a row a lane from position 2332 (chunks of at least 64 rows)$' err)" -eq 24 ]
 }
 
-@test "logos-fuse: an attention's query heads over several blocks where a key head's are many and wide (HG), -v says so" {
+@test "logos-fuse: an attention's query heads over several blocks where a key head's are many and wide, or a decode step's rows fit one round so (HG), -v says so" {
     logos-author decode_step "$EX/qwen3-next-80b-a3b.yaml" >p.logos
     run --separate-stderr logos-fuse -v p.logos
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"attention: 8 query heads a key head of 256 values, 2 a block (a thread's registers)"* ]]
-    [[ "$stderr" == *"rule chunks_apart: 8 head blocks leave the chip idle: up to 64 chunks of at least 16 rows"* ]]
-    [ "$(grep -c '^launch attend NH=16 NKV=2 HG=2 HD=256 .* grid 8 64 1 ' <<<"$output")" -eq 12 ]
+    # then a decode step's (its rows loaded before the wait): one a block,
+    # whose thread has registers for 4 rows a round (16 over 4 warps)
+    [[ "$stderr" == *"attention: 1 query head a block, not 2: a chunk of 16 rows in one round, loaded before the wait"* ]]
+    [[ "$stderr" == *"rule chunks_apart: 16 head blocks leave the chip idle: up to 33 chunks of at least 16 rows"* ]]
+    [ "$(grep -c '^launch attend NH=16 NKV=2 HG=1 HD=256 .* grid 16 33 1 ' <<<"$output")" -eq 12 ]
     # a count a block of a chunk's heads; the partials a slot for each of
-    # the 64 chunks that can be busy (2 x 64 x 8 x 258)
-    [ "$(grep -c '^buffer o[0-9]*\.count scratch i32 8$' <<<"$output")" -eq 12 ]
-    [ "$(grep -c '^buffer o[0-9]*\.part scratch f32 264192$' <<<"$output")" -eq 12 ]
-    # narrow heads: a block takes a key head's all
+    # the 33 chunks that can be busy (2 x 33 x 8 x 258)
+    [ "$(grep -c '^buffer o[0-9]*\.count scratch i32 16$' <<<"$output")" -eq 12 ]
+    [ "$(grep -c '^buffer o[0-9]*\.part scratch f32 136224$' <<<"$output")" -eq 12 ]
+    # narrow heads: a block could take a key head's all, but a decode
+    # step's takes 2 of the 8B's 4 (3 rows a round at 4, 6 at 2)
     logos-author decode_step "$EX/llama-3-8b.yaml" | logos-fuse -v >p8.plan 2>p8.err
-    [ "$(grep -c '^launch attend NH=32 NKV=8 HG=4 .* grid 8 64 1 ' p8.plan)" -eq 32 ]
+    [ "$(grep -c '^launch attend NH=32 NKV=8 HG=2 .* grid 16 33 1 ' p8.plan)" -eq 32 ]
     ! grep -q 'a block (a thread' p8.err
+    [ "$(grep -c 'attention: 2 query heads a block, not 4: a chunk of 16 rows in one round' p8.err)" -eq 32 ]
+    # a batch's rows are loaded after the wait: all 4
+    logos-author decode_batch "$EX/llama-3-8b.yaml" | logos-fuse >b8.plan
+    [ "$(grep -c '^launch attend NH=32 NKV=8 HG=4 ' b8.plan)" -eq 32 ]
+    # the 1B (7 rows a round at 4) and Gemma-2-2B (no count of its 2 makes
+    # 16 rows one round) keep theirs
+    for s in llama-3.2-1b gemma-2-2b; do
+        logos-author decode_step "$EX/$s.yaml" | logos-fuse -v 2>err >/dev/null
+        ! grep -q 'in one round' err
+    done
 }
 
 @test "logos-fuse: a prefill chunk's causal attention on the tensor cores (flash) under q8 only, -v says which way; a decode step never" {
