@@ -292,14 +292,14 @@ void launch_brief(const Plan *pl, int i, char *buf, size_t n)
                  C(l, "K"), C(l, "PARTS") > 1 ? "/" : "", C(l, "PARTS") > 1 ? (C(l, "GATE") ? "gated" : "parts") : "",
                  C(l, "ROWS") > 1 ? " rows" : "", C(l, "WQ") ? "q8" : "f32", etype_name(act_etype(C(l, "XQ"))));
         break;
-    case KN_ATTEND:
-        if (C(l, "HG") * C(l, "NKV") < C(l, "NH"))   /* fewer query heads a block than a key head's */
-            snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f hg%.0f split %.0f", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"),
-                     C(l, "HG"), C(l, "SPLIT"));
-        else
-            snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f split %.0f", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"),
-                     C(l, "SPLIT"));
+    case KN_ATTEND: {
+        char hg[32] = "";   /* fewer query heads a block than a key head's */
+        if (C(l, "HG") * C(l, "NKV") < C(l, "NH"))
+            snprintf(hg, sizeof hg, " hg%.0f", C(l, "HG"));
+        snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f%s split %.0f", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"), hg,
+                 C(l, "SPLIT"));
         break;
+    }
     case KN_FLASH:
         snprintf(buf, n, "%s %.0fh/%.0fkv x%.0f f16", name, C(l, "NH"), C(l, "NKV"), C(l, "HD"));
         break;

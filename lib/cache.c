@@ -236,13 +236,13 @@ int cache_compile_stream(Stream *st, int arch, FILE *out)
     StrMap *seen = strmap_new(st->a);
     KJob *jobs = NULL;
     int n = 0, cap = 0;
-    int *flags = arena_alloc(st->a, sizeof *flags * (size_t)(st->nprogs + 1)), marks = kernel_marks_env() ? KS_MARKS : 0;
-    for (int k = 0; k < st->nprogs; k++)
-        flags[k] = st->plans[k] ? plan_kernel_flags(st->plans[k]) | marks : 0;
-    for (int k = 0; k < st->nprogs; k++)
-        for (int i = 0; st->plans[k] && i < st->plans[k]->nls; i++) {
-            const PLaunch *l = &st->plans[k]->ls[i];
-            char *src = kernel_source(l->kernel, l->c, flags[k]);
+    int marks = kernel_marks_env();
+    for (int k = 0; k < st->nprogs; k++) {
+        const Plan *pl = st->plans[k];
+        int flags = pl ? plan_kernel_flags(pl, marks) : 0;
+        for (int i = 0; pl && i < pl->nls; i++) {
+            const PLaunch *l = &pl->ls[i];
+            char *src = kernel_source(l->kernel, l->c, flags);
             if (strmap_get(seen, src) >= 0) {
                 free(src);
                 continue;
@@ -253,6 +253,7 @@ int cache_compile_stream(Stream *st, int arch, FILE *out)
             j->out = arena_alloc(st->a, sizeof *j->out);
             j->consts = consts_text(st->a, l);
         }
+    }
     compile_missing(jobs, n, arch);
     int s = 0, bad = 0, failed = 0;
     for (int i = 0; i < n; i++) {

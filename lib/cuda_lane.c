@@ -309,7 +309,7 @@ static void plan_kernels(CudaLane *c, int k)
     Rt *rt = &c->rt[k];
     Plan *pl = rt->pl;
     rt->kern = arena_alloc(c->a, sizeof *rt->kern * (size_t)(pl->nls + 1));
-    int flags = plan_kernel_flags(pl) | (c->marks ? KS_MARKS : 0);
+    int flags = plan_kernel_flags(pl, c->marks);
     for (int i = 0; i < pl->nls; i++) {
         const Kernel *kn = kernel_info(pl->ls[i].kernel);
         rt->kern[i] = lane_kernel(c, kernel_source(pl->ls[i].kernel, pl->ls[i].c, flags), kn->name, kn->file);

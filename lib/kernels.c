@@ -1016,9 +1016,9 @@ int kernel_marks_env(void)
     return e && *e && strcmp(e, "0");
 }
 
-int plan_kernel_flags(const Plan *pl)
+int plan_kernel_flags(const Plan *pl, int marks)
 {
-    return plan_rule(pl, "early_trigger") ? KS_EARLY : 0;
+    return (plan_rule(pl, "early_trigger") ? KS_EARLY : 0) | (marks ? KS_MARKS : 0);
 }
 
 int kernel_early_safe(int k)

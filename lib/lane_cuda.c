@@ -1079,11 +1079,27 @@ static int tc_tiles(const Fz *f, long blocks, long hd, long vd)
     return (blocks + s2 - 1) / s2 < (blocks + s1 - 1) / s1 ? 2 : 1;
 }
 
+/* attend.cu's QP and VN: the key and value values a lane holds of a row
+ * (a head of hd, values of vd). */
+static void lane_values(long hd, long vd, long *qp, long *vn)
+{
+    *qp = (hd + 31) / 32;
+    *vn = hd % 32 == 0 && vd % 32 == 0 ? vd / 32 : 2 * ((vd + 63) / 64);
+}
+
+/* Whether hg query heads' shared slots hold a head of hd to turn (a rope
+ * in the attention: HD at most HG (VD + 2)). */
+static int turn_fits(long hg, long hd, long vd)
+{
+    return hg * (vd + 2) >= hd;
+}
+
 /* attend.cu's R under MODE 0: the key rows a warp loads a round with hg
  * query heads a block (their registers against 80, or 88 without a rope). */
 static long rows_a_round(long hd, long vd, long hg, int rope)
 {
-    long qp = (hd + 31) / 32, vn = hd % 32 == 0 && vd % 32 == 0 ? vd / 32 : 2 * ((vd + 63) / 64);
+    long qp, vn;
+    lane_values(hd, vd, &qp, &vn);
     long rw = (rope ? 80 - hg * (qp + vn + 2) : 88 - hg * (qp + vn)) / (qp + vn + hg);
     return rw > 8 ? 8 : rw < 2 ? 2 : rw;
 }
@@ -1096,7 +1112,7 @@ static long rows_a_round(long hd, long vd, long hg, int rope)
 static long heads_one_round(long g, long hg, long hd, long vd, int rope)
 {
     for (long d = hg; d >= 1; d--)
-        if (g % d == 0 && (!rope || d * (vd + 2) >= hd) && 4 * rows_a_round(hd, vd, d, rope) >= ATTEND_CHUNK)
+        if (g % d == 0 && (!rope || turn_fits(d, hd, vd)) && 4 * rows_a_round(hd, vd, d, rope) >= ATTEND_CHUNK)
             return d;
     return hg;
 }
@@ -1108,14 +1124,16 @@ static long heads_one_round(long g, long hg, long hd, long vd, int rope)
  * in 40 (and under a rope at least hd / (vd + 2): its turning's scratch). */
 static long heads_a_block(long g, long hd, long vd, int rope)
 {
-    long qp = (hd + 31) / 32, vn = hd % 32 == 0 && vd % 32 == 0 ? vd / 32 : 2 * ((vd + 63) / 64), per = qp + vn + 2;
+    long qp, vn;
+    lane_values(hd, vd, &qp, &vn);
+    long per = qp + vn + 2;
     if (g * per <= 64)
         return g;
     long hg = 1;
     for (long d = 1; d <= g; d++)
         if (g % d == 0 && d * per <= 40)
             hg = d;
-    while (rope && hg < g && hg * (vd + 2) < hd)   /* the next divisor up */
+    while (rope && hg < g && !turn_fits(hg, hd, vd))   /* the next divisor up */
         for (hg++; g % hg; hg++)
             ;
     return hg;

@@ -846,8 +846,9 @@ struct Plan {
 };
 /* Whether the plan took the lane rule called name. */
 int plan_rule(const Plan *pl, const char *name);
-/* kernel_source's flags its rules ask for (KS_EARLY). */
-int plan_kernel_flags(const Plan *pl);
+/* kernel_source's flags for a plan's kernels: what its rules ask for
+ * (KS_EARLY), and KS_MARKS where marks is set. */
+int plan_kernel_flags(const Plan *pl, int marks);
 const char *numerics_name(int n);
 char bufkind_letter(int kind);
 const char *bufkind_word(int kind);   /* "weight", "temp" ... */

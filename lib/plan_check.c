@@ -378,7 +378,7 @@ int plan_check(Plan *pl)
     pl->pool = 0;
     for (int i = 0; i < pl->nbufs; i++)
         check_buf(&c, i);
-    int early = plan_kernel_flags(pl) & KS_EARLY;
+    int early = plan_rule(pl, "early_trigger");
     for (int i = 0; i < pl->nls; i++) {
         check_launch(&c, &pl->ls[i]);
         if (early && !kernel_early_safe(pl->ls[i].kernel))
