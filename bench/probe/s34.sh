@@ -17,7 +17,7 @@
 # mixtures' shapes, q8); the lane and the oracle; moeswz against main
 # (build-ab/M's moe cases, two mixtures' precise steps side by
 # side); laneB: the lane and the oracle through build-ab/B's tools; busy:
-# bench/probe/busy.sh on four dense shapes; timeline: tests/gpu/run's
+# bench/probe/busy.sh on BUSY_SHAPES (four dense shapes; BUSIES, POSES); timeline: tests/gpu/run's
 # timeline on TL_SHAPES (default the 1B, the 8B and Gemma-2-2B);
 # timelineB: the same through build-ab/B's tools; timelinepf: the same under --preload-kb 200 (the 1B and Gemma-2-2B). The
 # logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
@@ -65,7 +65,7 @@ ab() {
 busy() {
     late busy && return
     mkdir -p "$work/busy"
-    OUT="$work/busy" LOGOS_BIN=build/bin sh bench/probe/busy.sh qwen2.5-0.5b qwen3-0.6b llama-3.2-1b llama-3-8b
+    OUT="$work/busy" LOGOS_BIN=build/bin sh bench/probe/busy.sh ${BUSY_SHAPES:-qwen2.5-0.5b qwen3-0.6b llama-3.2-1b llama-3-8b}
     keep
 }
 laneB() { part laneB LOGOS_BIN=build-ab/B/bin LANE_JOBS=6 sh tests/gpu/run lane oracle; }
