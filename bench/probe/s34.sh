@@ -6,7 +6,7 @@
 # bench/probe/moeswz.patch (since landed; the patch is in git at b155286),
 # from `sh bench/probe/patched.sh bench/probe/moeswz.patch M`.
 #
-#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB, busy, timeline, timelineB, timelinepf: only by name)]
+#   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB, busy, sweep, timeline, timelineB, timelinepf: only by name)]
 #   [AB_STEPS='SHAPE:NUMERICS ...'] [AB_POS='512 8192'] LATE=SECONDS sh bench/probe/s34.sh
 #
 # runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
@@ -16,7 +16,8 @@
 # by side, or AB_STEPS's); issue 10's (the four
 # mixtures' shapes, q8); the lane and the oracle; moeswz against main
 # (build-ab/M's moe cases, two mixtures' precise steps side by
-# side); laneB: the lane and the oracle through build-ab/B's tools; busy:
+# side); laneB: the lane and the oracle through build-ab/B's tools; sweep:
+# tests/gpu/run's sweep (issue 11's chunks and batches, SWEEP_JOBS 8); busy:
 # bench/probe/busy.sh on BUSY_SHAPES (four dense shapes; BUSIES, POSES); timeline: tests/gpu/run's
 # timeline on TL_SHAPES (default the 1B, the 8B and Gemma-2-2B);
 # timelineB: the same through build-ab/B's tools; timelinepf: the same under --preload-kb 200 (the 1B and Gemma-2-2B). The
@@ -72,6 +73,7 @@ laneB() { part laneB LOGOS_BIN=build-ab/B/bin LANE_JOBS=6 sh tests/gpu/run lane 
 bench10() { part bench10 SHAPES="gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b" \
     BENCH_NUMERICS=q8 sh tests/gpu/run bench; }
 lane() { part lane LANE_JOBS=6 sh tests/gpu/run lane oracle; }
+sweep() { part sweep SWEEP_JOBS=8 sh tests/gpu/run sweep; }
 timeline() {
     part timeline TL_SHAPES="${TL_SHAPES:-llama-3.2-1b llama-3-8b gemma-2-2b}" sh tests/gpu/run timeline
     [ -e "$work/timeline.out" ] && sed -n '/^== timeline/,/^== summary/p' "$work/timeline.out" | head -90
