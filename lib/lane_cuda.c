@@ -1038,7 +1038,7 @@ static long chunks(const Fz *f, long blocks, long ctx, int mode, int per_sm, lon
     long slots = (long)per_sm * f->o->sms;
     *chunk = ctx;
     *busy = 0;
-    if (mode == 2 || blocks >= f->o->sms || ctx <= 16)
+    if (mode == 2 || blocks >= f->o->sms || ctx <= ATTEND_CHUNK)
         return 1;
     *chunk = (ctx + 1023) / 1024 > ATTEND_CHUNK ? (ctx + 1023) / 1024 : ATTEND_CHUNK;
     long split = (ctx + *chunk - 1) / *chunk;

@@ -271,6 +271,13 @@ EOF
     diff want got
 }
 
+# attend_sums CSV: bench/attend.awk's summary of CSV, diffed against stdin
+attend_sums() {
+    cat >want
+    awk -F, -f "$TOP/bench/attend.awk" "$1" >got
+    diff want got
+}
+
 @test "bench/attend.awk says where an attention launch's time after its wait goes" {
     cat >a.csv <<'EOF'
 plan,model,form,pos,launch,kernel,block,sm,start_us,waited_us,end_us
@@ -289,26 +296,22 @@ EOF
     # began at 3.2, after block 0 ended at 3: late); the others' times 2,
     # 2.5, 4, 1.3 (mean 2.45, the 90th percentile of four the third, 2.5);
     # their last end 6 (2.7 after the wait); the launch's 9 (5.7)
-    cat >want <<'EOF'
+    attend_sums a.csv <<'EOF'
 a.plan at 512: 1 attention launches
     blocks   late   chunk   c-p90   c-end   merge     end
        6.0    1.0    2.45    2.50    2.70    1.70    5.70
 EOF
-    awk -F, -f "$TOP/bench/attend.awk" a.csv >got
-    diff want got
     # one query head a block (hg1): four groups along x (4h over 1): blocks
     # 0, 4 (4 merged, 1.6 after 0) and 1, 5 (5 merged, 5 after 1); 2 and 3
     # alone (each its group's merger, with no block before it): merge 3.3;
     # the others 0 and 1 (2 and 2.5: mean 2.25, 90th percentile of two the
     # first, 2); their last end 4 (0.7 after the wait 3.3)
     sed 's|attend 4h/2kv x16 split 64|attend 4h/2kv x16 hg1 split 64|' a.csv >b.csv
-    cat >want <<'EOF'
+    attend_sums b.csv <<'EOF'
 a.plan at 512: 1 attention launches
     blocks   late   chunk   c-p90   c-end   merge     end
        6.0    1.0    2.25    2.00    0.70    3.30    5.70
 EOF
-    awk -F, -f "$TOP/bench/attend.awk" b.csv >got
-    diff want got
 }
 
 # ---- the forms: a prefill chunk and a batch of decode steps ----
