@@ -27,5 +27,5 @@ grep -E 'FAIL|^gpu_kernels' "$out/kernels.L" | head
 P="kernels lane timelineB"
 nvidia-smi -L | grep -q H200 && P="kernels lane bench9 bench10 timeline"
 left=$((${LATE:-480} - ($(date +%s) - t0)))
-[ "$left" -gt 0 ] || left=0
+[ "$left" -gt 0 ] || left=-1   # none begun
 PARTS="$P" LATE=$left sh bench/probe/s34.sh
