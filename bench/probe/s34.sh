@@ -7,7 +7,7 @@
 # from `sh bench/probe/patched.sh bench/probe/moeswz.patch M`.
 #
 #   [PARTS='kernels bench9 ab bench10 lane' (moe, laneB, busy, sweep, timeline, timelineB, timelinepf: only by name)]
-#   [AB_STEPS='SHAPE:NUMERICS ...'] [AB_POS='512 8192'] LATE=SECONDS sh bench/probe/s34.sh
+#   [AB_STEPS='SHAPE:NUMERICS ...'] [AB_POS='512 8192'] [AB_DIR=build-ab/B] [AB_MATCH=TEXT] LATE=SECONDS sh bench/probe/s34.sh
 #
 # runs, in the order PARTS names them, none begun past LATE (480) seconds: gpu_kernels; issue 9's bench
 # (the six dense shapes, each numerics, 512 and 8192, per-launch tables);
@@ -48,14 +48,15 @@ step() {   # BIN SHAPE NUMERICS LOG POS...: SHAPE's decode step by BIN's tools (
 nvidia-smi -L
 bench9() { part bench9 SHAPES="llama-3-8b llama-3.2-1b mistral-7b qwen2.5-0.5b qwen3-0.6b gemma-2-2b" \
     BENCH_NUMERICS="q8 q8x2 precise" sh tests/gpu/run bench; }
-ab() {
+ab() {   # the patched build AB_DIR (build-ab/B); AB_MATCH: only its gpu_kernels cases that hold it
     late ab && return
-    echo "== B: gpu_kernels"
-    build-ab/B/test/gpu_kernels >"$work/kernels.B" 2>&1
-    grep -E 'FAIL|^gpu_kernels: ' "$work/kernels.B" | head -8
+    d=${AB_DIR:-build-ab/B}
+    echo "== ${d##*/}: gpu_kernels"
+    env ${AB_MATCH:+KERNELS_MATCH=$AB_MATCH} "$d/test/gpu_kernels" >"$work/kernels.${d##*/}" 2>&1
+    grep -E 'FAIL|^gpu_kernels: ' "$work/kernels.${d##*/}" | head -8
     for sn in ${AB_STEPS:-llama-3-8b:precise llama-3-8b:q8 llama-3.2-1b:precise llama-3.2-1b:q8}; do
         s=${sn%%:*} n=${sn#*:}
-        for b in build/bin build-ab/B/bin; do
+        for b in build/bin "$d/bin"; do
             echo "== $s $n $b"
             step $b $s $n ab.$s.$n.${b%%/*} $(for q in ${AB_POS:-512 8192}; do echo --pos $q; done)
             grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$work/ab.$s.$n.${b%%/*}"

@@ -16,14 +16,8 @@ export AB_STEPS="llama-3-8b:q8 llama-3.2-1b:q8 qwen3-0.6b:q8 qwen2.5-0.5b:q8 gem
 export AB_POS=512 TL_SHAPES=llama-3-8b
 PARTS="ab laneB" sh bench/probe/s34.sh
 mv "$out/logs.tgz" "$out/logs.newrow.tgz" 2>/dev/null
-for b in build/bin build-ab/L/bin build/bin build-ab/L/bin; do
-    echo "== latent $b"
-    $b/logos-author decode_step examples/deepseek-v2-lite.yaml | $b/logos-fuse --numerics q8 -q |
-      $b/logos-bench --synthetic 1 --pos 512 -n 50 --launch-reps 1 >>"$out/latent.$(echo $b | tr / _)" 2>&1
-    grep -E '^device|^ +[0-9]+ +[0-9]+ ' "$out/latent.$(echo $b | tr / _)" | tail -2
-done
-KERNELS_MATCH=latent build-ab/L/test/gpu_kernels >"$out/kernels.L" 2>&1
-grep -E 'FAIL|^gpu_kernels' "$out/kernels.L" | head
+AB_DIR=build-ab/L AB_MATCH=latent AB_STEPS="deepseek-v2-lite:q8 deepseek-v2-lite:q8" PARTS=ab sh bench/probe/s34.sh
+mv "$out/logs.tgz" "$out/logs.latentq.tgz" 2>/dev/null
 P="kernels lane timelineB"
 nvidia-smi -L | grep -q H200 && P="kernels lane bench9 bench10 timeline"
 left=$((${LATE:-480} - ($(date +%s) - t0)))
