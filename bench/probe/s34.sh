@@ -24,11 +24,7 @@
 # logs (tests/gpu/run's gpu-logs) go into $OUT/logs.tgz after each part,
 # so a call cut short keeps what it took.
 set -u
-out=${OUT:-/tmp}
-work=$(mktemp -d)
-t0=$(date +%s)
-late() { [ $(($(date +%s) - t0)) -gt ${LATE:-480} ] && { echo "== (past ${LATE:-480} s: $1 not begun)"; return 0; }; return 1; }
-keep() { tar czf "$out/logs.tgz" -C "$work" . ; }
+. "$(dirname "$0")/call.sh"
 part() {   # NAME ENV... CHECKS...: tests/gpu/run with its logs in $work/NAME
     name=$1
     shift

@@ -8,9 +8,8 @@
 #
 #   LATE=SECONDS sh bench/probe/s42.sh
 set -u
-out=${OUT:-/tmp}
-t0=$(date +%s)
-cp -r build/carry/bin build/ && mkdir -p build/test && cp build/carry/gpu_kernels build/test/ || exit 3
+. "$(dirname "$0")/call.sh"
+carry_in || exit 3
 nvidia-smi -L
 export AB_STEPS="llama-3-8b:q8 llama-3.2-1b:q8 qwen3-0.6b:q8 qwen2.5-0.5b:q8 gemma-2-2b:q8 llama-3-8b:q8 qwen3-0.6b:q8"
 export AB_POS=512 TL_SHAPES=llama-3-8b

@@ -9,22 +9,22 @@
 #
 #   LATE=SECONDS sh bench/probe/s43.sh
 set -u
-out=${OUT:-/tmp}
-work=$(mktemp -d)
-t0=$(date +%s)
-late() { [ $(($(date +%s) - t0)) -gt ${LATE:-400} ] && { echo "== (past ${LATE:-400} s: $1 not begun)"; return 0; }; return 1; }
-keep() { tar czf "$out/logs.tgz" -C "$work" . ; }
-cp -r build/carry/bin build/ && mkdir -p build/test && cp build/carry/gpu_kernels build/test/ || exit 3
+LATE=${LATE:-400}
+. "$(dirname "$0")/call.sh"
+carry_in || exit 3
 nvidia-smi -L
 W=build-ab/W/bin
 for s in llama-3-8b llama-3.2-1b qwen3-0.6b gemma-2-2b; do
+    i=0
     for wr in 1 4 2 1 4; do
         late "$s WR=$wr" && break
+        i=$((i + 1))   # each run its own log: a WR's second run keeps its first
+        log="$work/wr.$s.$wr.$i"
         echo "== $s q8 WR=$wr"
         $W/logos-author decode_step examples/$s.yaml | LOGOS_PROBE_WR=$wr $W/logos-fuse --lane cuda --numerics q8 -q |
-            $W/logos-bench --synthetic 1 --pos 512 -n 50 --launch-reps 1 >"$work/wr.$s.$wr" 2>&1
-        grep -E '^ +[0-9]+ +[0-9]+ ' "$work/wr.$s.$wr"
-        grep -E '^ +[0-9]+  gemv' "$work/wr.$s.$wr" | head -5
+            $W/logos-bench --synthetic 1 --pos 512 -n 50 --launch-reps 1 >"$log" 2>&1
+        grep -E '^ +[0-9]+ +[0-9]+ ' "$log"
+        grep -E '^ +[0-9]+  gemv' "$log" | head -5
     done
 done
 keep
