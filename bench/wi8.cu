@@ -55,17 +55,21 @@
 #ifndef ATOM
 #define ATOM 1
 #endif
+#ifndef XS
+#define XS 0   // 1: x streamed with each stage (tile-major), not resident
+#endif
 typedef uint32_t u32;
 typedef uint64_t u64;
 constexpr int M = 64, KT = 256, THREADS = 256, BNW = 128, SLABS = KT / 32;
-constexpr int NA = KS / KT;                          // stages a slice
-constexpr int XATOMS = KS / 128, XA = M * 128;       // x's 128-value atoms of a slice, 8 KB each
-constexpr int XS_AT = XATOMS * XA, XSB = KS / 32 * M * 4;   // the slice's scales, slab-major
-constexpr int S_WQ = 0, S_WS = 2 * BNW * 128, SLOT = (S_WS + BNW * 16 + 1023) / 1024 * 1024;
+constexpr int NA = XS ? 1 : KS / KT;                 // stages a slice (XS: a stage's own x)
+constexpr int XATOMS = XS ? 0 : KS / 128, XA = M * 128;   // x's 128-value atoms of a slice, 8 KB each
+constexpr int XS_AT = XATOMS * XA, XSB = XS ? 0 : KS / 32 * M * 4;   // the slice's scales, slab-major
+constexpr int S_WQ = 0, S_WS = 2 * BNW * 128, S_XQ = (S_WS + BNW * 16 + 1023) / 1024 * 1024, S_XS = S_XQ + 2 * XA;
+constexpr int SLOT = ((XS ? S_XS + SLABS * M * 4 : S_WS + BNW * 16) + 1023) / 1024 * 1024;
 constexpr int RING_AT = (XS_AT + XSB + 1023) / 1024 * 1024, BAR_AT = RING_AT + STAGES * SLOT;
 constexpr int XBAR_AT = BAR_AT + 8 * STAGES;
 constexpr int SMEM = XBAR_AT + 8 + 1024;
-constexpr u32 WBYTES = 2 * BNW * 128 + BNW * 16;
+constexpr u32 WBYTES = 2 * BNW * 128 + BNW * 16 + (XS ? 2 * XA + SLABS * M * 4 : 0);
 static_assert(SMEM <= 227 * 1024, "shared memory");
 static_assert(KS % KT == 0, "a slice whole stages");
 
@@ -145,8 +149,12 @@ struct Pos {
     int s, t, j;   // slice, tile, stage of the tile's slice
 };
 
-__device__ __forceinline__ Pos pos_of(long L, int T)
+// stage L of all: slice-major (slice, tile, stage of the slice), or under
+// XS tile-major (tile, K stage: a slice a stage)
+__device__ __forceinline__ Pos pos_of(long L, int T, int KTN)
 {
+    if (XS)
+        return Pos{(int)(L % KTN), (int)(L / KTN), 0};
     long item = L / NA;
     return Pos{(int)(item / T), (int)(item % T), (int)(L % NA)};
 }
@@ -154,13 +162,18 @@ __device__ __forceinline__ Pos pos_of(long L, int T)
 // the block's i-th stage, stage L of all
 __device__ void issue_w(const P &p, u32 base, long i, long L, int T)
 {
-    Pos q = pos_of(L, T);
+    Pos q = pos_of(L, T, p.K / KT);
     int kt = q.s * NA + q.j;
     u32 st = base + RING_AT + (u32)(i % STAGES) * SLOT, bar = base + BAR_AT + 8 * (u32)(i % STAGES);
     mb_expect(bar, WBYTES);
     tma2d(st + S_WQ, &p.q, kt * KT, q.t * BNW, bar);
     tma2d(st + S_WQ + BNW * 128, &p.q, kt * KT + 128, q.t * BNW, bar);
     tma2d(st + S_WS, &p.d, kt * SLABS, q.t * BNW, bar);
+    if (XS) {   // the stage's x and its scales
+        tma2d(st + S_XQ, &p.x, kt * KT, 0, bar);
+        tma2d(st + S_XQ + XA, &p.x, kt * KT + 128, 0, bar);
+        bulk(st + S_XS, p.s + (long)kt * SLABS * M, SLABS * M * 4, bar);
+    }
 }
 
 // slice s of x and its scales
@@ -205,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wi8(const __grid_consta
     u32 base = (saddr(smraw) + 1023) & ~1023u;
     char *sm = smraw + (base - saddr(smraw));
     int T = p.N / BNW;
-    long S = (long)(p.K / KS) * T * NA, lo = S * blockIdx.x / gridDim.x, hi = S * (blockIdx.x + 1) / gridDim.x;
+    long S = XS ? (long)(p.K / KT) * T : (long)(p.K / KS) * T * NA, lo = S * blockIdx.x / gridDim.x, hi = S * (blockIdx.x + 1) / gridDim.x;
     if (lo >= hi)
         return;
     if (threadIdx.x == 0) {
@@ -214,7 +227,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wi8(const __grid_consta
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         for (int i = 0; i < STAGES && lo + i < hi; i++)
             issue_w(p, base, i, lo + i, T);
-        issue_x(p, base, pos_of(lo, T).s);
+        if (!XS)
+            issue_x(p, base, pos_of(lo, T, p.K / KT).s);
     }
     __syncthreads();
     float acc[32];
@@ -224,21 +238,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wi8(const __grid_consta
     int d0[32], d1[32];
     int wg = threadIdx.x >> 7, row = wg * 64 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2);
     int xpar = 0;
-    Pos q = pos_of(lo, T);
+    Pos q = pos_of(lo, T, p.K / KT);
     for (long i = 0; lo + i < hi; i++) {
         long L = lo + i;
         int slot = (int)(i % STAGES);
-        mb_wait(base + XBAR_AT, xpar);
+        if (!XS)
+            mb_wait(base + XBAR_AT, xpar);
         mb_wait(base + BAR_AT + 8 * slot, (int)(i / STAGES) & 1);
         const char *st = sm + RING_AT + slot * SLOT;
         u32 sta = base + RING_AT + slot * SLOT;
         uint4 wr0 = *(const uint4 *)(st + S_WS + row * 16), wr1 = *(const uint4 *)(st + S_WS + (row + 8) * 16);
         const __half *h0 = (const __half *)&wr0, *h1 = (const __half *)&wr1;
-        const float *xs = (const float *)(sm + XS_AT) + q.j * SLABS * M;
+        const float *xs = XS ? (const float *)(st + S_XS) : (const float *)(sm + XS_AT) + q.j * SLABS * M;
 #pragma unroll
         for (int sl = 0; sl < SLABS; sl++) {
             u64 da = desc(sta + S_WQ + (sl >> 2) * BNW * 128 + wg * 64 * 128 + 32 * (sl & 3));
-            u64 db = desc(base + (q.j * 2 + (sl >> 2)) * XA + 32 * (sl & 3));
+            u64 db = desc((XS ? sta + S_XQ : base + q.j * 2 * XA) + (sl >> 2) * XA + 32 * (sl & 3));
             wg_fence();
             wgmma_s8(sl & 1 ? d1 : d0, da, db);
             wg_commit();
@@ -249,17 +264,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wi8(const __grid_consta
         }
         wg_wait<0>();
         scale_in(acc, d1, __half2float(h0[SLABS - 1]), __half2float(h1[SLABS - 1]), xs + (SLABS - 1) * M);
-        Pos nq = L + 1 < hi ? pos_of(L + 1, T) : q;
+        Pos nq = L + 1 < hi ? pos_of(L + 1, T, p.K / KT) : q;
         __syncthreads();   // both warpgroups done with the slot (and with x, where the slice ends)
         if (threadIdx.x == 0 && L + STAGES < hi)
             issue_w(p, base, i + STAGES, L + STAGES, T);
-        if (q.j == NA - 1 || L + 1 == hi) {
+        if ((XS ? q.s == p.K / KT - 1 : q.j == NA - 1) || L + 1 == hi) {
             flush(p, q.t, acc);
 #pragma unroll
             for (int k = 0; k < 32; k++)
                 acc[k] = 0.0f;
         }
-        if (L + 1 < hi && nq.s != q.s) {
+        if (!XS && L + 1 < hi && nq.s != q.s) {
             if (threadIdx.x == 0)
                 issue_x(p, base, nq.s);
             xpar ^= 1;
@@ -307,7 +322,7 @@ static uint32_t rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (u
 int main(int argc, char **argv)
 {
     int N = argc > 1 ? atoi(argv[1]) : 28672, K = argc > 2 ? atoi(argv[2]) : 4096;
-    if (N % BNW || K % KS) {
+    if (N % BNW || K % (XS ? KT : KS)) {
         fprintf(stderr, "wi8: N a multiple of %d, K of %d\n", BNW, KS);
         return 2;
     }
@@ -383,7 +398,7 @@ int main(int argc, char **argv)
     double ms = ts[ts.size() / 2], bytes = (double)N * K * (1 + 2.0 / 32);
     if (ATOM == 0)
         worst = 0;
-    printf("wi8 KS %d STAGES %d ATOM %d  N %d K %d: %.2f us  %.0f GB/s of weights  %.1f TOP/s  worst rel err %.2e\n",
-           KS, STAGES, ATOM, N, K, ms * 1e3, bytes / ms / 1e6, 2.0 * M * N * K / ms / 1e9, worst);
+    printf("wi8 XS %d KS %d STAGES %d ATOM %d  N %d K %d: %.2f us  %.0f GB/s of weights  %.1f TOP/s  worst rel err %.2e\n",
+           XS, KS, STAGES, ATOM, N, K, ms * 1e3, bytes / ms / 1e6, 2.0 * M * N * K / ms / 1e9, worst);
     return worst < 1e-5 ? 0 : 1;
 }

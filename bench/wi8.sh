@@ -6,10 +6,11 @@
 # worst relative error of 4000 sums against the host's (bench/NOTES.md
 # session forty-four).
 #
-#   sh bench/wi8.sh [VARIANT...]     VARIANT: kKSsSaA (default below)
+#   sh bench/wi8.sh [VARIANT...]     VARIANT: kKSsSaA or xSaA (default below)
 #
 # KS: the K slice a block keeps of x; S: the ring's stages; A: ATOM (0 the
-# stages alone, sums not written; 1 a float at a time into y). WI_BIN: a
+# stages alone, sums not written; 1 a float at a time into y). xSaA: x
+# streamed with each stage instead (XS 1, the stages tile-major). WI_BIN: a
 # folder of binaries built already (WI_BUILD=1 builds them with nvcc here
 # and runs nothing). Shapes: the 8B's gated pair, down, q/k/v, o and LM
 # head. Exit status: 0 every variant ran and its sums were right (ATOM
@@ -17,15 +18,19 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${WI_BIN:-$(mktemp -d)}
-want=${*:-"k1024s4a0 k1024s4a1 k512s5a1 k1024s3a1"}
+want=${*:-"k1024s4a0 k1024s4a1 k512s5a1 k1024s3a1 x4a0 x4a1 x3a1"}
 status=0
 mkdir -p "$out"
 for name in $want; do
-    ks=${name#k}; ks=${ks%%s*}; st=${name#*s}; st=${st%a*}; atom=${name#*a}
+    case $name in
+    x*) ks=1024; st=${name#x}; st=${st%a*}; xs=1 ;;
+    *) ks=${name#k}; ks=${ks%%s*}; st=${name#*s}; st=${st%a*}; xs=0 ;;
+    esac
+    atom=${name#*a}
     if [ ! -x "$out/$name" ]; then
         command -v nvcc >/dev/null 2>&1 || PATH=$PATH:/usr/local/cuda/bin
         command -v nvcc >/dev/null 2>&1 || { echo "wi8: no nvcc and no $out/$name" >&2; exit 3; }
-        nvcc -O3 -gencode arch=compute_90a,code=sm_90a -DKS="$ks" -DSTAGES="$st" -DATOM="$atom" \
+        nvcc -O3 -gencode arch=compute_90a,code=sm_90a -DKS="$ks" -DSTAGES="$st" -DATOM="$atom" -DXS="$xs" \
             -o "$out/$name" "$top/bench/wi8.cu" || { status=1; continue; }
     fi
     [ -n "${WI_BUILD:-}" ] && continue
