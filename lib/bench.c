@@ -186,7 +186,7 @@ double launch_flops(const Plan *pl, int i, BenchAt at)
 {
     const PLaunch *l = &pl->ls[i];
     switch (l->kernel) {
-    case KN_GEMV: case KN_MMA: case KN_MMV: case KN_MMH:
+    case KN_GEMV: case KN_MMA: case KN_MMV: case KN_MMH: case KN_MMI:
         return product(l, at);
     case KN_ATTEND: case KN_FLASH:
         return attend_flops(l, at);
@@ -201,7 +201,7 @@ double launch_ops(const Plan *pl, int i, BenchAt at)
     switch (l->kernel) {
     case KN_GEMV:
         return C(l, "WQ") ? product(l, at) : 0;
-    case KN_MMA: case KN_MMV: case KN_MMH:
+    case KN_MMA: case KN_MMV: case KN_MMH: case KN_MMI:
         return product(l, at);
     case KN_MOE: {   /* each row's kept experts and shared segments: gate and up (PHASE 0), then down */
         double per = 2 * (C(l, "K") + C(l, "SH")) * C(l, "D") * C(l, "FF") * rows_of(l, at);
@@ -282,7 +282,7 @@ void launch_brief(const Plan *pl, int i, char *buf, size_t n)
     const PLaunch *l = &pl->ls[i];
     const char *name = kernel_info(l->kernel)->name;
     switch (l->kernel) {
-    case KN_MMA: case KN_MMV: case KN_MMH:
+    case KN_MMA: case KN_MMV: case KN_MMH: case KN_MMI:
         snprintf(buf, n, "%s %.0fx%.0f%s%s rows q8 %s", name, C(l, "N0") + C(l, "N1") + C(l, "N2") + C(l, "N3"),
                  C(l, "K"), C(l, "PARTS") > 1 ? "/" : "", C(l, "PARTS") > 1 ? (C(l, "GATE") ? "gated" : "parts") : "",
                  l->kernel == KN_MMH ? (C(l, "XIN") == 3 ? "a8h" : "a8 in f16") : etype_name(act_etype(C(l, "XQ"))));

@@ -372,6 +372,43 @@ static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
     return 0;
 }
 
+/* An mmi launch's tensor maps (mmi.cu's opening comment), in device
+ * memory, its parameter 21: x's quants (the 128-byte swizzle) and scales,
+ * boxes of NR rows; then each part's quants (the 128-byte swizzle) and
+ * scales, boxes of 128 rows (64 under GATE). */
+static int mmi_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
+{
+    enum { U8 = 0, F16 = 6, F32 = 7, SW128 = 3 };
+    _Alignas(64) unsigned char m[10][128];
+    long K = (long)l->c[kernel_const(KN_MMI, "K")], rows = (long)l->c[kernel_const(KN_MMI, "ROWS")];
+    long nr = (long)l->c[kernel_const(KN_MMI, "NR")], gate = (long)l->c[kernel_const(KN_MMI, "GATE")];
+    int parts = (int)l->c[kernel_const(KN_MMI, "PARTS")];
+    static const char *Nn[] = {"N0", "N1", "N2", "N3"};
+    if (!cu.TensorMapEncodeTiled) {
+        diag("this driver has no cuTensorMapEncodeTiled: mmi needs CUDA 12 or later");
+        return EXIT_SYSTEM;
+    }
+    CUdeviceptr x = rt->ptr[l->arg[4]];
+    memset(m, 0, sizeof m);
+    if (tmap(m[0], U8, x, K, rows, K, 128, (unsigned)nr, SW128) ||
+        tmap(m[1], F32, x + (CUdeviceptr)((rows * K + 15) / 16 * 16), K / 32, rows, K / 32 * 4, 8, (unsigned)nr, 0))
+        return EXIT_SYSTEM;
+    for (int q = 0; q < parts; q++) {
+        long np = (long)l->c[kernel_const(KN_MMI, Nn[q])], bp = gate ? 64 : 128;
+        CUdeviceptr w = rt->ptr[l->arg[q]];
+        if (tmap(m[2 + 2 * q], U8, w, K, np, K, 128, (unsigned)bp, SW128) ||
+            tmap(m[3 + 2 * q], F16, w + (CUdeviceptr)((np * K + 15) / 16 * 16), K / 32, np, K / 32 * 2, 8,
+                 (unsigned)bp, 0))
+            return EXIT_SYSTEM;
+    }
+    CUdeviceptr d;
+    if (dalloc(c, 128L * (2 + 2 * parts), &d))
+        return EXIT_SYSTEM;
+    CK(cu.MemcpyHtoD(d, m, 128 * (size_t)(2 + 2 * parts)));
+    p->a[21] = (void *)(uintptr_t)d;
+    return 0;
+}
+
 static int plan_params(CudaLane *c, int k)
 {
     Rt *rt = &c->rt[k];
@@ -382,6 +419,8 @@ static int plan_params(CudaLane *c, int k)
         for (int p = 0; p < KMAXP; p++)
             rt->params[i].a[p] = l->arg[p] < 0 ? NULL : (void *)(uintptr_t)rt->ptr[l->arg[p]];
         if (l->kernel == KN_MMH && mmh_maps(c, rt, l, &rt->params[i]))
+            return EXIT_SYSTEM;
+        if (l->kernel == KN_MMI && mmi_maps(c, rt, l, &rt->params[i]))
             return EXIT_SYSTEM;
         /* past the default 48 KB a block, static shared memory counted (at
          * most 8 KB in the library: moe's routing row of 1024 experts) */

@@ -858,6 +858,54 @@ long mmv_smem(long K, long nt, long xq, int xs, int depth)
     return sums + (xs == 1 ? act : 0) + 8L * depth * (32 * 128 + 32 * 8 + (xs == 2 ? slice : 0));
 }
 
+/* mmi.cu: tiles of 128 weight rows (64 gate rows and their up rows under
+ * GATE) by at most 64 rows of x (NR: wgmma's N), stages of 256 values of
+ * K in a ring of STAGES slots (the weights' two boxes and scales, x's two
+ * atoms and scales), the sums' tile (NR x 129 floats), the mbarriers, 1 KB
+ * to align; GRID blocks share the tiles' stages (stream-K), each leaving
+ * the parts of tiles it did not take whole in part (two places a block)
+ * and counting them in cnt (one a tile). */
+long mmi_tiles(long gate, const long *np, int parts)
+{
+    return mmh_tiles(128, gate, np, parts);
+}
+
+long mmi_smem(long nr, long stages)
+{
+    long slot = cdiv(cdiv(2 * 128 * 128 + 128 * 16, 1024) * 1024 + 2 * nr * 128 + nr * 32, 1024) * 1024;
+    return cdiv(stages * slot + nr * 129 * 4, 16) * 16 + 8 * stages + 1024;
+}
+
+static int need_mmi(Need *n)
+{
+    long K = C(n, "K"), P = C(n, "PARTS"), rows = C(n, "ROWS"), gate = C(n, "GATE"), nr = C(n, "NR"), units;
+    long np[4] = {C(n, "N0"), C(n, "N1"), C(n, "N2"), C(n, "N3")};
+    if (need_parts(n, &units))
+        return -1;
+    if (K % 256)
+        return bad(n, "int8 wgmma takes K in whole 256-value stages");
+    if (nr != 16 && nr != 32 && nr != 64)
+        return bad(n, "x's rows a wgmma (NR) are 16, 32 or 64");
+    if (rows > nr)
+        return bad(n, "more rows of x (ROWS) than a wgmma takes (NR)");
+    if (gate && P != 2)
+        return bad(n, "a gated pair in int8 tiles has no other parts");
+    if (need_oq_output(n))
+        return -1;
+    long tiles = mmi_tiles(gate, np, (int)P), grid_ = C(n, "GRID");
+    if (grid_ > tiles * (K / 256))
+        return bad(n, "GRID is at most the tiles' stages");
+    need(n, "x", rows * K);
+    need_etype(n, "x", act_etype(1));
+    need(n, "part", 2 * grid_ * 128 * nr);
+    need(n, "cnt", tiles);
+    grid(n, grid_, 1, 1);
+    n->out->smem = mmi_smem(nr, C(n, "STAGES"));
+    if (n->out->smem > 227 * 1024)
+        return bad(n, "its ring of STAGES stages passes the shared memory of a block");
+    return 0;
+}
+
 /* mmv.cu: GRID blocks a pass over tiles of 32 units, passes of 8 NT
  * activation rows already quantized, two tiles' sums in shared memory
  * ([KS][RG][8 NT][36] floats: 8 x 8 NT x 36 a tile). */
@@ -950,7 +998,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen)
         [KN_ATTEND] = need_attend, [KN_FLASH] = need_flash, [KN_ARGMAX] = need_argmax, [KN_ELEM] = need_elem, [KN_COPY] = need_copy,
         [KN_RANGE] = need_range, [KN_CONV] = need_conv,
         [KN_ROUTE] = need_route, [KN_MOE] = need_moe,
-        [KN_MMA] = need_mma, [KN_MMV] = need_mmv, [KN_MMH] = need_mmh,
+        [KN_MMA] = need_mma, [KN_MMV] = need_mmv, [KN_MMH] = need_mmh, [KN_MMI] = need_mmi,
         [KN_LATENT] = need_latent, [KN_LATENT_EXPAND] = need_latent_expand,
         [KN_DELTA] = need_delta,
     };

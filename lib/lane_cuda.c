@@ -510,6 +510,13 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
                       "--mma-rows %d; not f16 tiles: %s", rows, cross, no);
         return KN_MMA;
     }
+    if (rows >= mmi_crossover(f->o) && rows <= 64 && xq == 1 && xin == 1 && K % 256 == 0 && gr->norm < 0 &&
+        (!gr->gate || gr->parts == 2)) {
+        if (say)
+            fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 wgmma (mmi): at least "
+                      "--mmi-rows %d, at most 64", rows, mmi_crossover(f->o));
+        return KN_MMI;
+    }
     long cy;
     if (rows >= xr_crossover(f->o) && rows <= 64 && xq == 1 && K % 256 == 0 && (!gr->gate || gr->parts == 2) &&
         xr_splits(f, mmh_blocks(f, gr, rows, 64), K, &cy) && a8h_source(f, gr)) {
@@ -781,6 +788,32 @@ static void mmv_memory(L L, long K, long nt, int xq)
     C(L, "DEPTH", depth);
 }
 
+/* mmi: x's rows a wgmma (16, 32 or 64), a block a multiprocessor sharing
+ * the tiles' stages (at most one each), the deepest ring of at most 5
+ * stages that fits. */
+static void emit_mmi(Fz *f, const Group *gr)
+{
+    L L = launch(f, KN_MMI, gr);
+    int n;
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n), np[4] = {0, 0, 0, 0};
+    product_consts(L, f, gr, rows, n);
+    for (int p = 0; p < gr->parts; p++)
+        np[p] = last(&N(f, gr->prod[p])->ty);
+    long nr = rows <= 16 ? 16 : rows <= 32 ? 32 : 64, tiles = mmi_tiles(gr->gate, np, gr->parts);
+    long stages = tiles * (prod_k(f, gr) / 256), grid = stages < f->o->sms ? stages : f->o->sms, ring = 5;
+    while (ring > 2 && mmi_smem(nr, ring) > 227 * 1024)
+        ring--;
+    C(L, "XQ", 1);
+    C(L, "NR", (double)nr);
+    C(L, "GRID", (double)grid);
+    C(L, "STAGES", (double)ring);
+    A(L, "part", shared_scratch(f, "mmi.part", ET_F32, 2 * grid * 128 * nr));
+    A(L, "cnt", shared_scratch(f, "mmi.count", ET_I32, tiles));
+    fuse_note(f, gr->node, "int8 wgmma: %ld tiles of 128 weight rows by %ld rows of x, %ld stages of 256 values on %ld "
+              "blocks", tiles, nr, stages, grid);
+    finish(L);
+}
+
 static void emit_mmv(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_MMV, gr);
@@ -881,6 +914,10 @@ static void emit_gemv(Fz *f, const Group *gr)
     }
     if (kn == KN_MMV) {
         emit_mmv(f, gr);
+        return;
+    }
+    if (kn == KN_MMI) {
+        emit_mmi(f, gr);
         return;
     }
     L L = launch(f, KN_GEMV, gr);

@@ -735,6 +735,8 @@ int act_etype(long f);
 int etype_format(int et);
 long mmh_tiles(long bn, long gate, const long *np, int parts);
 long mmh_smem(long bn, long xin, long tm, long kper);
+long mmi_tiles(long gate, const long *np, int parts);
+long mmi_smem(long nr, long stages);
 /* kernel_source's flags: the timeline's marks (kernels/common.cuh's
  * LOGOS_TL: logos-bench --timeline, or LOGOS_TIMELINE); the plan took rule
  * early_trigger (LOGOS_ET). */
@@ -888,6 +890,7 @@ typedef struct FuseOpts {
     int latent_rows;     /* stacked rows from which a latent attention runs expanded; 0: LATENT_ROWS */
     int mmh_rows;        /* stacked rows from which mma's products run in f16 tiles (mmh); 0: MMH_ROWS */
     int xr_rows;         /* stacked rows from which, up to 64, products run on mmh with x resident; 0: XR_ROWS */
+    int mmi_rows;        /* stacked rows from which, up to 64, products run in int8 wgmma (mmi); 0: MMI_ROWS */
     int preload_kb;      /* the most KB of weights a block of a decode step's product after a launch that reads
                             little takes into shared memory before its wait (rule preload); 0, the default:
                             never (on an H100 the steps ran from 0.2% faster to 4% slower with it, Qwen2.5-0.5B's
@@ -939,6 +942,15 @@ static inline int mmh_crossover(const FuseOpts *o)
  * 16-64 rows ran 2.6-5x slower on it than on mmv (bench/NOTES.md run183;
  * --xr-rows 33 takes it from 33 rows). */
 #define XR_ROWS 65
+/* The default of --mmi-rows: the stacked rows from which, up to 64, the
+ * products whose activation comes a8 run in int8 wgmma (mmi.cu) rather than
+ * mmv: 65, none, until the bench has timed it (bench/NOTES.md session
+ * forty-four). */
+#define MMI_ROWS 65
+static inline int mmi_crossover(const FuseOpts *o)
+{
+    return o->mmi_rows > 0 ? o->mmi_rows : MMI_ROWS;
+}
 static inline int xr_crossover(const FuseOpts *o)
 {
     return o->xr_rows > 0 ? o->xr_rows : XR_ROWS;

@@ -10,7 +10,7 @@ typedef struct Opts {
     const char *out, *crossover;
     FuseOpts f;
     int numerics, no_lane_rules, no_fuse_quant;
-    long rows, sms, mma_rows, mmv_rows, latent_rows, mmh_rows, xr_rows, preload_kb;
+    long rows, sms, mma_rows, mmv_rows, latent_rows, mmh_rows, xr_rows, mmi_rows, preload_kb;
     int quiet;
 } Opts;
 
@@ -57,6 +57,10 @@ static const Opt opts[] = {
      .what = "a number of rows",
      .help = "stacked rows from which, up to 64, products run in f16 with x resident\n"
              "(mmh TM 64; default 65: never)"},
+    {.l = "mmi-rows", .kind = OPT_LONG, .at = offsetof(Opts, mmi_rows), .arg = "N", .lo = 1, .hi = 65,
+     .what = "a number of rows",
+     .help = "stacked rows from which, up to 64, products run in int8 wgmma\n"
+             "(mmi; default 65: never)"},
     {.l = "preload-kb", .kind = OPT_LONG, .at = offsetof(Opts, preload_kb), .arg = "N", .lo = 0, .hi = 200,
      .what = "a number of KB",
      .help = "the most KB of weights a block of a decode step's product after an\n"
@@ -72,7 +76,8 @@ static const Opt opts[] = {
 };
 static const Cli cli = {"usage: logos-fuse [--lane cuda] [--numerics N] [--no-fuse-quant] [--no-lane-rules]\n"
                         "                  [--rows N] [--sms N] [--mma-rows N] [--mmv-rows N]\n"
-                        "                  [--latent-rows N] [--mmh-rows N] [--xr-rows N] [--preload-kb N]\n"
+                        "                  [--latent-rows N] [--mmh-rows N] [--xr-rows N] [--mmi-rows N]\n"
+                        "                  [--preload-kb N]\n"
                         "                  [--crossover FILE]\n"
                         "                  [-o FILE] [-v] [FILE]\n",
                         opts};
@@ -145,6 +150,7 @@ int main(int argc, char **argv)
     o.f.latent_rows = (int)o.latent_rows;
     o.f.mmh_rows = (int)o.mmh_rows;
     o.f.xr_rows = (int)o.xr_rows;
+    o.f.mmi_rows = (int)o.mmi_rows;
     o.f.preload_kb = (int)o.preload_kb;
     o.f.verbose &= !o.quiet;
     if (!s && o.crossover)

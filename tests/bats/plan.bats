@@ -124,6 +124,14 @@ same() {
     done
     grep -q '^launch mmh .* GATE=1 .* TM=64 ' all.plans && grep -q '^launch mmh .* SK=8 .* TM=64 ' all.plans &&
         grep -q '^launch mmh .* SK=14 .* TM=64 ' all.plans
+    # int8 wgmma (mmi): x's rows a wgmma 16, 32 and 64, a gated pair's
+    for s in llama-3.2-1b llama-3-8b qwen3-0.6b gemma-2-2b; do
+        for b in 16 32 64; do
+            logos-author decode_batch --batch "$b" "$EX/$s.yaml" | logos-fuse --numerics q8 --mmi-rows 3 >>all.plans
+        done
+    done
+    grep -q '^launch mmi .* NR=16 ' all.plans && grep -q '^launch mmi .* NR=32 ' all.plans &&
+        grep -q '^launch mmi .* NR=64 .* GATE=1 ' all.plans
     # rule preload (--preload-kb, off by default): after an attention, a
     # latent attention, a gated norm, a convolution; rows of 896
     for s in llama-3-8b qwen2.5-0.5b gemma-2-2b gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b; do
@@ -677,6 +685,43 @@ got.tofile("got.f32")'
     [ "$(wc -l <c.tok)" -eq 4 ] && ! cmp -s h.f32 m.f32
     run --separate-stderr logos-fuse --mmh-rows 0 p.logos
     [ "$status" -eq 2 ]
+}
+
+@test "logos-fuse --mmi-rows: up to 64 stacked rows of an a8 activation in int8 wgmma (mmi), -v says so; the CPU reference runs them" {
+    logos-author decode_batch --batch 64 "$EX/llama-3-8b.yaml" >b.logos
+    # by default none (the kernel waits for its first GPU timing): mmv
+    run --separate-stderr logos-fuse --numerics q8 b.logos
+    [ "$status" -eq 0 ] && ! grep -q '^launch mmi ' <<<"$output"
+    run --separate-stderr logos-fuse -v --numerics q8 --mmi-rows 33 b.logos
+    [ "$status" -eq 0 ]
+    # every product: q/k/v, o, the gated pair, down, the LM head; 132 blocks sharing each one's stages
+    [ "$(grep -c '^launch mmi K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XQ=1 ROWS=64 NR=64 .* GRID=132 STAGES=3 grid 132 1 1 block 256 smem 193816 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmi K=4096 PARTS=2 N0=14336 N1=14336 .* GATE=1 CAP=0 OQ=1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmi K=14336 PARTS=1 N0=4096 .* RES=1 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmi ' <<<"$output")" -eq 129 ] && ! grep -q '^launch mmv ' <<<"$output"
+    grep -q '^buffer mmi.part scratch f32 2162688$' <<<"$output" && grep -q '^buffer mmi.count scratch i32 1002$' <<<"$output"
+    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in int8 wgmma (mmi): at least --mmi-rows 33, at most 64"* ]]
+    [[ "$stderr" == *"int8 wgmma: 224 tiles of 128 weight rows by 64 rows of x, 3584 stages of 256 values on 132 blocks"* ]]
+    logos-check - <<<"$output"
+    # 16 rows stay on mmv at --mmi-rows 33; at --mmi-rows 16 x's rows a wgmma are 16, the ring 5 stages deep
+    run --separate-stderr logos-fuse --numerics q8 --mmi-rows 33 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
+    ! grep -q '^launch mmi ' <<<"$output"
+    run --separate-stderr logos-fuse --numerics q8 --mmi-rows 16 <(logos-author decode_batch --batch 16 "$EX/llama-3-8b.yaml")
+    [ "$(grep -c '^launch mmi .* ROWS=16 NR=16 .* STAGES=5 ' <<<"$output")" -eq 129 ]
+    # q8x2 and precise: mmv and GEMVs; past 64 rows the option's range
+    run --separate-stderr logos-fuse --mmi-rows 33 b.logos
+    ! grep -q '^launch mmi ' <<<"$output"
+    run --separate-stderr logos-fuse --mmi-rows 66 b.logos
+    [ "$status" -eq 2 ]
+    # a tiny Llama of width 256, a batch of 40: the CPU reference runs the mmi plan to its program's tokens
+    sed 's/^dim: 64/dim: 256/; s/head_dim: 16/head_dim: 64/; s/hidden: 128/hidden: 512/' "$TINY/llama.yaml" >w.yaml
+    logos-author decode_batch --batch 40 w.yaml >t.logos
+    logos-fuse --numerics q8 --mmi-rows 33 t.logos >i.plan
+    [ "$(grep -c '^launch mmi ' i.plan)" -eq 9 ]
+    for i in $(seq 40); do echo "$i $((i + 7)) 3"; done >prompts
+    logos-run --device cpu -q --synthetic 3 -P prompts -n 3 t.logos >a.tok
+    logos-run --device cpu -q --synthetic 3 -P prompts -n 3 i.plan >b.tok
+    cmp a.tok b.tok
 }
 
 @test "logos-fuse --xr-rows: 33 to 64 stacked rows of an a8h activation on mmh with x resident (TM 64), -v says so; the CPU reference models them" {

@@ -520,6 +520,7 @@ typedef struct MmaCase {
     Case c;
     int rows;            /* --mma-rows for its plan (0: the default) */
     int xr;              /* --xr-rows for its plan (0: the default) */
+    int mmi;             /* --mmi-rows for its plan (0: the default) */
 } MmaCase;
 
 /* A norm, a gated SwiGLU pair quantizing its output, the down product and
@@ -530,47 +531,47 @@ typedef struct MmaCase {
     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n"
 
 static const MmaCase mma_cases[] = {
-    {{"mma q8 96x64, 130 rows", "in x : f32[130,64]\nweight w : q8[96,64]\nout y : f32[130,96]\ny = w @ x\n", 2, 0}, 0, 0},
+    {{"mma q8 96x64, 130 rows", "in x : f32[130,64]\nweight w : q8[96,64]\nout y : f32[130,96]\ny = w @ x\n", 2, 0}, 0, 0, 0},
     {{"mma q8 1000x4096, 70 rows", "in x : f32[70,4096]\nweight w : q8[1000,4096]\nout y : f32[70,1000]\ny = w @ x\n",
-     2, 0}, 2, 0},
+     2, 0}, 2, 0, 0},
     {{"mma q8 200x96, bias, residual, 67 rows",
      "in x : f32[67,96]\nin r : f32[67,200]\nweight w : q8[200,96]\nweight b : f32[200]\nout y : f32[67,200]\n"
-     "y = r + (w @ x + b)\n", 2, 0}, 2, 0},
+     "y = r + (w @ x + b)\n", 2, 0}, 2, 0, 0},
     {{"mma gated output (sigmoid of a value a row), residual, 67 rows",
      "in x : f32[67,96]\nin r : f32[67,200]\nin s : f32[67,1]\nweight w : q8[200,96]\nout y : f32[67,200]\n"
-     "y = r + sigmoid(s) * (w @ x)\n", 2, 0}, 2, 0},
-    {{"mma q8 40x32, 3 rows", "in x : f32[3,32]\nweight w : q8[40,32]\nout y : f32[3,40]\ny = w @ x\n", 2, 0}, 2, 0},
+     "y = r + sigmoid(s) * (w @ x)\n", 2, 0}, 2, 0, 0},
+    {{"mma q8 40x32, 3 rows", "in x : f32[3,32]\nweight w : q8[40,32]\nout y : f32[3,40]\ny = w @ x\n", 2, 0}, 2, 0, 0},
     {{"mma parts, norm prologue, bias, residual, 33 rows",
      "in x : f32[33,256]\nin r : f32[33,128]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[128,256]\nweight b0 : f32[256]\nout y0 : f32[33,256]\nout y1 : f32[33,64]\nout y2 : f32[33,128]\n"
-     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 2, 0},
+     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 2, 0, 0},
     {{"mma gated silu, quantizing epilogue, down, T rows",
-     "size T\n" GATED_DOWN("T", "512", "1536"), 2, 0}, 2, 0},
+     "size T\n" GATED_DOWN("T", "512", "1536"), 2, 0}, 2, 0, 0},
     {{"mma gated gelu_tanh 80x2048, 100 rows",
      "in x : f32[100,2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\nout h : f32[100,80]\n"
-     "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2, 0}, 2, 0},
+     "h = gelu_tanh(wg @ x) * (wu @ x)\n", 2, 0}, 2, 0, 0},
     {{"mma q8 512x4096, soft-cap, 129 rows",
-     "in x : f32[129,4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\ny = softcap(w @ x, cap=30)\n", 2, 0}, 0, 0},
+     "in x : f32[129,4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\ny = softcap(w @ x, cap=30)\n", 2, 0}, 0, 0, 0},
     /* mmh.cu (--mmh-rows 128, the default): activations quantized before
      * (a norm's epilogue, a gated pair's), K whole 256-value blocks; q8
      * alone (precise runs GEMVs, q8x2 mma.cu); rows, units and parts not
      * whole tiles, tiles of 128 and of 256 weight rows */
     {{"mmh after a norm 640x4096, 200 rows",
      "in x : f32[200,4096]\nweight nw : f32[4096]\nweight w : q8[640,4096]\nout y : f32[200,640]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = w @ a\n", 2, 0}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = w @ a\n", 2, 0}, 0, 0, 0},
     {{"mmh parts after a norm, bias, residual, 300 rows (tiles of 256)",
      "in x : f32[300,256]\nin r : f32[300,1000]\nweight nw : f32[256]\nweight w0 : q8[5120,256]\n"
      "weight w1 : q8[1024,256]\nweight w2 : q8[1000,256]\nweight b0 : f32[5120]\nout y0 : f32[300,5120]\n"
      "out y1 : f32[300,1024]\nout y2 : f32[300,1000]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0, 0, 0},
     {{"mmh gated silu, quantizing epilogue, down, 257 rows",
-     GATED_DOWN("257", "512", "1536"), 2, 0}, 0, 0},
+     GATED_DOWN("257", "512", "1536"), 2, 0}, 0, 0, 0},
     {{"mmh gated gelu_tanh 6400x256 after a norm, 130 rows (tiles of 256)",
      "in x : f32[130,256]\nweight nw : f32[256]\nweight wg : q8[6400,256]\nweight wu : q8[6400,256]\n"
-     "out h : f32[130,6400]\na = rmsnorm(x, nw, eps=1e-05)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0, 0},
+     "out h : f32[130,6400]\na = rmsnorm(x, nw, eps=1e-05)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0, 0, 0},
     {{"mmh soft-cap after a norm 512x4096, 129 rows",
      "in x : f32[129,4096]\nweight nw : f32[4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 0}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 0}, 0, 0, 0},
     /* a8h (--sms 8, 40: tiles that fill half of a smaller chip): the
      * activation written as f16 by its producer (a norm's epilogue above,
      * flash's, an int8 gated pair's) where mmh launches alone read it; a8
@@ -579,43 +580,43 @@ static const MmaCase mma_cases[] = {
      "in q : f32[130,4,128]\nin k : f32[130,2,128]\nin v : f32[130,2,128]\nin pos0 : i32\nweight w : q8[256,512]\n"
      "state Kc : f32[512,2,128]\nstate Vc : f32[512,2,128]\nout y : f32[130,256]\n"
      "p = range(pos0, n=130)\nKc[p] = k\nVc[p] = v\no = attend(q, Kc[..p], Vc[..p], scale=0.088)\n"
-     "y = w @ (o ~ [130,512])\n", 2, 8}, 0, 0},
+     "y = w @ (o ~ [130,512])\n", 2, 8}, 0, 0, 0},
     {{"mmh a8h after an int8 gated pair (split K, quantizing), down with residual, 200 rows (--sms 40)",
-     GATED_DOWN("200", "2048", "256"), 2, 40}, 0, 0},
+     GATED_DOWN("200", "2048", "256"), 2, 40}, 0, 0, 0},
     {{"mmh a8 after a norm also read by mma: four parts, and a fifth product, 200 rows (--sms 8)",
      "in x : f32[200,512]\nweight nw : f32[512]\nweight w0 : q8[512,512]\nweight w1 : q8[512,512]\n"
      "weight w2 : q8[512,512]\nweight w3 : q8[512,512]\nweight w4 : q8[64,512]\nout y0 : f32[200,512]\n"
      "out y1 : f32[200,512]\nout y2 : f32[200,512]\nout y3 : f32[200,512]\nout y4 : f32[200,64]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a\ny1 = w1 @ a\ny2 = w2 @ a\ny3 = w3 @ a\ny4 = w4 @ a\n", 2, 8}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a\ny1 = w1 @ a\ny2 = w2 @ a\ny3 = w3 @ a\ny4 = w4 @ a\n", 2, 8}, 0, 0, 0},
     /* mmh's splits of K (clusters of 2 and 4) where its tiles fill little
      * of a chip of --sms multiprocessors */
     {{"mmh K split over clusters of 4, after a norm, residual, 200 rows (--sms 24)",
      "in x : f32[200,8192]\nin r : f32[200,256]\nweight nw : f32[8192]\nweight w : q8[256,8192]\n"
-     "out y : f32[200,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 24}, 0, 0},
+     "out y : f32[200,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 24}, 0, 0, 0},
     {{"mmh gated pair, K split over clusters of 2, writing a8h for mmh's down, 150 rows (--sms 32)",
-     GATED_DOWN("150", "4096", "512"), 2, 32}, 0, 0},
+     GATED_DOWN("150", "4096", "512"), 2, 32}, 0, 0, 0},
     /* mmh's tail: the tiles of a last round that would leave half the chip
      * idle each as two blocks of half K, meeting through a scratch buffer */
     {{"mmh tail: 6 tiles on 4 multiprocessors, the last 2 halved, after a norm, residual, 300 rows (--sms 4)",
      "in x : f32[300,4096]\nin r : f32[300,256]\nweight nw : f32[4096]\nweight w : q8[256,4096]\n"
-     "out y : f32[300,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 3, 4}, 0, 0},
+     "out y : f32[300,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 3, 4}, 0, 0, 0},
     {{"mmh tail: a gated pair's 16 tiles on 12 multiprocessors, the last 4 halved, writing a8h for down, 200 rows "
       "(--sms 12)",
-     GATED_DOWN("200", "4096", "512"), 3, 12}, 0, 0},
+     GATED_DOWN("200", "4096", "512"), 3, 12}, 0, 0, 0},
     /* mmh's weights in registers (TM 256): x's rows whole tiles of 256
      * (or 2048 and more), its tiles filling more than half the chip */
     {{"mmh weights in registers: parts after a norm, bias, residual, 512 rows (--sms 8)",
      "in x : f32[512,256]\nin r : f32[512,384]\nweight nw : f32[256]\nweight w0 : q8[512,256]\n"
      "weight w1 : q8[128,256]\nweight w2 : q8[384,256]\nweight b0 : f32[512]\nout y0 : f32[512,512]\n"
      "out y1 : f32[512,128]\nout y2 : f32[512,384]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 0, 0},
     {{"mmh weights in registers: a gated pair writing a8h, down with residual, 768 rows (--sms 8)",
-     GATED_DOWN("768", "512", "1024"), 2, 8}, 0, 0},
+     GATED_DOWN("768", "512", "1024"), 2, 8}, 0, 0, 0},
     {{"mmh weights in registers and a tail: a gated pair's 16 tiles on 12 multiprocessors, 512 rows (--sms 12)",
-     GATED_DOWN("512", "4096", "512"), 2, 12}, 0, 0},
+     GATED_DOWN("512", "4096", "512"), 2, 12}, 0, 0, 0},
     {{"mmh weights in registers, rows past a whole tile: soft-cap after a norm 1024x1024, 2100 rows (--sms 8)",
      "in x : f32[2100,1024]\nweight nw : f32[1024]\nweight w : q8[1024,1024]\nout y : f32[2100,1024]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 1, 8}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 1, 8}, 0, 0, 0},
     /* mmh with x resident (TM 64, --xr-rows 33): 33 to 64 rows of a8h, K
      * split over clusters whose blocks each hold their values of x, the
      * clusters taking the tiles in turn */
@@ -623,45 +624,69 @@ static const MmaCase mma_cases[] = {
      "in x : f32[40,1024]\nin r : f32[40,384]\nweight nw : f32[1024]\nweight w0 : q8[512,1024]\n"
      "weight w1 : q8[128,1024]\nweight w2 : q8[384,1024]\nweight b0 : f32[512]\nout y0 : f32[40,512]\n"
      "out y1 : f32[40,128]\nout y2 : f32[40,384]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 33},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 33, 0},
     {{"mmh x resident: a gated pair of 17 tiles writing a8 for mmv's down (K 1056), 64 rows (--sms 12)",
-     GATED_DOWN("64", "2048", "1056"), 2, 12}, 0, 33},
+     GATED_DOWN("64", "2048", "1056"), 2, 12}, 0, 33, 0},
     {{"mmh x resident: a gated pair writing a8h for its down, both split, 50 rows",
-     GATED_DOWN("50", "4096", "1536"), 2, 0}, 0, 33},
+     GATED_DOWN("50", "4096", "1536"), 2, 0}, 0, 33, 0},
     {{"mmh x resident: soft-cap after a norm, K 8192 over clusters of 8, 33 rows (--sms 16)",
      "in x : f32[33,8192]\nweight nw : f32[8192]\nweight w : q8[300,8192]\nout y : f32[33,300]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 33},
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 33, 0},
     {{"mmh x resident: K 14336 over clusters of 14 (not portable), residual after a norm, 40 rows",
      "in x : f32[40,14336]\nin r : f32[40,256]\nweight nw : f32[14336]\nweight w : q8[256,14336]\n"
-     "out y : f32[40,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 0}, 0, 33},
+     "out y : f32[40,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 0}, 0, 33, 0},
     {{"mmh x resident: the o product of a batch's attention, which writes its stack a8h, 4 sequences (--xr-rows 3)",
-     BATCH_O, 24, 0}, 0, 3},
+     BATCH_O, 24, 0}, 0, 3, 0},
+    /* mmi (--mmi-rows): up to 64 rows of an a8 activation in int8 wgmma,
+     * under q8 (q8x2 runs them on mmv, precise on GEMVs); the tiles'
+     * stages shared by the blocks (stream-K), tiles whose K two or more
+     * blocks took meeting in part in block order; x's rows a wgmma 16, 32
+     * and 64; parts and units not whole tiles */
+    {{"mmi parts after a norm, bias, residual, 40 rows (--sms 8)",
+     "in x : f32[40,1024]\nin r : f32[40,384]\nweight nw : f32[1024]\nweight w0 : q8[512,1024]\n"
+     "weight w1 : q8[128,1024]\nweight w2 : q8[384,1024]\nweight b0 : f32[512]\nout y0 : f32[40,512]\n"
+     "out y1 : f32[40,128]\nout y2 : f32[40,384]\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 0, 3},
+    {{"mmi gated silu, quantizing epilogue, down, 64 rows",
+     GATED_DOWN("64", "2048", "1536"), 2, 0}, 0, 0, 3},
+    {{"mmi gated silu, hidden 1024, quantizing epilogue, down, 20 rows (--sms 12)",
+     GATED_DOWN("20", "2048", "1024"), 2, 12}, 0, 0, 3},
+    {{"mmi soft-cap after a norm 300x8192, 33 rows (--sms 16)",
+     "in x : f32[33,8192]\nweight nw : f32[8192]\nweight w : q8[300,8192]\nout y : f32[33,300]\n"
+     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 0, 3},
+    {{"mmi K 14336 a tile over 4 blocks, residual after a norm, 16 rows (--sms 8)",
+     "in x : f32[16,14336]\nin r : f32[16,256]\nweight nw : f32[14336]\nweight w : q8[256,14336]\n"
+     "out y : f32[16,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 8}, 0, 0, 3},
+    {{"mmi gated output (sigmoid of a value a row) after a norm, residual, 5 rows",
+     "in x : f32[5,256]\nin r : f32[5,100]\nin s : f32[5,1]\nweight nw : f32[256]\nweight w : q8[100,256]\n"
+     "out y : f32[5,100]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + sigmoid(s) * (w @ a)\n", 2, 0}, 0, 0, 3},
+    {{"mmi the o product of a batch's attention, 4 sequences (--mmi-rows 3)", BATCH_O, 24, 0}, 0, 0, 3},
     {{"mmv parts after a norm, bias, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nweight nw : f32[256]\nweight w0 : q8[256,256]\nweight w1 : q8[64,256]\n"
      "weight w2 : q8[100,256]\nweight b0 : f32[256]\nout y0 : f32[5,256]\nout y1 : f32[5,64]\nout y2 : f32[5,100]\n"
-     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0, 0},
+     "a = rmsnorm(x, nw, eps=1e-05, offset=1)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0, 0, 0},
     {{"mmv gated output (sigmoid of a value a row) after a norm, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nin s : f32[5,1]\nweight nw : f32[256]\nweight w : q8[100,256]\n"
-     "out y : f32[5,100]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + sigmoid(s) * (w @ a)\n", 2, 0}, 0, 0},
+     "out y : f32[5,100]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + sigmoid(s) * (w @ a)\n", 2, 0}, 0, 0, 0},
     {{"mmv gated silu, quantizing epilogue, down, 17 rows",
-     GATED_DOWN("17", "512", "1536"), 2, 0}, 0, 0},
+     GATED_DOWN("17", "512", "1536"), 2, 0}, 0, 0, 0},
     {{"mmv gated gelu_tanh 80x2048, 40 rows (2 passes)",
      "in x : f32[40,2048]\nweight nw : f32[2048]\nweight wg : q8[80,2048]\nweight wu : q8[80,2048]\n"
-     "out h : f32[40,80]\na = rmsnorm(x, nw, eps=1e-06)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0, 0},
+     "out h : f32[40,80]\na = rmsnorm(x, nw, eps=1e-06)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0, 0, 0},
     {{"mmv q8 512x4096, soft-cap, 9 rows",
      "in x : f32[9,4096]\nweight nw : f32[4096]\nweight w : q8[512,4096]\nout y : f32[9,512]\n"
-     "y = softcap(w @ rmsnorm(x, nw, eps=1e-06), cap=30)\n", 2, 0}, 0, 0},
+     "y = softcap(w @ rmsnorm(x, nw, eps=1e-06), cap=30)\n", 2, 0}, 0, 0, 0},
     {{"mmv q8 1000x96, 3 rows",
      "in x : f32[3,96]\nweight nw : f32[96]\nweight w : q8[1000,96]\nout y : f32[3,1000]\n"
-     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0, 0},
+     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0, 0, 0},
     {{"mmv q8 1000x4096, 100 rows (4 passes)",
      "in x : f32[100,4096]\nweight nw : f32[4096]\nweight w : q8[1000,4096]\nout y : f32[100,1000]\n"
-     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0, 0},
+     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0, 0, 0},
     {{"mmv q8 1150x4096, 16 rows, 4 or 5 tiles a block (--sms 8): the sums' two buffers in turn, the epilogue warps behind",
      "in x : f32[16,4096]\nweight nw : f32[4096]\nweight w : q8[1150,4096]\nout y : f32[16,1150]\n"
-     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 3, 8}, 0, 0},
+     "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 3, 8}, 0, 0, 0},
     {{"mmv gated silu 1056x2048, quantizing epilogue, then down, 11 rows, 4 to 8 tiles a block (--sms 8)",
-     GATED_DOWN("11", "2048", "1056"), 3, 8}, 0, 0},
+     GATED_DOWN("11", "2048", "1056"), 3, 8}, 0, 0, 0},
 };
 
 /* Latent attention over a chunk's rows expanded (rule latent_expanded):
@@ -853,7 +878,8 @@ static int flash_alone(const Plan *pl)
 static char lead[24];
 
 /* One case under one numerics: 0 passed, 1 failed, 3 no GPU. */
-static int run_case(const Case *c, int numerics, const char *path, int mma_rows, int latent_rows, int xr_rows)
+static int run_case(const Case *c, int numerics, const char *path, int mma_rows, int latent_rows, int xr_rows,
+                    int mmi_rows)
 {
     Arena *a = arena_new();
     Stream st = {0};
@@ -865,6 +891,7 @@ static int run_case(const Case *c, int numerics, const char *path, int mma_rows,
     fo.mma_rows = mma_rows;
     fo.latent_rows = latent_rows;
     fo.xr_rows = xr_rows;
+    fo.mmi_rows = mmi_rows;
     if (c->sms)
         fo.sms = c->sms;
     fo.preload_kb = strstr(c->what, "preloaded") ? 200 : 0;   /* rule preload's cases: --preload-kb 200 */
@@ -973,6 +1000,7 @@ int main(void)
         int mma_rows = i >= ncases && m < nmma ? mma_cases[m].rows : 0;
         int latent_rows = i >= ncases + nmma ? latent_cases[l].rows : 65536;
         int xr_rows = i >= ncases && m < nmma ? mma_cases[m].xr : 0;
+        int mmi_rows = i >= ncases && m < nmma ? mma_cases[m].mmi : 0;
         if ((match && !matches(c->what, match)) || (int)(i % (size_t)sn) != sk)
             continue;
         if (write_case(c, path))
@@ -981,7 +1009,7 @@ int main(void)
             if (shard)
                 snprintf(lead, sizeof lead, "%05zu.%d\t", i, n);
             rng_seed(i, n);
-            int r = run_case(c, n, path, mma_rows, latent_rows, xr_rows);
+            int r = run_case(c, n, path, mma_rows, latent_rows, xr_rows, mmi_rows);
             if (r == 3) {
                 unlink(path);
                 return 3;
