@@ -13,15 +13,9 @@ LATE=${LATE:-400}
 . "$(dirname "$0")/call.sh"
 carry_in || exit 3
 nvidia-smi -L
-echo "== wi8"
-WI_BIN=build/wi sh bench/wi8.sh >"$work/wi8.out" 2>&1
-echo "status $?" >>"$work/wi8.out"
-WR_BIN=build/wi/wr sh bench/wr64.sh k1024a1 >>"$work/wi8.out" 2>&1
-cat "$work/wi8.out"
-keep
 if ! late kernels; then
     echo "== gpu_kernels mmi"
-    KERNELS_MATCH=mmi build/test/gpu_kernels >"$work/kernels.out" 2>&1
+    KERNELS_MATCH=mmi timeout 150 build/test/gpu_kernels >"$work/kernels.out" 2>&1
     grep -v ' ok ' "$work/kernels.out" | head -20
     tail -1 "$work/kernels.out"
     keep
@@ -32,10 +26,18 @@ for a in "" "--mmi-rows 3"; do
     i=$((i + 1))
     echo "== benchforms llama-3-8b q8 f16 caches, batches 16 32 64 ($a)"
     BENCH_FUSE_ARGS=$a BENCH_CACHE=f16 BENCH_NUMERICS=q8 BENCH_CHUNKS= BENCH_BATCHES="16 32 64" BENCH_REPS=20 \
-        BENCH_LAUNCH_REPS=2 OUT="$work/bf$i" sh tests/gpu/benchforms llama-3-8b >"$work/bf$i.out" 2>&1
+        BENCH_LAUNCH_REPS=2 OUT="$work/bf$i" timeout 150 sh tests/gpu/benchforms llama-3-8b >"$work/bf$i.out" 2>&1
     tail -5 "$work/bf$i.out"
     keep
 done
+if ! late wi8; then
+    echo "== wi8"
+    WI_BIN=build/wi sh bench/wi8.sh k1024s4a0 k1024s4a1 x3a1 x4a1 >"$work/wi8.out" 2>&1
+    echo "status $?" >>"$work/wi8.out"
+    WR_BIN=build/wi/wr sh bench/wr64.sh k1024a1 >>"$work/wi8.out" 2>&1
+    cat "$work/wi8.out"
+    keep
+fi
 if ! late lane; then
     echo "== lane, 2 layers, q8, --mmi-rows 3"
     specs=
