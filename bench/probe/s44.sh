@@ -7,7 +7,7 @@
 # on three real shapes cut to 2 layers, batches of 4, 16 and 64 under q8
 # with --mmi-rows 3, against the reference. Carry build/carry and build/wi.
 #
-#   LATE=SECONDS sh bench/probe/s44.sh
+#   LATE=SECONDS [S44_BATCHES="16 32 64"] sh bench/probe/s44.sh
 set -u
 LATE=${LATE:-400}
 . "$(dirname "$0")/call.sh"
@@ -24,8 +24,8 @@ i=0
 for a in "" "--mmi-rows 3"; do
     late "bench $a" && break
     i=$((i + 1))
-    echo "== benchforms llama-3-8b q8 f16 caches, batches 16 32 64 ($a)"
-    BENCH_FUSE_ARGS=$a BENCH_CACHE=f16 BENCH_NUMERICS=q8 BENCH_CHUNKS= BENCH_BATCHES="16 32 64" BENCH_REPS=20 \
+    echo "== benchforms llama-3-8b q8 f16 caches, batches ${S44_BATCHES:-16 32 64} ($a)"
+    BENCH_FUSE_ARGS=$a BENCH_CACHE=f16 BENCH_NUMERICS=q8 BENCH_CHUNKS= BENCH_BATCHES="${S44_BATCHES:-16 32 64}" BENCH_REPS=20 \
         BENCH_LAUNCH_REPS=2 OUT="$work/bf$i" timeout 150 sh tests/gpu/benchforms llama-3-8b >"$work/bf$i.out" 2>&1
     tail -5 "$work/bf$i.out"
     keep
