@@ -188,23 +188,37 @@ DEV void stage(float *acc, int *d0, int *d1, const char *st, u32 sa)
 // ---- the epilogue
 
 // The tile's sums through the epilogue: a warp a (row of x, 32 columns), a
-// unit a lane; part 0's blocks quantized whole under OQ (a tile starts at
-// a multiple of 64 rows of its part, and N_0 is whole blocks under OQ).
+// unit a lane, FU of its (row, columns) at a time, their loads (residual,
+// bias, gate) issued together before any is used; part 0's blocks
+// quantized whole under OQ (a tile starts at a multiple of 64 rows of its
+// part, and N_0 is whole blocks under OQ).
+constexpr int FU = 4;
 DEV void finish(const Params &p, Unit tile, int rows, const float *e)
 {
+    constexpr int IT = NR * (BP / 32), WARPS = THREADS / 32;
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     long n = rows_in(tile.part);
-    for (int i = w; i < NR * (BP / 32); i += THREADS / 32) {
-        int t = i / (BP / 32), j = i % (BP / 32);
-        if (t >= rows || tile.row + j * 32 >= n)
-            continue;
-        int c = j * 32 + lane;
-        long o = (long)tile.row + c;
-        float v = 0.0f;
-        if (o < n)
-            v = epilogue(p, Unit{tile.part, (int)o}, t, e[t * EP + c], GATED ? e[t * EP + c + BP] : 0.0f);
-        if (OQ && tile.part == 0)
-            warp_quant(v, p.a[Y_AT], (long)ROWS * N0, ((long)t * N0 + tile.row + j * 32) / 32, OQ);
+    for (int i0 = w; i0 < IT; i0 += FU * WARPS) {
+        Pre pre[FU];
+#pragma unroll
+        for (int u = 0; u < FU; u++) {
+            int i = i0 + u * WARPS, t = i / (BP / 32), c = i % (BP / 32) * 32 + lane;
+            pre[u] = Pre{0.0f, 0.0f, 0.0f, 0.0f};
+            if (i < IT && t < rows && tile.row + c < n)
+                pre[u] = epilogue_loads(p, Unit{tile.part, tile.row + c}, t);
+        }
+#pragma unroll
+        for (int u = 0; u < FU; u++) {
+            int i = i0 + u * WARPS, t = i / (BP / 32), j = i % (BP / 32), c = j * 32 + lane;
+            if (i >= IT || t >= rows || tile.row + j * 32 >= n)
+                continue;
+            float v = 0.0f;
+            if (tile.row + c < n)
+                v = epilogue_with(p, Unit{tile.part, tile.row + c}, t, e[t * EP + c], GATED ? e[t * EP + c + BP] : 0.0f,
+                                  pre[u]);
+            if (OQ && tile.part == 0)
+                warp_quant(v, p.a[Y_AT], (long)ROWS * N0, ((long)t * N0 + tile.row + j * 32) / 32, OQ);
+        }
     }
 }
 
@@ -253,11 +267,28 @@ DEV bool meet(const Params &p, float *e, const float *acc, long t, long t0, long
     if (!last)
         return false;
     __threadfence();
-    for (int j = threadIdx.x; j < BW * NR; j += THREADS) {
-        float v = 0.0f;
-        for (long b = b0; b <= b1; b++)
-            v += __ldcg(part + (2 * b + (S * b / gridDim.x < t0)) * (long)(BW * NR) + j);
-        e[(j % NR) * EP + j / NR] = v;
+    constexpr int V4 = BW * NR / 4 / THREADS;   // float4 a thread: 4 of x's rows of one weight row each
+    float4 s[V4];
+#pragma unroll
+    for (int k = 0; k < V4; k++)
+        s[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (long b = b0; b <= b1; b++) {   // each block's part in turn, its loads all in flight at once
+        const float4 *src = (const float4 *)(part + (2 * b + (S * b / gridDim.x < t0)) * (long)(BW * NR));
+        float4 v[V4];
+#pragma unroll
+        for (int k = 0; k < V4; k++)
+            v[k] = __ldcg(src + threadIdx.x + k * THREADS);
+#pragma unroll
+        for (int k = 0; k < V4; k++)
+            s[k] = make_float4(s[k].x + v[k].x, s[k].y + v[k].y, s[k].z + v[k].z, s[k].w + v[k].w);
+    }
+#pragma unroll
+    for (int k = 0; k < V4; k++) {
+        int j = 4 * (threadIdx.x + k * THREADS), m = j / NR, x = j % NR;
+        e[x * EP + m] = s[k].x;
+        e[(x + 1) * EP + m] = s[k].y;
+        e[(x + 2) * EP + m] = s[k].z;
+        e[(x + 3) * EP + m] = s[k].w;
     }
     if (threadIdx.x == 0)
         cnt[t] = 0;

@@ -77,3 +77,46 @@ DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
         y[at] = v;
     return v;
 }
+
+// The epilogue's loads of one unit at activation row t (its biases, the
+// up row's under GATE, its row's gate under GS, its residual), and the
+// epilogue given them: the same values as epilogue's, for a kernel that
+// runs many units' epilogues in turn and loads several units' first, so
+// that their trips to memory overlap (mmi.cu). epilogue above stays as
+// written, so that the kernels that call it compile as they did.
+struct Pre {
+    float b, b1, g, r;
+};
+
+DEV Pre epilogue_loads(const Params &p, Unit u, long t)
+{
+    int q = u.part;
+    Pre e = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (BIAS & (1 << q))
+        e.b = ((const float *)part_arg(p, B_AT, q))[u.row];
+    if (GATED && q == 0 && (BIAS & 2))
+        e.b1 = ((const float *)p.a[B_AT + 1])[u.row];
+    if (GS && q == 0)
+        e.g = ((const float *)p.a[GS_AT])[t];
+    if (RES & (1 << q))
+        e.r = ((const float *)part_arg(p, R_AT, q))[t * rows_in(q) + u.row];
+    return e;
+}
+
+DEV float epilogue_with(const Params &p, Unit u, long t, float v, float v1, Pre e)
+{
+    int q = u.part;
+    if (BIAS & (1 << q))
+        v += e.b;
+    if (GATED && q == 0)
+        v = (GATE == 1 ? silu(v) : gelu_tanh(v)) * (v1 + e.b1);
+    if (CAP > 0.0f && q == 0)
+        v = CAP * tanhf(v / CAP);
+    if (GS && q == 0)
+        v *= sigmoid(e.g);
+    if (RES & (1 << q))
+        v += e.r;
+    if (!(OQ && q == 0))
+        ((float *)part_arg(p, Y_AT, q))[t * rows_in(q) + u.row] = v;
+    return v;
+}
