@@ -944,8 +944,8 @@ static inline int mmh_crossover(const FuseOpts *o)
 #define XR_ROWS 65
 /* The default of --mmi-rows: the stacked rows from which, up to 64, the
  * products whose activation comes a8 run in int8 wgmma (mmi.cu) rather than
- * mmv: 65, none, until the bench has timed it (bench/NOTES.md session
- * forty-four). */
+ * mmv: 65, none: on an H100 the 8B's batch of 64 ran 1.47x slower on it
+ * (bench/NOTES.md run242; --mmi-rows 33 takes it from 33 rows). */
 #define MMI_ROWS 65
 static inline int mmi_crossover(const FuseOpts *o)
 {
