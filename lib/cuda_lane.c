@@ -331,6 +331,17 @@ static int tmap(void *m, int ty, CUdeviceptr at, long inner, long rows, long pit
     return 0;
 }
 
+/* A launch's n tensor maps at m into device memory, its parameter 21. */
+static int maps_out(CudaLane *c, const void *m, int n, LParams *p)
+{
+    CUdeviceptr d;
+    if (dalloc(c, 128L * n, &d))
+        return EXIT_SYSTEM;
+    CK(cu.MemcpyHtoD(d, m, 128 * (size_t)n));
+    p->a[21] = (void *)(uintptr_t)d;
+    return 0;
+}
+
 /* An mmh launch's tensor maps (mmh.cu's opening comment), in device
  * memory, its parameter 21: x's quants and scales (a8h: its f16 values in
  * the 128-byte swizzle, no scales; under TM a box of TM rows), then each
@@ -364,12 +375,7 @@ static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
                  (unsigned)bp, 0))
             return EXIT_SYSTEM;
     }
-    CUdeviceptr d;
-    if (dalloc(c, 128L * (2 + 2 * parts), &d))
-        return EXIT_SYSTEM;
-    CK(cu.MemcpyHtoD(d, m, 128 * (size_t)(2 + 2 * parts)));
-    p->a[21] = (void *)(uintptr_t)d;
-    return 0;
+    return maps_out(c, m, 2 + 2 * parts, p);
 }
 
 /* An mmi launch's tensor maps (mmi.cu's opening comment), in device
@@ -401,12 +407,7 @@ static int mmi_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
                  (unsigned)bp, 0))
             return EXIT_SYSTEM;
     }
-    CUdeviceptr d;
-    if (dalloc(c, 128L * (2 + 2 * parts), &d))
-        return EXIT_SYSTEM;
-    CK(cu.MemcpyHtoD(d, m, 128 * (size_t)(2 + 2 * parts)));
-    p->a[21] = (void *)(uintptr_t)d;
-    return 0;
+    return maps_out(c, m, 2 + 2 * parts, p);
 }
 
 static int plan_params(CudaLane *c, int k)
