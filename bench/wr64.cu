@@ -36,6 +36,8 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
+#define PROBE "wr64"
+#include "probe.cuh"
 
 #ifndef KS
 #define KS 1024
@@ -49,8 +51,6 @@
 #ifndef CL
 #define CL 0
 #endif
-typedef uint32_t u32;
-typedef uint64_t u64;
 constexpr int M = 64, KT = 64, THREADS = 256, BNW = 128;
 constexpr int NA = KS / KT;                          // x's atoms a slice, the stages of a tile's slice
 constexpr int XA = M * KT * 2;                       // an atom: 64 rows x 128 bytes
@@ -61,42 +61,12 @@ constexpr u32 WBYTES = BNW * KT + BNW * 16;
 static_assert(SMEM <= 227 * 1024, "shared memory");
 static_assert(NA % 4 == 0, "a slice whole scale boxes");
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "wr64: %s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
 struct P {
     CUtensorMap x, q, d;
     float *y;
     int N, K;
 };
-
-__device__ __forceinline__ u32 saddr(const void *p) { return (u32)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void mb_init(u32 b, int n) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b), "r"(n) : "memory"); }
-__device__ __forceinline__ void mb_expect(u32 b, u32 n)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(n) : "memory");
-}
-__device__ __forceinline__ void mb_wait(u32 b, int par)
-{
-    u32 ok;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(ok) : "r"(b), "r"(par) : "memory");
-    } while (!ok);
-}
-__device__ __forceinline__ void tma2d(u32 dst, const CUtensorMap *m, int c0, int c1, u32 bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                 ::"r"(dst), "l"((u64)m), "r"(c0), "r"(c1), "r"(bar) : "memory");
-}
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
-
-// K-major rows of 128 bytes in the 128-byte swizzle, 8-row groups 1024 apart
-__device__ __forceinline__ u64 desc(u32 addr)
-{
-    return (u64)((addr & 0x3FFFF) >> 4) | (u64)1 << 16 | (u64)(1024 >> 4) << 32 | (u64)1 << 62;
-}
 
 __device__ __forceinline__ u32 prmt(u32 a, u32 b, u32 sel)
 {
@@ -402,42 +372,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) wrc(const __grid_consta
         }
     }
 }
-
-__global__ void flush_l2(const float4 *b, long n, float *sink)
-{
-    float4 s = {0, 0, 0, 0};
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
-        float4 v = b[i];
-        s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
-    }
-    if (s.x == 1.2345f)
-        *sink = s.y + s.z + s.w;
-}
-
-static void tmap(CUtensorMap *m, CUtensorMapDataType ty, void *ptr, uint64_t inner, uint64_t rows, uint64_t pitch,
-                 uint32_t bi, uint32_t br, CUtensorMapSwizzle sw)
-{
-    static PFN_cuTensorMapEncodeTiled_v12000 enc;
-    if (!enc) {
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&enc, 12000, cudaEnableDefault, &q) !=
-                cudaSuccess || !enc) {
-            fprintf(stderr, "wr64: no cuTensorMapEncodeTiled\n");
-            exit(1);
-        }
-    }
-    cuuint64_t dim[2] = {inner, rows}, str[1] = {pitch};
-    cuuint32_t box[2] = {bi, br}, es[2] = {1, 1};
-    CUresult r = enc(m, ty, 2, ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
-                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        fprintf(stderr, "wr64: cuTensorMapEncodeTiled: %d\n", (int)r);
-        exit(1);
-    }
-}
-
-static uint64_t rs = 88172645463325252ull;
-static uint32_t rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (uint32_t)rs; }
 
 int main(int argc, char **argv)
 {

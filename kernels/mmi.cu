@@ -243,12 +243,11 @@ DEV long owner(long L, long S)
 // not take whole: its sums into its place in part (tile-major: [128
 // weight rows][NR]); the last of the tile's blocks to arrive adds them all
 // in block order into the sums' tile e and returns true.
-DEV bool meet(const Params &p, float *e, const float *acc, long t, long t0, long S)
+DEV bool meet(const Params &p, float *e, const float *acc, long t, long t0, long lo, long S)
 {
     __shared__ int last;
     float *part = (float *)p.a[PART_AT];
     int *cnt = (int *)p.a[CNT_AT];
-    long lo = S * blockIdx.x / gridDim.x;
     float *mine = part + (2 * blockIdx.x + (lo < t0)) * (long)(BW * NR);
     int wg = threadIdx.x >> 7, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
 #pragma unroll
@@ -337,16 +336,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmi(const Params p)
             continue;
         if (i == n - 1)
             pdl_launch();
-        bool whole = lo <= t0 && hi >= t0 + KTN;
-        if (whole)
+        bool whole = lo <= t0 && hi >= t0 + KTN;   // the same in every thread: so are the barriers below
+        if (whole) {
             sums_to(e, acc);
-        __syncthreads();
-        if (whole || meet(p, e, acc, t, t0, S))
+            __syncthreads();
+        }
+        if (whole || meet(p, e, acc, t, t0, lo, S)) {
             finish(p, tile_of((u32)t), rows, e);
+            __syncthreads();   // the sums' tile free for the next
+        }
 #pragma unroll
         for (int k = 0; k < ND; k++)
             acc[k] = 0.0f;
-        __syncthreads();   // the sums' tile free for the next
     }
     if (n <= 0)
         pdl_launch();

@@ -83,7 +83,8 @@ DEV float epilogue(const Params &p, Unit u, long t, float v, float v1)
 // epilogue given them: the same values as epilogue's, for a kernel that
 // runs many units' epilogues in turn and loads several units' first, so
 // that their trips to memory overlap (mmi.cu). epilogue above stays as
-// written, so that the kernels that call it compile as they did.
+// written: made of these two, the Llama-3-8B decode step's gated GEMV
+// spilled 36 bytes, where it spills none.
 struct Pre {
     float b, b1, g, r;
 };

@@ -316,7 +316,7 @@ static void plan_kernels(CudaLane *c, int k)
     }
 }
 
-/* ---- mmh's tensor maps ---- */
+/* ---- mmh's and mmi's tensor maps ---- */
 
 /* One 2-D tensor map (128 bytes at m): rows of `inner` elements (type ty:
  * 0 u8, 6 f16, 7 f32, cuda.h's numbers) at pitch bytes, boxes of bi x br,
@@ -328,6 +328,38 @@ static int tmap(void *m, int ty, CUdeviceptr at, long inner, long rows, long pit
     uint64_t dim[2] = {(uint64_t)inner, (uint64_t)rows}, str[1] = {(uint64_t)pitch};
     unsigned box[2] = {bi, br}, es[2] = {1, 1};
     CK(cu.TensorMapEncodeTiled(m, ty, 2, (void *)(uintptr_t)at, dim, str, box, es, 0, swizzle, 3, 0));
+    return 0;
+}
+
+/* cuda.h's numbers: the element types and swizzles of the maps below. */
+enum { MAP_U8 = 0, MAP_F16 = 6, MAP_F32 = 7, MAP_SW64 = 2, MAP_SW128 = 3 };
+
+/* Whether this driver encodes tensor maps; else says why kernel can't run. */
+static int maps_ok(const char *kernel)
+{
+    if (cu.TensorMapEncodeTiled)
+        return 1;
+    diag("this driver has no cuTensorMapEncodeTiled: %s needs CUDA 12 or later", kernel);
+    return 0;
+}
+
+/* An mmh or mmi launch's (kernel kn) weights' tensor maps, m[2] on: each
+ * part's quants (boxes of inner x bp rows, swizzled sw) and scales (boxes
+ * of 8 x bp). */
+static int weight_maps(unsigned char (*m)[128], const Rt *rt, const PLaunch *l, int kn, long bp, unsigned inner,
+                       int sw)
+{
+    static const char *Nn[] = {"N0", "N1", "N2", "N3"};
+    long K = (long)l->c[kernel_const(kn, "K")];
+    int parts = (int)l->c[kernel_const(kn, "PARTS")];
+    for (int q = 0; q < parts; q++) {
+        long np = (long)l->c[kernel_const(kn, Nn[q])];
+        CUdeviceptr w = rt->ptr[l->arg[q]];
+        if (tmap(m[2 + 2 * q], MAP_U8, w, K, np, K, inner, (unsigned)bp, sw) ||
+            tmap(m[3 + 2 * q], MAP_F16, w + (CUdeviceptr)((np * K + 15) / 16 * 16), K / 32, np, K / 32 * 2, 8,
+                 (unsigned)bp, 0))
+            return -1;
+    }
     return 0;
 }
 
@@ -348,33 +380,23 @@ static int maps_out(CudaLane *c, const void *m, int n, LParams *p)
  * part's (under TM its quants in the 64-byte swizzle). */
 static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
 {
-    enum { U8 = 0, F16 = 6, F32 = 7, SW64 = 2, SW128 = 3 };
     _Alignas(64) unsigned char m[10][128];
     long K = (long)l->c[kernel_const(KN_MMH, "K")], rows = (long)l->c[kernel_const(KN_MMH, "ROWS")];
     long bn = (long)l->c[kernel_const(KN_MMH, "BN")], gate = (long)l->c[kernel_const(KN_MMH, "GATE")];
     int parts = (int)l->c[kernel_const(KN_MMH, "PARTS")];
     long tm = (long)l->c[kernel_const(KN_MMH, "TM")];   /* W in registers: x's box TM rows, W's rows in the 64-byte swizzle */
-    static const char *Nn[] = {"N0", "N1", "N2", "N3"};
-    if (!cu.TensorMapEncodeTiled) {
-        diag("this driver has no cuTensorMapEncodeTiled: mmh needs CUDA 12 or later");
+    if (!maps_ok("mmh"))
         return EXIT_SYSTEM;
-    }
     CUdeviceptr x = rt->ptr[l->arg[4]];
     memset(m, 0, sizeof m);
     if (l->c[kernel_const(KN_MMH, "XIN")] == 3) {
-        if (tmap(m[0], F16, x, K, rows, 2 * K, 64, tm ? (unsigned)tm : 128, SW128))
+        if (tmap(m[0], MAP_F16, x, K, rows, 2 * K, 64, tm ? (unsigned)tm : 128, MAP_SW128))
             return EXIT_SYSTEM;
-    } else if (tmap(m[0], U8, x, K, rows, K, 64, 128, 0) ||
-               tmap(m[1], F32, x + (CUdeviceptr)((rows * K + 15) / 16 * 16), K / 32, rows, K / 32 * 4, 4, 128, 0))
+    } else if (tmap(m[0], MAP_U8, x, K, rows, K, 64, 128, 0) ||
+               tmap(m[1], MAP_F32, x + (CUdeviceptr)((rows * K + 15) / 16 * 16), K / 32, rows, K / 32 * 4, 4, 128, 0))
         return EXIT_SYSTEM;
-    for (int q = 0; q < parts; q++) {
-        long np = (long)l->c[kernel_const(KN_MMH, Nn[q])], bp = gate ? bn / 2 : bn;
-        CUdeviceptr w = rt->ptr[l->arg[q]];
-        if (tmap(m[2 + 2 * q], U8, w, K, np, K, 64, (unsigned)bp, tm ? SW64 : 0) ||
-            tmap(m[3 + 2 * q], F16, w + (CUdeviceptr)((np * K + 15) / 16 * 16), K / 32, np, K / 32 * 2, 8,
-                 (unsigned)bp, 0))
-            return EXIT_SYSTEM;
-    }
+    if (weight_maps(m, rt, l, KN_MMH, gate ? bn / 2 : bn, 64, tm ? MAP_SW64 : 0))
+        return EXIT_SYSTEM;
     return maps_out(c, m, 2 + 2 * parts, p);
 }
 
@@ -384,29 +406,18 @@ static int mmh_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
  * scales, boxes of 128 rows (64 under GATE). */
 static int mmi_maps(CudaLane *c, const Rt *rt, const PLaunch *l, LParams *p)
 {
-    enum { U8 = 0, F16 = 6, F32 = 7, SW128 = 3 };
     _Alignas(64) unsigned char m[10][128];
     long K = (long)l->c[kernel_const(KN_MMI, "K")], rows = (long)l->c[kernel_const(KN_MMI, "ROWS")];
     long nr = (long)l->c[kernel_const(KN_MMI, "NR")], gate = (long)l->c[kernel_const(KN_MMI, "GATE")];
     int parts = (int)l->c[kernel_const(KN_MMI, "PARTS")];
-    static const char *Nn[] = {"N0", "N1", "N2", "N3"};
-    if (!cu.TensorMapEncodeTiled) {
-        diag("this driver has no cuTensorMapEncodeTiled: mmi needs CUDA 12 or later");
+    if (!maps_ok("mmi"))
         return EXIT_SYSTEM;
-    }
     CUdeviceptr x = rt->ptr[l->arg[4]];
     memset(m, 0, sizeof m);
-    if (tmap(m[0], U8, x, K, rows, K, 128, (unsigned)nr, SW128) ||
-        tmap(m[1], F32, x + (CUdeviceptr)((rows * K + 15) / 16 * 16), K / 32, rows, K / 32 * 4, 8, (unsigned)nr, 0))
+    if (tmap(m[0], MAP_U8, x, K, rows, K, 128, (unsigned)nr, MAP_SW128) ||
+        tmap(m[1], MAP_F32, x + (CUdeviceptr)((rows * K + 15) / 16 * 16), K / 32, rows, K / 32 * 4, 8, (unsigned)nr, 0) ||
+        weight_maps(m, rt, l, KN_MMI, gate ? 64 : 128, 128, MAP_SW128))
         return EXIT_SYSTEM;
-    for (int q = 0; q < parts; q++) {
-        long np = (long)l->c[kernel_const(KN_MMI, Nn[q])], bp = gate ? 64 : 128;
-        CUdeviceptr w = rt->ptr[l->arg[q]];
-        if (tmap(m[2 + 2 * q], U8, w, K, np, K, 128, (unsigned)bp, SW128) ||
-            tmap(m[3 + 2 * q], F16, w + (CUdeviceptr)((np * K + 15) / 16 * 16), K / 32, np, K / 32 * 2, 8,
-                 (unsigned)bp, 0))
-            return EXIT_SYSTEM;
-    }
     return maps_out(c, m, 2 + 2 * parts, p);
 }
 

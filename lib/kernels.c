@@ -865,11 +865,6 @@ long mmv_smem(long K, long nt, long xq, int xs, int depth)
  * to align; GRID blocks share the tiles' stages (stream-K), each leaving
  * the parts of tiles it did not take whole in part (two places a block)
  * and counting them in cnt (one a tile). */
-long mmi_tiles(long gate, const long *np, int parts)
-{
-    return mmh_tiles(128, gate, np, parts);
-}
-
 long mmi_smem(long nr, long stages)
 {
     long slot = cdiv(cdiv(2 * 128 * 128 + 128 * 16, 1024) * 1024 + 2 * nr * 128 + nr * 32, 1024) * 1024;
@@ -892,7 +887,7 @@ static int need_mmi(Need *n)
         return bad(n, "a gated pair in int8 tiles has no other parts");
     if (need_oq_output(n))
         return -1;
-    long tiles = mmi_tiles(gate, np, (int)P), grid_ = C(n, "GRID");
+    long tiles = mmh_tiles(128, gate, np, (int)P), grid_ = C(n, "GRID");   /* mmh's tiles of 128 rows */
     if (grid_ > tiles * (K / 256))
         return bad(n, "GRID is at most the tiles' stages");
     need(n, "x", rows * K);

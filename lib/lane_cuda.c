@@ -388,14 +388,23 @@ static long mmh_bn(Fz *f, const Group *gr, long tm)
     return units >= 6144 ? 256 : 128;
 }
 
-/* The blocks of an mmh launch of the group over rows: its row tiles by
- * its tiles of weight rows (kernels.c's mmh_tiles, as need_mmh counts). */
-static long mmh_blocks(Fz *f, const Group *gr, long rows, long tm)
+/* The group's tiles of bn weight rows (bn / 2 gate rows and their up
+ * rows under a gated pair), each part's end to end (kernels.c's
+ * mmh_tiles, as need_mmh and need_mmi count them). */
+static long group_tiles(Fz *f, const Group *gr, long bn)
 {
-    long np[4] = {0}, bm = tm ? tm : 128;
+    long np[4] = {0};
     for (int p = 0; p < gr->parts; p++)
         np[p] = last(&N(f, gr->prod[p])->ty);
-    return (rows + bm - 1) / bm * mmh_tiles(mmh_bn(f, gr, tm), gr->gate, np, gr->parts);
+    return mmh_tiles(bn, gr->gate, np, gr->parts);
+}
+
+/* The blocks of an mmh launch of the group over rows: its row tiles by
+ * its tiles of weight rows. */
+static long mmh_blocks(Fz *f, const Group *gr, long rows, long tm)
+{
+    long bm = tm ? tm : 128;
+    return (rows + bm - 1) / bm * group_tiles(f, gr, mmh_bn(f, gr, tm));
 }
 
 /* mmh's splits of K (SK): where its tiles fill at most half the chip, K
@@ -795,11 +804,9 @@ static void emit_mmi(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_MMI, gr);
     int n;
-    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n), np[4] = {0, 0, 0, 0};
+    long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     product_consts(L, f, gr, rows, n);
-    for (int p = 0; p < gr->parts; p++)
-        np[p] = last(&N(f, gr->prod[p])->ty);
-    long nr = rows <= 16 ? 16 : rows <= 32 ? 32 : 64, tiles = mmi_tiles(gr->gate, np, gr->parts);
+    long nr = rows <= 16 ? 16 : rows <= 32 ? 32 : 64, tiles = group_tiles(f, gr, 128);
     long stages = tiles * (prod_k(f, gr) / 256), grid = stages < f->o->sms ? stages : f->o->sms, ring = 5;
     while (ring > 2 && mmi_smem(nr, ring) > 227 * 1024)
         ring--;

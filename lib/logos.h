@@ -735,7 +735,6 @@ int act_etype(long f);
 int etype_format(int et);
 long mmh_tiles(long bn, long gate, const long *np, int parts);
 long mmh_smem(long bn, long xin, long tm, long kper);
-long mmi_tiles(long gate, const long *np, int parts);
 long mmi_smem(long nr, long stages);
 /* kernel_source's flags: the timeline's marks (kernels/common.cuh's
  * LOGOS_TL: logos-bench --timeline, or LOGOS_TIMELINE); the plan took rule
