@@ -1,0 +1,37 @@
+#!/bin/sh
+# bench/probe/s45.sh — session forty-five's first call (bench/NOTES.md
+# run243): mmi with its tile ends' loads batched, its three gpu_kernels
+# cases, then the 8B's decode batches of 64, 32 and 16 (q8, f16 caches,
+# position 512) on mmi (--mmi-rows 3) and on mmv side by side, each step
+# and its launches by kind; then main's owed checks (gpu_kernels whole,
+# which runs mmh's tensor maps through the shared weight_maps, the lane
+# and the oracle; on an H200 issue 9's and 10's tables too). Carry
+# build/carry.
+set -u
+. "$(dirname "$0")/call.sh"
+carry_in || exit 3
+nvidia-smi -L
+KERNELS_MATCH="mmi K 14336|mmi gated silu, quantizing|mmi the o" timeout 40 build/test/gpu_kernels | sed 's/  quantization.*//'
+sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/llama-3-8b.yaml >"$work/s.yaml"
+form() {   # BATCH NAME FUSE-ARGS...: the step and its launches by kind
+    b=$1 n=$2; shift 2
+    build/bin/logos-author decode_batch --batch "$b" "$work/s.yaml" | build/bin/logos-fuse --numerics q8 "$@" >"$work/$n.plan"
+    timeout 45 build/bin/logos-bench --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" >"$work/$n.csv" 2>"$work/$n.err"
+    echo "== $n (batch $b $*): bench status $?"
+    awk -F, '$1 == "step" { print "step ms", $9 } $1 == "launch" { k = $7; sub(/ q8.*/, "", k); t[k] += $9; n[k]++ }
+        END { for (k in t) printf "%-40s n=%d avg %.1f us\n", k, n[k], 1000 * t[k] / n[k] }' "$work/$n.csv" | sort
+    head -3 "$work/$n.err"
+}
+form 64 mmi64 --mmi-rows 3
+form 64 mmv64
+form 32 mmi32 --mmi-rows 3
+form 32 mmv32
+form 16 mmi16 --mmi-rows 3
+form 16 mmv16
+keep
+mv "$out/logs.tgz" "$out/logs.mmi.tgz"
+P="kernels lane"
+nvidia-smi -L | grep -q H200 && P="kernels lane bench9 bench10"
+left=$((${LATE:-480} - ($(date +%s) - t0)))
+[ "$left" -gt 0 ] || left=-1
+PARTS="$P" LATE=$left sh bench/probe/s34.sh
