@@ -11,7 +11,7 @@ nvidia-smi -L
 KERNELS_MATCH="mmi K 14336|mmi gated silu, quantizing|mmi the o" timeout 40 build/test/gpu_kernels | sed 's/  quantization.*//'
 sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/llama-3-8b.yaml >"$work/s.yaml"
 build/bin/logos-author decode_batch --batch 64 "$work/s.yaml" | build/bin/logos-fuse --numerics q8 --mmi-rows 3 >"$work/b.plan"
-timeout 45 build/bin/logos-bench --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/b.plan" >"$work/b.csv" 2>"$work/b.err"
+timeout 45 build/bin/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/b.plan" >"$work/b.csv" 2>"$work/b.err"
 echo "bench status $?"
 awk -F, '$1 == "step" { print "step ms", $9 } $1 == "launch" { k = $7; sub(/ q8.*/, "", k); t[k] += $9; n[k]++ }
     END { for (k in t) printf "%-40s n=%d avg %.1f us\n", k, n[k], 1000 * t[k] / n[k] }' "$work/b.csv"

@@ -16,7 +16,7 @@ sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/llama-
 form() {   # BATCH NAME FUSE-ARGS...: the step and its launches by kind
     b=$1 n=$2; shift 2
     build/bin/logos-author decode_batch --batch "$b" "$work/s.yaml" | build/bin/logos-fuse --numerics q8 "$@" >"$work/$n.plan"
-    timeout 45 build/bin/logos-bench --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" >"$work/$n.csv" 2>"$work/$n.err"
+    timeout 45 build/bin/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" >"$work/$n.csv" 2>"$work/$n.err"
     echo "== $n (batch $b $*): bench status $?"
     awk -F, '$1 == "step" { print "step ms", $9 } $1 == "launch" { k = $7; sub(/ q8.*/, "", k); t[k] += $9; n[k]++ }
         END { for (k in t) printf "%-40s n=%d avg %.1f us\n", k, n[k], 1000 * t[k] / n[k] }' "$work/$n.csv" | sort
@@ -30,8 +30,9 @@ form 16 mmi16 --mmi-rows 3
 form 16 mmv16
 keep
 mv "$out/logs.tgz" "$out/logs.mmi.tgz"
-P="kernels lane"
+P="${S45_PARTS-kernels lane}"
 nvidia-smi -L | grep -q H200 && P="kernels lane bench9 bench10"
+[ -n "$P" ] || exit 0
 left=$((${LATE:-480} - ($(date +%s) - t0)))
 [ "$left" -gt 0 ] || left=-1
 PARTS="$P" LATE=$left sh bench/probe/s34.sh
