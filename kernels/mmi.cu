@@ -38,12 +38,14 @@
 //   sums += v sx
 // (mma.cu's trick; the magic added by an integer add, since a wgmma's
 // accumulator cannot start from it). At the end of its part of a tile a
-// block that took the whole of K runs the epilogue; else it leaves its
-// sums in part (its first part of a tile at place 2 b, its last at 2 b + 1)
-// and the last block of the tile to arrive (cnt: a count a tile, set back
-// to 0 by it) adds every block's sums in block order (the same sums every
-// run) and runs the epilogue. The weights' first stages are asked for
-// before the launch before is waited for.
+// block that took the whole of K runs the epilogue; a tile split between
+// blocks is split at the end of its first block's run and at the start of
+// the others': they leave their sums in part (place b: GRID places of 128
+// x NR floats) as their runs begin and count on cnt (a count a tile), and
+// the first block, at its run's end, waits for the count, adds their sums
+// to its own in block order (the same sums every run), sets the count
+// back to 0 and runs the epilogue (give and take below). The weights'
+// first stages are asked for before the launch before is waited for.
 // Shared memory: the ring (STAGES slots), the sums' tile (NR x 129
 // floats), the mbarriers; plus 1 KB to align to 1024.
 
@@ -239,60 +241,55 @@ DEV long owner(long L, long S)
     return ((L + 1) * gridDim.x + S - 1) / S - 1;
 }
 
-// A block's part of tile t (its stages t0 = t KTN .. + KTN) whose K it did
-// not take whole: its sums into its place in part (tile-major: [128
-// weight rows][NR]); the last of the tile's blocks to arrive adds them all
-// in block order into the sums' tile e and returns true.
-DEV bool meet(const Params &p, float *e, const float *acc, long t, long t0, long lo, long S)
+// A tile whose K two or more blocks took (blocks b0 .. b1, stream-K): the
+// blocks after its first give their sums (give: into place b of part,
+// [128 weight rows][NR], the layout of the wgmma's sums, then a count on
+// cnt[t]) as their runs begin, and the tile's first block, whose run ends
+// inside the tile, takes them at its run's end (take: waits until all
+// b1 - b0 have counted, adds each in block order to its own, sets the
+// count back to 0): no block waits on another mid-run, and the sums are
+// the same every run.
+DEV float *place_of(const Params &p, long b)
 {
-    __shared__ int last;
-    float *part = (float *)p.a[PART_AT];
-    int *cnt = (int *)p.a[CNT_AT];
-    float *mine = part + (2 * blockIdx.x + (lo < t0)) * (long)(BW * NR);
-    int wg = threadIdx.x >> 7, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-#pragma unroll
-    for (int c = 0; c < NR / 8; c++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int m = wg * 64 + w * 16 + g + h * 8;
-            __stcg((float2 *)(mine + m * NR + 8 * c + 2 * tq), make_float2(acc[4 * c + 2 * h], acc[4 * c + 2 * h + 1]));
-        }
-    __threadfence();
-    __syncthreads();
-    long b0 = owner(t0, S), b1 = owner(t0 + KTN - 1, S);
-    if (threadIdx.x == 0)
-        last = atomicAdd(cnt + t, 1) == (int)(b1 - b0);
-    __syncthreads();
-    if (!last)
-        return false;
-    __threadfence();
-    constexpr int V4 = BW * NR / 4 / THREADS;   // float4 a thread: 4 of x's rows of one weight row each
-    float4 s[V4];
-#pragma unroll
-    for (int k = 0; k < V4; k++)
-        s[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (long b = b0; b <= b1; b++) {   // each block's part in turn, its loads all in flight at once
-        const float4 *src = (const float4 *)(part + (2 * b + (S * b / gridDim.x < t0)) * (long)(BW * NR));
-        float4 v[V4];
-#pragma unroll
-        for (int k = 0; k < V4; k++)
-            v[k] = __ldcg(src + threadIdx.x + k * THREADS);
-#pragma unroll
-        for (int k = 0; k < V4; k++)
-            s[k] = make_float4(s[k].x + v[k].x, s[k].y + v[k].y, s[k].z + v[k].z, s[k].w + v[k].w);
+    return (float *)p.a[PART_AT] + b * (long)(BW * NR);
+}
+
+// This thread's (weight row, x rows) pairs of the sums: m and the pair's first column.
+#define FOR_PAIRS(body)                                                                                              \
+    _Pragma("unroll") for (int c = 0; c < NR / 8; c++) _Pragma("unroll") for (int h = 0; h < 2; h++)                \
+    {                                                                                                                \
+        int m = (threadIdx.x >> 7) * 64 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2) + h * 8;       \
+        int j = m * NR + 8 * c + 2 * (threadIdx.x & 3), a = 4 * c + 2 * h;                                         \
+        body;                                                                                                        \
     }
-#pragma unroll
-    for (int k = 0; k < V4; k++) {
-        int j = 4 * (threadIdx.x + k * THREADS), m = j / NR, x = j % NR;
-        e[x * EP + m] = s[k].x;
-        e[(x + 1) * EP + m] = s[k].y;
-        e[(x + 2) * EP + m] = s[k].z;
-        e[(x + 3) * EP + m] = s[k].w;
-    }
-    if (threadIdx.x == 0)
-        cnt[t] = 0;
+
+DEV void give(const Params &p, const float *acc, long t)
+{
+    float *mine = place_of(p, blockIdx.x);
+    FOR_PAIRS(__stcg((float2 *)(mine + j), make_float2(acc[a], acc[a + 1])));
     __syncthreads();
-    return true;
+    if (threadIdx.x == 0) {   // the block's stores (ordered by the barrier) before the count
+        __threadfence();
+        atomicAdd((int *)p.a[CNT_AT] + t, 1);
+    }
+}
+
+DEV void take(const Params &p, float *acc, long t, long b1)
+{
+    volatile int *cnt = (volatile int *)p.a[CNT_AT] + t;
+    if (threadIdx.x == 0) {
+        while (*cnt < (int)(b1 - blockIdx.x))
+            ;
+        __threadfence();   // the parts' loads after the count's
+        *cnt = 0;
+    }
+    __syncthreads();
+    for (long b = blockIdx.x + 1; b <= b1; b++) {   // each block's part in turn, its loads all in flight at once
+        const float *src = place_of(p, b);
+        float2 v[NR / 4];
+        FOR_PAIRS(v[2 * c + h] = __ldcg((const float2 *)(src + j)));
+        FOR_PAIRS((acc[a] += v[2 * c + h].x, acc[a + 1] += v[2 * c + h].y));
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) mmi(const Params p)
@@ -336,12 +333,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmi(const Params p)
             continue;
         if (i == n - 1)
             pdl_launch();
-        bool whole = lo <= t0 && hi >= t0 + KTN;   // the same in every thread: so are the barriers below
-        if (whole) {
+        if (lo > t0) {   // the same in every thread: so are the barriers below
+            give(p, acc, t);
+        } else {
+            if (hi < t0 + KTN)
+                take(p, acc, t, owner(t0 + KTN - 1, S));
             sums_to(e, acc);
             __syncthreads();
-        }
-        if (whole || meet(p, e, acc, t, t0, lo, S)) {
             finish(p, tile_of((u32)t), rows, e);
             __syncthreads();   // the sums' tile free for the next
         }

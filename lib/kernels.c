@@ -892,7 +892,7 @@ static int need_mmi(Need *n)
         return bad(n, "GRID is at most the tiles' stages");
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(1));
-    need(n, "part", 2 * grid_ * 128 * nr);
+    need(n, "part", grid_ * 128 * nr);
     need(n, "cnt", tiles);
     grid(n, grid_, 1, 1);
     n->out->smem = mmi_smem(nr, C(n, "STAGES"));

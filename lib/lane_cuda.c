@@ -814,7 +814,7 @@ static void emit_mmi(Fz *f, const Group *gr)
     C(L, "NR", (double)nr);
     C(L, "GRID", (double)grid);
     C(L, "STAGES", (double)ring);
-    A(L, "part", shared_scratch(f, "mmi.part", ET_F32, 2 * grid * 128 * nr));
+    A(L, "part", shared_scratch(f, "mmi.part", ET_F32, grid * 128 * nr));
     A(L, "cnt", shared_scratch(f, "mmi.count", ET_I32, tiles));
     fuse_note(f, gr->node, "int8 wgmma: %ld tiles of 128 weight rows by %ld rows of x, %ld stages of 256 values on %ld "
               "blocks", tiles, nr, stages, grid);

@@ -699,7 +699,7 @@ got.tofile("got.f32")'
     [ "$(grep -c '^launch mmi K=4096 PARTS=2 N0=14336 N1=14336 .* GATE=1 CAP=0 OQ=1 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmi K=14336 PARTS=1 N0=4096 .* RES=1 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmi ' <<<"$output")" -eq 129 ] && ! grep -q '^launch mmv ' <<<"$output"
-    grep -q '^buffer mmi.part scratch f32 2162688$' <<<"$output" && grep -q '^buffer mmi.count scratch i32 1002$' <<<"$output"
+    grep -q '^buffer mmi.part scratch f32 1081344$' <<<"$output" && grep -q '^buffer mmi.count scratch i32 1002$' <<<"$output"
     [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in int8 wgmma (mmi): at least --mmi-rows 33, at most 64"* ]]
     [[ "$stderr" == *"int8 wgmma: 224 tiles of 128 weight rows by 64 rows of x, 3584 stages of 256 values on 132 blocks"* ]]
     logos-check - <<<"$output"
