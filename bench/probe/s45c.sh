@@ -1,0 +1,45 @@
+#!/bin/sh
+# bench/probe/s45c.sh — session forty-five's third call (bench/NOTES.md
+# run246): mmi with split tiles meeting at their first block's run end
+# (give/take): all its gpu_kernels cases; the 8B's decode batches of 64,
+# 40, 32 and 24 (q8, f16 caches, position 512) on mmi and on mmv; then the
+# lane through mmi (--mmi-rows 3) on real shapes cut to 2 layers, batches
+# of 40 and 64 under q8, against the reference. Carry build/carry.
+set -u
+LATE=${LATE:-420}
+. "$(dirname "$0")/call.sh"
+carry_in || exit 3
+nvidia-smi -L
+echo "== gpu_kernels mmi"
+KERNELS_MATCH=mmi timeout 150 build/test/gpu_kernels >"$work/kernels.out" 2>&1
+grep -v ' ok ' "$work/kernels.out" | head -20
+tail -1 "$work/kernels.out"
+sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/llama-3-8b.yaml >"$work/s.yaml"
+form() {   # BATCH NAME FUSE-ARGS...: the step and its launches by kind
+    b=$1 n=$2; shift 2
+    build/bin/logos-author decode_batch --batch "$b" "$work/s.yaml" | build/bin/logos-fuse --numerics q8 "$@" >"$work/$n.plan"
+    timeout 45 build/bin/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" >"$work/$n.csv" 2>"$work/$n.err"
+    echo "== $n (batch $b $*): bench status $?"
+    awk -F, '$1 == "step" { print "step ms", $9 } $1 == "launch" { k = $7; sub(/ q8.*/, "", k); t[k] += $9; n[k]++ }
+        END { for (k in t) printf "%-40s n=%d avg %.1f us\n", k, n[k], 1000 * t[k] / n[k] }' "$work/$n.csv" | sort | grep -v "rownorm\|embed\|argmax"
+    head -3 "$work/$n.err"
+}
+for b in 64 40 32 24; do
+    form $b mmi$b --mmi-rows 3
+    form $b mmv$b
+done
+keep
+late lane && exit 0
+echo "== lane, 2 layers, q8, --mmi-rows 3, batches 40 and 64"
+specs=
+for s in llama-3.2-1b qwen3-0.6b gemma-2-2b mistral-7b deepseek-v2-lite; do
+    sed 's/^layers: .*/layers: 2/' "examples/$s.yaml" >"$work/$s-l2.yaml"
+    specs="$specs $work/$s-l2.yaml"
+done
+{ sed '/^per_layer:/,/]/d; s/^layers: .*/layers: 3/' examples/lfm2-1.2b.yaml; echo 'per_layer: [conv, conv, attn]'; } >"$work/lfm2-1.2b-l3.yaml"
+specs="$specs $work/lfm2-1.2b-l3.yaml"
+LANE_FUSE_ARGS="--mmi-rows 3" LANE_SPECS="$specs" LANE_BATCHES="40 64" LANE_FORMS=decode_batch LANE_STEPS=8 LANE_NUMERICS=q8 \
+    LANE_REF=numerics LANE_ALONE= LOGOS_BIN=build/bin timeout $((LATE + 150 - ($(date +%s) - t0))) sh tests/gpu/lane >"$work/lane.out" 2>&1
+echo "status $?" >>"$work/lane.out"
+tail -16 "$work/lane.out"
+keep
