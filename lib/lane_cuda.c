@@ -519,8 +519,9 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
                       "--mma-rows %d; not f16 tiles: %s", rows, cross, no);
         return KN_MMA;
     }
+    int xr_asked = f->o->xr_rows > 0 && rows >= f->o->xr_rows;   /* a given --xr-rows takes its rows from mmi */
     if (rows >= mmi_crossover(f->o) && rows <= 64 && xq == 1 && xin == 1 && K % 256 == 0 && gr->norm < 0 &&
-        (!gr->gate || gr->parts == 2)) {
+        (!gr->gate || gr->parts == 2) && !xr_asked) {
         if (say)
             fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 wgmma (mmi): at least "
                       "--mmi-rows %d, at most 64", rows, mmi_crossover(f->o));

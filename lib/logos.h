@@ -943,9 +943,10 @@ static inline int mmh_crossover(const FuseOpts *o)
 #define XR_ROWS 65
 /* The default of --mmi-rows: the stacked rows from which, up to 64, the
  * products whose activation comes a8 run in int8 wgmma (mmi.cu) rather than
- * mmv: 65, none: on an H100 the 8B's batch of 64 ran 1.47x slower on it
- * (bench/NOTES.md run242; --mmi-rows 33 takes it from 33 rows). */
-#define MMI_ROWS 65
+ * mmv: 32. On an H100 the 8B's q8 decode batches (f16 caches, position 512)
+ * took 0.83x mmv's step at 64 rows, 0.79x at 40 and 0.97x at 32, 1.04x at
+ * 24 (bench/NOTES.md run246). */
+#define MMI_ROWS 32
 static inline int mmi_crossover(const FuseOpts *o)
 {
     return o->mmi_rows > 0 ? o->mmi_rows : MMI_ROWS;

@@ -689,9 +689,13 @@ got.tofile("got.f32")'
 
 @test "logos-fuse --mmi-rows: up to 64 stacked rows of an a8 activation in int8 wgmma (mmi), -v says so; the CPU reference runs them" {
     logos-author decode_batch --batch 64 "$EX/llama-3-8b.yaml" >b.logos
-    # by default none (the kernel waits for its first GPU timing): mmv
-    run --separate-stderr logos-fuse --numerics q8 b.logos
-    [ "$status" -eq 0 ] && ! grep -q '^launch mmi ' <<<"$output"
+    # by default from 32 rows (MMI_ROWS); 31 stay on mmv, and 65 keeps every row count there
+    run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 32 "$EX/llama-3-8b.yaml")
+    [ "$status" -eq 0 ] && [ "$(grep -c '^launch mmi .* ROWS=32 NR=32 ' <<<"$output")" -eq 129 ]
+    run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 31 "$EX/llama-3-8b.yaml")
+    [ "$status" -eq 0 ] && ! grep -q '^launch mmi ' <<<"$output" && grep -q '^launch mmv ' <<<"$output"
+    run --separate-stderr logos-fuse --numerics q8 --mmi-rows 65 b.logos
+    [ "$status" -eq 0 ] && ! grep -q '^launch mmi ' <<<"$output" && grep -q '^launch mmv ' <<<"$output"
     run --separate-stderr logos-fuse -v --numerics q8 --mmi-rows 33 b.logos
     [ "$status" -eq 0 ]
     # every product: q/k/v, o, the gated pair, down, the LM head; 132 blocks sharing each one's stages
