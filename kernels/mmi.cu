@@ -28,12 +28,13 @@
 // rows), the parts' tiles end to end; a stage is a tile's 256 values of K:
 // two boxes of its weights' quants, their 8 scales a row, x's two 128-value
 // atoms of NR rows and their scales (NR x 8 floats), by TMA onto one
-// mbarrier, in a ring of STAGES. Launch: GRID blocks of 256 threads (two
+// mbarrier, in a ring of STAGES. Launch: GRID blocks of 512 threads (four
 // warpgroups, a block a multiprocessor), the tiles' stages (tile-major:
 // each tile's K in turn) cut into one even run a block (stream-K). In a
-// stage each warpgroup's wgmma takes its 64 weight rows by x's NR rows one
-// slab at a time, fresh (scale-d 0), into one of two register sets while
-// the other set's sums go into the f32 sums:
+// stage warpgroup g's wgmma takes 64 weight rows (64 (g & 1) ..) by half
+// of x's NR rows (NR/2 (g >> 1) ..: four warps a scheduler, bench/NOTES.md
+// run249) one slab at a time, fresh (scale-d 0), into one of two register
+// sets while the other set's sums go into the f32 sums:
 //   v = (2^23 + 2^22 + dot as a float's bits) sW - (2^23 + 2^22) sW   (exact)
 //   sums += v sx
 // (mma.cu's trick; the magic added by an integer add, since a wgmma's
@@ -49,7 +50,7 @@
 // Shared memory: the ring (STAGES slots), the sums' tile (NR x 129
 // floats), the mbarriers; plus 1 KB to align to 1024.
 
-constexpr int KT = 256, SLABS = KT / 32, THREADS = 256, BW = 128;
+constexpr int KT = 256, SLABS = KT / 32, THREADS = 512, BW = 128;
 constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18, PART_AT = 19, CNT_AT = 20, MAPS_AT = 21;
 #include "parts.cuh"
 constexpr int BP = GATED ? BW / 2 : BW;                      // a part's rows a tile
@@ -60,7 +61,8 @@ constexpr unsigned STAGE_BYTES = 2 * BW * 128 + BW * 16 + 2 * XA + NR * 32;
 constexpr int EP = BW + 1;                                   // floats a row of the sums' tile
 constexpr int E_AT = STAGES * SLOT, BAR_AT = (E_AT + NR * EP * 4 + 15) / 16 * 16;
 constexpr int KTN = K / KT;                                  // stages a tile
-constexpr int ND = NR / 2;                                   // a thread's sums
+constexpr int NH = NR / 2;                                   // x's rows a warpgroup: its half of NR
+constexpr int ND = NH / 2;                                   // a thread's sums
 static_assert(K % KT == 0, "K whole 256-value stages");
 static_assert(NR == 16 || NR == 32 || NR == 64, "x's rows a wgmma: 16, 32 or 64");
 static_assert(ROWS <= NR, "at most NR rows of x");
@@ -102,32 +104,33 @@ DEV void issue(const Params &p, u32 st, u32 bar, long L, bool W)
 #define D16 D8 ",%8,%9,%10,%11,%12,%13,%14,%15"
 #define D32 D16 ",%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
 
-// d (the warpgroup's 64 weight rows x NR rows of x, int32) = a (64 x 32
-// int8) b (32 x NR int8): one slab's sums, fresh
+// d (the warpgroup's 64 weight rows x its NH rows of x, int32) = a (64 x
+// 32 int8) b (32 x NH int8): one slab's sums, fresh
 DEV void wgmma_s8(int *d, u64 da, u64 db)
 {
-    if constexpr (NR == 64)
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {" D32 "}, %32, %33, 0;\n"
-                     : R8(0), R8(8), R8(16), R8(24)
-                     : "l"(da), "l"(db));
-    else if constexpr (NR == 32)
+    if constexpr (NH == 32)
         asm volatile("wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 {" D16 "}, %16, %17, 0;\n"
                      : R8(0), R8(8)
                      : "l"(da), "l"(db));
-    else
+    else if constexpr (NH == 16)
         asm volatile("wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.s8 {" D8 "}, %8, %9, 0;\n"
                      : R8(0)
+                     : "l"(da), "l"(db));
+    else
+        asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%0,%1,%2,%3}, %4, %5, 0;\n"
+                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
                      : "l"(da), "l"(db));
 }
 
 // A slab's sums d into the f32 sums: the weight rows' scale w0 (row g of
 // the warp's 16) and w1 (row g + 8); xs[c] x's scales of the rows 8 c + 2
-// tq and + 1 (.x: this slab's; the caller passes the pair it loaded).
+// tq and + 1 of the warpgroup's NH (.x: this slab's; the caller passes the
+// pair it loaded).
 DEV void scale_in(float *acc, const int *d, float w0, float w1, const float2 *xs)
 {
     float n0 = -MAGICF * w0, n1 = -MAGICF * w1;
 #pragma unroll
-    for (int c = 0; c < NR / 8; c++)
+    for (int c = 0; c < NH / 8; c++)
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             float v = fmaf(__int_as_float(d[4 * c + k] + MAGIC), k < 2 ? w0 : w1, k < 2 ? n0 : n1);
@@ -139,11 +142,11 @@ DEV void scale_in(float *acc, const int *d, float w0, float w1, const float2 *xs
 // rows 8 c + 2 tq (xa) and + 1 (xb), from the stage's NR x 8 floats.
 DEV void scales_x(const float *xs, int s, float2 *xa, float2 *xb)
 {
-    int tq = threadIdx.x & 3;
+    int t0 = (threadIdx.x >> 8) * NH + 2 * (threadIdx.x & 3);   // the warpgroup's half of x's rows
 #pragma unroll
-    for (int c = 0; c < NR / 8; c++) {
-        xa[c] = *(const float2 *)(xs + (8 * c + 2 * tq) * SLABS + s);
-        xb[c] = *(const float2 *)(xs + (8 * c + 2 * tq + 1) * SLABS + s);
+    for (int c = 0; c < NH / 8; c++) {
+        xa[c] = *(const float2 *)(xs + (t0 + 8 * c) * SLABS + s);
+        xb[c] = *(const float2 *)(xs + (t0 + 8 * c + 1) * SLABS + s);
     }
 }
 
@@ -158,11 +161,12 @@ DEV float w_scale(uint4 w, int s)
 // the slab before's sums scaled in while it runs.
 DEV void stage(float *acc, int *d0, int *d1, const char *st, u32 sa)
 {
-    int wg = threadIdx.x >> 7, r = wg * 64 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2);
+    int wr = (threadIdx.x >> 7) & 1, wc = threadIdx.x >> 8;   // the warpgroup's weight rows (64 wr ..) and x's rows (NH wc ..)
+    int r = wr * 64 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2);
     uint4 w0 = *(const uint4 *)(st + S_WS + r * 16), w1 = *(const uint4 *)(st + S_WS + (r + 8) * 16);
     const float *xs = (const float *)(st + S_XS);
-    float2 xa[NR / 8], xb[NR / 8], sx[NR / 8];
-    u32 a = sa + S_WQ + wg * 64 * 128, b = sa + S_XQ;
+    float2 xa[NH / 8], xb[NH / 8], sx[NH / 8];
+    u32 a = sa + S_WQ + wr * 64 * 128, b = sa + S_XQ + wc * NH * 128;
 #pragma unroll
     for (int s = 0; s <= SLABS; s++) {
         if (s < SLABS) {
@@ -181,7 +185,7 @@ DEV void stage(float *acc, int *d0, int *d1, const char *st, u32 sa)
         if (!(e & 1))
             scales_x(xs, e, xa, xb);
 #pragma unroll
-        for (int c = 0; c < NR / 8; c++)
+        for (int c = 0; c < NH / 8; c++)
             sx[c] = e & 1 ? make_float2(xa[c].y, xb[c].y) : make_float2(xa[c].x, xb[c].x);
         scale_in(acc, e & 1 ? d1 : d0, w_scale(w0, e), w_scale(w1, e), sx);
     }
@@ -227,12 +231,13 @@ DEV void finish(const Params &p, Unit tile, int rows, const float *e)
 // The thread's sums (weight row m of the tile, x's row c) into the sums' tile.
 DEV void sums_to(float *e, const float *acc)
 {
-    int wg = threadIdx.x >> 7, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+    int wr = (threadIdx.x >> 7) & 1, t0 = (threadIdx.x >> 8) * NH, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    int g = lane >> 2, tq = lane & 3;
 #pragma unroll
-    for (int c = 0; c < NR / 8; c++)
+    for (int c = 0; c < NH / 8; c++)
 #pragma unroll
         for (int k = 0; k < 4; k++)
-            e[(8 * c + 2 * tq + (k & 1)) * EP + wg * 64 + w * 16 + g + (k >> 1) * 8] = acc[4 * c + k];
+            e[(t0 + 8 * c + 2 * tq + (k & 1)) * EP + wr * 64 + w * 16 + g + (k >> 1) * 8] = acc[4 * c + k];
 }
 
 // The block of stage L: blocks b take stages S b / G .. S (b + 1) / G.
@@ -256,10 +261,10 @@ DEV float *place_of(const Params &p, long b)
 
 // This thread's (weight row, x rows) pairs of the sums: m and the pair's first column.
 #define FOR_PAIRS(body)                                                                                              \
-    _Pragma("unroll") for (int c = 0; c < NR / 8; c++) _Pragma("unroll") for (int h = 0; h < 2; h++)                \
+    _Pragma("unroll") for (int c = 0; c < NH / 8; c++) _Pragma("unroll") for (int h = 0; h < 2; h++)                \
     {                                                                                                                \
-        int m = (threadIdx.x >> 7) * 64 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2) + h * 8;       \
-        int j = m * NR + 8 * c + 2 * (threadIdx.x & 3), a = 4 * c + 2 * h;                                         \
+        int m = ((threadIdx.x >> 7) & 1) * 64 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2) + h * 8; \
+        int j = m * NR + (threadIdx.x >> 8) * NH + 8 * c + 2 * (threadIdx.x & 3), a = 4 * c + 2 * h;               \
         body;                                                                                                        \
     }
 
@@ -286,7 +291,7 @@ DEV void take(const Params &p, float *acc, long t, long b1)
     __syncthreads();
     for (long b = blockIdx.x + 1; b <= b1; b++) {   // each block's part in turn, its loads all in flight at once
         const float *src = place_of(p, b);
-        float2 v[NR / 4];
+        float2 v[NH / 4];
         FOR_PAIRS(v[2 * c + h] = __ldcg((const float2 *)(src + j)));
         FOR_PAIRS((acc[a] += v[2 * c + h].x, acc[a + 1] += v[2 * c + h].y));
     }
@@ -324,7 +329,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmi(const Params p)
         int s = (int)(i % STAGES);
         mb_wait(base + BAR_AT + 8 * s, (int)(i / STAGES) & 1);
         stage(acc, d0, d1, sm + s * SLOT, base + s * SLOT);
-        __syncthreads();   // both warpgroups done with the slot
+        __syncthreads();   // every warpgroup done with the slot
         if (threadIdx.x == 0 && i + STAGES < n) {
             issue(p, base + s * SLOT, base + BAR_AT + 8 * s, L + STAGES, true);
             issue(p, base + s * SLOT, base + BAR_AT + 8 * s, L + STAGES, false);

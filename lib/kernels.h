@@ -127,7 +127,7 @@ K(MMI, "mmi", "mmi.cu",
   "W0:w:q8 W1:w?:q8 W2:w?:q8 W3:w?:q8 x:tiso:a8 n:z?:i32 "
   "y0:tos:f32,a8,a8x2 y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
   "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32 gs:tio?:f32 "
-  "part:x:f32 cnt:x:i32", 256)
+  "part:x:f32 cnt:x:i32", 512)
 
 K(MMV, "mmv", "mmv.cu",
   "K:i:32:1048576 PARTS:i:1:4 N0:i:1:1048576 N1:i:0:1048576 N2:i:0:1048576 N3:i:0:1048576 "

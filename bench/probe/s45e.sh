@@ -19,3 +19,11 @@ echo "ncu status $?"
 grep -E "^  mmi|Duration|DRAM Throughput|Memory Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Issue Slots Busy|Issued Warp Per Scheduler|No Eligible|Active Warps Per Scheduler|Eligible Warps Per Scheduler|Warp Cycles Per Issued Instruction|Registers Per Thread|Stall|Mem Busy|Max Bandwidth|L1/TEX Hit|L2 Hit" "$work/ncu.txt" | head -120
 grep -iE "stall|warp state|est\. speedup" "$work/ncu.txt" | head -40
 keep
+[ -n "${STALLS:-}" ] || exit 0
+echo "== the stall reasons (warps a issued instruction)"
+timeout 300 ncu --clock-control none --kernel-name mmi --launch-skip 0 --launch-count 4 \
+    --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+    build/bin/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 1 --launch-reps 1 "$work/b.plan" >"$work/stalls.txt" 2>&1
+echo "ncu status $?"
+awk '/mmi \(132/ { n++; print "== launch " n } /stalled/ && $NF + 0 >= 0.05 { sub(/smsp__average_warps_issue_stalled_/, ""); sub(/_per_issue_active.ratio/, ""); print }' "$work/stalls.txt"
+keep

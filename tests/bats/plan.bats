@@ -699,7 +699,7 @@ got.tofile("got.f32")'
     run --separate-stderr logos-fuse -v --numerics q8 --mmi-rows 33 b.logos
     [ "$status" -eq 0 ]
     # every product: q/k/v, o, the gated pair, down, the LM head; 132 blocks sharing each one's stages
-    [ "$(grep -c '^launch mmi K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XQ=1 ROWS=64 NR=64 .* GRID=132 STAGES=3 grid 132 1 1 block 256 smem 193816 ' <<<"$output")" -eq 32 ]
+    [ "$(grep -c '^launch mmi K=4096 PARTS=3 N0=4096 N1=1024 N2=1024 N3=0 XQ=1 ROWS=64 NR=64 .* GRID=132 STAGES=3 grid 132 1 1 block 512 smem 193816 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmi K=4096 PARTS=2 N0=14336 N1=14336 .* GATE=1 CAP=0 OQ=1 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmi K=14336 PARTS=1 N0=4096 .* RES=1 ' <<<"$output")" -eq 32 ]
     [ "$(grep -c '^launch mmi ' <<<"$output")" -eq 129 ] && ! grep -q '^launch mmv ' <<<"$output"
