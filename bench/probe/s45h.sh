@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/probe/s45g.sh — session forty-five's eighth call (bench/NOTES.md
+# bench/probe/s45h.sh — session forty-five's eighth call (bench/NOTES.md
 # run251): whether the weights' layout holds mmi's ring: build-ab/M
 # (bench/probe/nomath.patch: no tile ends, no math, each stage only
 # waited for) against build-ab/C (bench/probe/contig.patch: the same, each
