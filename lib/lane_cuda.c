@@ -399,6 +399,31 @@ static long group_tiles(Fz *f, const Group *gr, long bn)
     return mmh_tiles(bn, gr->gate, np, gr->parts);
 }
 
+/* Why, at the default --mmi-rows, a product of rows stacked rows that mmi
+ * could take stays off it, or NULL: its fixed costs (a launch's start, the
+ * tiles split between blocks meeting at their ends) outweigh its faster
+ * stages unless it has at least 4 stages of 256 values a multiprocessor,
+ * and, within mmv's one pass of 32 rows, at least a tile of 128 weight
+ * rows a multiprocessor too. On an H100, q8 batches of 32 and 64 (f16
+ * caches, position 512): the 8B's q/k/v, gated pair, down and LM head won
+ * on mmi at 64 rows and its o lost (512 stages); at 32 rows the gated
+ * pair and the LM head won and down (32 tiles) lost; Qwen3-0.6B's and
+ * Qwen2.5-0.5B's steps, whose products have 64 to 192 stages, ran 3-13%
+ * slower all on mmi (bench/NOTES.md run246, run253). */
+static const char *mmi_small(Fz *f, const Group *gr, long rows, long K)
+{
+    static char why[128];
+    long tiles = group_tiles(f, gr, 128), stages = tiles * (K / 256), sms = f->o->sms;
+    if (stages < 4 * sms)
+        snprintf(why, sizeof why, "%ld stages of 256 values, fewer than 4 a multiprocessor (%ld)", stages, 4 * sms);
+    else if (rows <= 32 && tiles < sms)
+        snprintf(why, sizeof why, "%ld tiles of 128 weight rows for %ld rows, fewer than a multiprocessor's (%ld)",
+                 tiles, rows, sms);
+    else
+        return NULL;
+    return why;
+}
+
 /* The blocks of an mmh launch of the group over rows: its row tiles by
  * its tiles of weight rows. */
 static long mmh_blocks(Fz *f, const Group *gr, long rows, long tm)
@@ -522,10 +547,16 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
     int xr_asked = f->o->xr_rows > 0 && rows >= f->o->xr_rows;   /* a given --xr-rows takes its rows from mmi */
     if (rows >= mmi_crossover(f->o) && rows <= 64 && xq == 1 && xin == 1 && K % 256 == 0 && gr->norm < 0 &&
         (!gr->gate || gr->parts == 2) && !xr_asked) {
+        const char *small = f->o->mmi_rows > 0 ? NULL : mmi_small(f, gr, rows, K);
+        if (!small) {
+            if (say)
+                fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 wgmma (mmi): at "
+                          "least --mmi-rows %d, at most 64", rows, mmi_crossover(f->o));
+            return KN_MMI;
+        }
         if (say)
-            fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 wgmma (mmi): at least "
-                      "--mmi-rows %d, at most 64", rows, mmi_crossover(f->o));
-        return KN_MMI;
+            fuse_note(f, gr->node, "products of %ld stacked rows not in int8 wgmma (mmi): %s (a given --mmi-rows "
+                      "takes them)", rows, small);
     }
     long cy;
     if (rows >= xr_crossover(f->o) && rows <= 64 && xq == 1 && K % 256 == 0 && (!gr->gate || gr->parts == 2) &&
