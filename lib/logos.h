@@ -943,9 +943,11 @@ static inline int mmh_crossover(const FuseOpts *o)
 #define XR_ROWS 65
 /* The default of --mmi-rows: the stacked rows from which, up to 64, the
  * products whose activation comes a8 run in int8 wgmma (mmi.cu) rather than
- * mmv: 32. On an H100 the 8B's q8 decode batches (f16 caches, position 512)
- * took 0.83x mmv's step at 64 rows, 0.79x at 40 and 0.97x at 32, 1.04x at
- * 24 (bench/NOTES.md run246). */
+ * mmv: 32, and then only those lane_cuda.c's mmi_small finds large enough.
+ * On an H100 the 8B's q8 decode batches (f16 caches, position 512) took
+ * 0.83x mmv's step at 64 rows, 0.79x at 40 and 0.97x at 32, 1.04x at 24
+ * with every product on it (bench/NOTES.md run246); with mmi_small, 0.80x
+ * at 64 and 0.94x at 32 (run254). */
 #define MMI_ROWS 32
 static inline int mmi_crossover(const FuseOpts *o)
 {

@@ -689,8 +689,17 @@ got.tofile("got.f32")'
 
 @test "logos-fuse --mmi-rows: up to 64 stacked rows of an a8 activation in int8 wgmma (mmi), -v says so; the CPU reference runs them" {
     logos-author decode_batch --batch 64 "$EX/llama-3-8b.yaml" >b.logos
-    # by default from 32 rows (MMI_ROWS); 31 stay on mmv, and 65 keeps every row count there
-    run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 32 "$EX/llama-3-8b.yaml")
+    # by default from 32 rows (MMI_ROWS), the products with 4 stages a multiprocessor (and at 32 rows a
+    # tile a multiprocessor): at 64 rows all but o, at 32 the gated pair and the LM head; -v says why not
+    run --separate-stderr logos-fuse --numerics q8 b.logos
+    [ "$status" -eq 0 ] && [ "$(grep -c '^launch mmi ' <<<"$output")" -eq 97 ] &&
+        [ "$(grep -c '^launch mmv K=4096 PARTS=1 N0=4096 ' <<<"$output")" -eq 32 ]
+    run --separate-stderr logos-fuse -v --numerics q8 <(logos-author decode_batch --batch 32 "$EX/llama-3-8b.yaml")
+    [ "$status" -eq 0 ] && [ "$(grep -c '^launch mmi .* ROWS=32 NR=32 ' <<<"$output")" -eq 33 ] &&
+        [ "$(grep -c '^launch mmi K=4096 PARTS=2 N0=14336 N1=14336 ' <<<"$output")" -eq 32 ]
+    [[ "$stderr" == *"products of 32 stacked rows not in int8 wgmma (mmi): 512 stages of 256 values, fewer than 4 a multiprocessor (528) (a given --mmi-rows takes them)"* ]]
+    [[ "$stderr" == *"products of 32 stacked rows not in int8 wgmma (mmi): 32 tiles of 128 weight rows for 32 rows, fewer than a multiprocessor's (132) (a given --mmi-rows takes them)"* ]]
+    run --separate-stderr logos-fuse --numerics q8 --mmi-rows 32 <(logos-author decode_batch --batch 32 "$EX/llama-3-8b.yaml")
     [ "$status" -eq 0 ] && [ "$(grep -c '^launch mmi .* ROWS=32 NR=32 ' <<<"$output")" -eq 129 ]
     run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 31 "$EX/llama-3-8b.yaml")
     [ "$status" -eq 0 ] && ! grep -q '^launch mmi ' <<<"$output" && grep -q '^launch mmv ' <<<"$output"
