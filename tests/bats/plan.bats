@@ -735,6 +735,16 @@ got.tofile("got.f32")'
     logos-run --device cpu -q --synthetic 3 -P prompts -n 3 t.logos >a.tok
     logos-run --device cpu -q --synthetic 3 -P prompts -n 3 i.plan >b.tok
     cmp a.tok b.tok
+    # by default only what pays goes to mmi: of the same with a vocabulary of 67584, the LM head alone (528
+    # stages on 132 multiprocessors), beside mmv's products; the CPU reference runs that plan to the same tokens
+    sed 's/^vocab: .*/vocab: 67584/' w.yaml >v.yaml
+    logos-author decode_batch --batch 40 v.yaml >v.logos
+    logos-fuse --numerics q8 v.logos >v.plan
+    [ "$(grep -c '^launch mmi K=256 PARTS=1 N0=67584 ' v.plan)" -eq 1 ] && [ "$(grep -c '^launch mmi ' v.plan)" -eq 1 ] &&
+        [ "$(grep -c '^launch mmv ' v.plan)" -eq 8 ]
+    logos-run --device cpu -q --synthetic 3 -P prompts -n 3 v.logos >a.tok
+    logos-run --device cpu -q --synthetic 3 -P prompts -n 3 v.plan >b.tok
+    cmp a.tok b.tok
 }
 
 @test "logos-fuse --xr-rows: 33 to 64 stacked rows of an a8h activation on mmh with x resident (TM 64), -v says so; the CPU reference models them" {
