@@ -12,22 +12,13 @@ set -u
 carry_in || exit 3
 nvidia-smi -L
 KERNELS_MATCH="mmi K 14336|mmi gated silu, quantizing|mmi the o" timeout 40 build/test/gpu_kernels | sed 's/  quantization.*//'
-sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/llama-3-8b.yaml >"$work/s.yaml"
-form() {   # BATCH NAME FUSE-ARGS...: the step and its launches by kind
-    b=$1 n=$2; shift 2
-    build/bin/logos-author decode_batch --batch "$b" "$work/s.yaml" | build/bin/logos-fuse --numerics q8 "$@" >"$work/$n.plan"
-    timeout 45 build/bin/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" >"$work/$n.csv" 2>"$work/$n.err"
-    echo "== $n (batch $b $*): bench status $?"
-    awk -F, '$1 == "step" { print "step ms", $9 } $1 == "launch" { k = $7; sub(/ q8.*/, "", k); t[k] += $9; n[k]++ }
-        END { for (k in t) printf "%-40s n=%d avg %.1f us\n", k, n[k], 1000 * t[k] / n[k] }' "$work/$n.csv" | sort
-    head -3 "$work/$n.err"
-}
-form 64 mmi64 --mmi-rows 3
-form 64 mmv64
-form 32 mmi32 --mmi-rows 3
-form 32 mmv32
-form 16 mmi16 --mmi-rows 3
-form 16 mmv16
+spec8
+bform build/bin 64 mmi64 --mmi-rows 3
+bform build/bin 64 mmv64
+bform build/bin 32 mmi32 --mmi-rows 3
+bform build/bin 32 mmv32
+bform build/bin 16 mmi16 --mmi-rows 3
+bform build/bin 16 mmv16
 keep
 mv "$out/logs.tgz" "$out/logs.mmi.tgz"
 P="${S45_PARTS-kernels lane}"

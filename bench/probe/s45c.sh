@@ -14,19 +14,11 @@ echo "== gpu_kernels mmi"
 KERNELS_MATCH=mmi timeout 150 build/test/gpu_kernels >"$work/kernels.out" 2>&1
 grep -v ' ok ' "$work/kernels.out" | head -20
 tail -1 "$work/kernels.out"
-sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/llama-3-8b.yaml >"$work/s.yaml"
-form() {   # BATCH NAME FUSE-ARGS...: the step and its launches by kind
-    b=$1 n=$2; shift 2
-    build/bin/logos-author decode_batch --batch "$b" "$work/s.yaml" | build/bin/logos-fuse --numerics q8 "$@" >"$work/$n.plan"
-    timeout 45 build/bin/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" >"$work/$n.csv" 2>"$work/$n.err"
-    echo "== $n (batch $b $*): bench status $?"
-    awk -F, '$1 == "step" { print "step ms", $9 } $1 == "launch" { k = $7; sub(/ q8.*/, "", k); t[k] += $9; n[k]++ }
-        END { for (k in t) printf "%-40s n=%d avg %.1f us\n", k, n[k], 1000 * t[k] / n[k] }' "$work/$n.csv" | sort | grep -v "rownorm\|embed\|argmax"
-    head -3 "$work/$n.err"
-}
+spec8
+export FORM_SKIP="rownorm|embed|argmax"
 for b in 64 40 32 24; do
-    form $b mmi$b --mmi-rows 3
-    form $b mmv$b
+    bform build/bin $b mmi$b --mmi-rows 3
+    bform build/bin $b mmv$b
 done
 keep
 late lane && exit 0

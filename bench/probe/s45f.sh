@@ -14,21 +14,13 @@ echo "== W: gpu_kernels mmi"
 KERNELS_MATCH=mmi timeout 150 build-ab/W/test/gpu_kernels >"$work/kernels.W" 2>&1
 grep -v ' ok ' "$work/kernels.W" | head -20
 tail -1 "$work/kernels.W"
-sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/llama-3-8b.yaml >"$work/s.yaml"
-form() {   # BIN BATCH NAME FUSE-ARGS...: the step and its launches by kind
-    d=$1 b=$2 n=$3; shift 3
-    $d/logos-author decode_batch --batch "$b" "$work/s.yaml" | $d/logos-fuse --numerics q8 --mmi-rows 3 "$@" >"$work/$n.plan"
-    timeout 45 $d/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" >"$work/$n.csv" 2>"$work/$n.err"
-    echo "== $n (batch $b $*): bench status $?"
-    awk -F, '$1 == "step" { print "step ms", $9 } $1 == "launch" { k = $7; sub(/ q8.*/, "", k); t[k] += $9; n[k]++ }
-        END { for (k in t) printf "%-40s n=%d avg %.1f us\n", k, n[k], 1000 * t[k] / n[k] }' "$work/$n.csv" | sort | grep -v "rownorm\|embed\|argmax\|attend"
-    head -3 "$work/$n.err"
-}
+spec8
+export FORM_SKIP="rownorm|embed|argmax|attend"
 for b in 64 32 24 16; do
-    form build/bin $b main$b
-    form build-ab/W/bin $b W$b
-    form build/bin $b mmv$b --mmi-rows 65
+    bform build/bin $b main$b --mmi-rows 3
+    bform build-ab/W/bin $b W$b --mmi-rows 3
+    bform build/bin $b mmv$b --mmi-rows 65
 done
-form build/bin 64 main64b
-form build-ab/W/bin 64 W64b
+bform build/bin 64 main64b --mmi-rows 3
+bform build-ab/W/bin 64 W64b --mmi-rows 3
 keep

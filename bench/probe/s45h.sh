@@ -10,19 +10,11 @@ set -u
 . "$(dirname "$0")/call.sh"
 carry_in || exit 3
 nvidia-smi -L
-sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/llama-3-8b.yaml >"$work/s.yaml"
-form() {   # BIN BATCH NAME FUSE-ARGS...: the step and its launches by kind
-    d=$1 b=$2 n=$3; shift 3
-    $d/logos-author decode_batch --batch "$b" "$work/s.yaml" | $d/logos-fuse --numerics q8 "$@" >"$work/$n.plan"
-    timeout 45 $d/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" >"$work/$n.csv" 2>"$work/$n.err"
-    echo "== $n (batch $b $*): bench status $?"
-    awk -F, '$1 == "step" { print "step ms", $9 } $1 == "launch" { k = $7; sub(/ q8.*/, "", k); t[k] += $9; n[k]++ }
-        END { for (k in t) printf "%-40s n=%d avg %.1f us\n", k, n[k], 1000 * t[k] / n[k] }' "$work/$n.csv" | sort | grep -v "rownorm\|embed\|argmax\|attend"
-    head -3 "$work/$n.err"
-}
+spec8
+export FORM_SKIP="rownorm|embed|argmax|attend"
 for r in 1 2; do
-    form build/bin 64 main64.$r
-    form build-ab/M/bin 64 M64.$r
-    form build-ab/C/bin 64 C64.$r
+    bform build/bin 64 main64.$r
+    bform build-ab/M/bin 64 M64.$r
+    bform build-ab/C/bin 64 C64.$r
 done
 keep
