@@ -352,11 +352,12 @@ same() {
         skip "a GPU answers here: tests/gpu/run runs for real"
     fi
     [ -x "$TOP/build/test/gpu_kernels" ] || skip "build/test/gpu_kernels is not built (make all)"
-    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes startup errors bench forms tp crossover persist floor xr
+    run env LOGOS_BIN="$TOP/build/bin" sh "$TOP/tests/gpu/run" kernels lane sweep shapes stacked startup errors bench forms tp crossover persist floor xr
     [ "$status" -eq 0 ]
     local summary
     summary=$(sed -n '/^== summary$/,$p' <<<"$output")
-    [ "$(grep -c 'skipped' <<<"$summary")" -eq 13 ]
+    [ "$(grep -c 'skipped' <<<"$summary")" -eq 14 ]
+    grep -q '^stacked  skipped: logos-run: --device cuda: ' <<<"$summary"
     grep -q '^xr       skipped: no GPU$' <<<"$summary"
     grep -q '^floor    skipped: no GPU$' <<<"$summary"
     grep -q '^crossover skipped: no GPU$' <<<"$summary"
