@@ -228,18 +228,6 @@ DEV void finish(const Params &p, Unit tile, int rows, const float *e)
     }
 }
 
-// The thread's sums (weight row m of the tile, x's row c) into the sums' tile.
-DEV void sums_to(float *e, const float *acc)
-{
-    int wr = (threadIdx.x >> 7) & 1, t0 = (threadIdx.x >> 8) * NH, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-    int g = lane >> 2, tq = lane & 3;
-#pragma unroll
-    for (int c = 0; c < NH / 8; c++)
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            e[(t0 + 8 * c + 2 * tq + (k & 1)) * EP + wr * 64 + w * 16 + g + (k >> 1) * 8] = acc[4 * c + k];
-}
-
 // The block of stage L: blocks b take stages S b / G .. S (b + 1) / G.
 DEV long owner(long L, long S)
 {
@@ -259,14 +247,22 @@ DEV float *place_of(const Params &p, long b)
     return (float *)p.a[PART_AT] + b * (long)(BW * NR);
 }
 
-// This thread's (weight row, x rows) pairs of the sums: m and the pair's first column.
+// This thread's pairs of the sums (acc[a], acc[a + 1]: weight row m of
+// the tile, x's rows x and x + 1; j = m NR + x, their place in a part),
+// the wgmma's layout.
 #define FOR_PAIRS(body)                                                                                              \
     _Pragma("unroll") for (int c = 0; c < NH / 8; c++) _Pragma("unroll") for (int h = 0; h < 2; h++)                \
     {                                                                                                                \
         int m = ((threadIdx.x >> 7) & 1) * 64 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2) + h * 8; \
-        int j = m * NR + (threadIdx.x >> 8) * NH + 8 * c + 2 * (threadIdx.x & 3), a = 4 * c + 2 * h;               \
+        int x = (threadIdx.x >> 8) * NH + 8 * c + 2 * (threadIdx.x & 3), j = m * NR + x, a = 4 * c + 2 * h;        \
         body;                                                                                                        \
     }
+
+// The thread's sums into the sums' tile (x's row by the tile's weight rows).
+DEV void sums_to(float *e, const float *acc)
+{
+    FOR_PAIRS((e[x * EP + m] = acc[a], e[(x + 1) * EP + m] = acc[a + 1]));
+}
 
 DEV void give(const Params &p, const float *acc, long t)
 {

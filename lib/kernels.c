@@ -863,8 +863,8 @@ long mmv_smem(long K, long nt, long xq, int xs, int depth)
  * K in a ring of STAGES slots (the weights' two boxes and scales, x's two
  * atoms and scales), the sums' tile (NR x 129 floats), the mbarriers, 1 KB
  * to align; GRID blocks share the tiles' stages (stream-K), each leaving
- * the parts of tiles it did not take whole in part (two places a block)
- * and counting them in cnt (one a tile). */
+ * the part of a tile its run begins inside in part (one place a block)
+ * and counting it in cnt (one a tile). */
 long mmi_smem(long nr, long stages)
 {
     long slot = cdiv(cdiv(2 * 128 * 128 + 128 * 16, 1024) * 1024 + 2 * nr * 128 + nr * 32, 1024) * 1024;

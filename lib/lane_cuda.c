@@ -399,6 +399,14 @@ static long group_tiles(Fz *f, const Group *gr, long bn)
     return mmh_tiles(bn, gr->gate, np, gr->parts);
 }
 
+/* An mmi launch's stages of 256 values of K over its tiles of 128 weight
+ * rows (*tiles: how many), as mmi.cu's blocks share them. */
+static long mmi_stages(Fz *f, const Group *gr, long *tiles)
+{
+    *tiles = group_tiles(f, gr, 128);
+    return *tiles * (prod_k(f, gr) / 256);
+}
+
 /* Why, at the default --mmi-rows, a product of rows stacked rows that mmi
  * could take stays off it, or NULL: its fixed costs (a launch's start, the
  * tiles split between blocks meeting at their ends) outweigh its faster
@@ -410,10 +418,10 @@ static long group_tiles(Fz *f, const Group *gr, long bn)
  * pair and the LM head won and down (32 tiles) lost; Qwen3-0.6B's and
  * Qwen2.5-0.5B's steps, whose products have 64 to 192 stages, ran 3-13%
  * slower all on mmi (bench/NOTES.md run246, run253). */
-static const char *mmi_small(Fz *f, const Group *gr, long rows, long K)
+static const char *mmi_small(Fz *f, const Group *gr, long rows)
 {
     static char why[128];
-    long tiles = group_tiles(f, gr, 128), stages = tiles * (K / 256), sms = f->o->sms;
+    long tiles, stages = mmi_stages(f, gr, &tiles), sms = f->o->sms;
     if (stages < 4 * sms)
         snprintf(why, sizeof why, "%ld stages of 256 values, fewer than 4 a multiprocessor (%ld)", stages, 4 * sms);
     else if (rows <= 32 && tiles < sms)
@@ -547,7 +555,7 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
     int xr_asked = f->o->xr_rows > 0 && rows >= f->o->xr_rows;   /* a given --xr-rows takes its rows from mmi */
     if (rows >= mmi_crossover(f->o) && rows <= 64 && xq == 1 && xin == 1 && K % 256 == 0 && gr->norm < 0 &&
         (!gr->gate || gr->parts == 2) && !xr_asked) {
-        const char *small = f->o->mmi_rows > 0 ? NULL : mmi_small(f, gr, rows, K);
+        const char *small = f->o->mmi_rows > 0 ? NULL : mmi_small(f, gr, rows);
         if (!small) {
             if (say)
                 fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 wgmma (mmi): at "
@@ -838,8 +846,8 @@ static void emit_mmi(Fz *f, const Group *gr)
     int n;
     long rows = lead_rows(f, &N(f, gr->prod[0])->ty, 1, &n);
     product_consts(L, f, gr, rows, n);
-    long nr = rows <= 16 ? 16 : rows <= 32 ? 32 : 64, tiles = group_tiles(f, gr, 128);
-    long stages = tiles * (prod_k(f, gr) / 256), grid = stages < f->o->sms ? stages : f->o->sms, ring = 5;
+    long nr = rows <= 16 ? 16 : rows <= 32 ? 32 : 64, tiles, stages = mmi_stages(f, gr, &tiles);
+    long grid = stages < f->o->sms ? stages : f->o->sms, ring = 5;
     while (ring > 2 && mmi_smem(nr, ring) > 227 * 1024)
         ring--;
     C(L, "XQ", 1);

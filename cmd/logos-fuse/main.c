@@ -60,7 +60,7 @@ static const Opt opts[] = {
     {.l = "mmi-rows", .kind = OPT_LONG, .at = offsetof(Opts, mmi_rows), .arg = "N", .lo = 1, .hi = 65,
      .what = "a number of rows",
      .help = "stacked rows from which, up to 64, products run in int8 wgmma\n"
-             "(mmi; default 65: never)"},
+             "(mmi; default 32, then only those large enough; 65: never)"},
     {.l = "preload-kb", .kind = OPT_LONG, .at = offsetof(Opts, preload_kb), .arg = "N", .lo = 0, .hi = 200,
      .what = "a number of KB",
      .help = "the most KB of weights a block of a decode step's product after an\n"
