@@ -531,6 +531,24 @@ typedef struct MmaCase {
     "weight wu : q8[" H "," D "]\nweight wd : q8[" D "," H "]\nout y : f32[" T "," D "]\n"                  \
     "a = rmsnorm(x, nw, eps=1e-06)\nh = silu(wg @ a) * (wu @ a)\ny = r + wd @ h\n"
 
+/* A norm, then one product soft-capped: T rows of width K, N outputs. */
+#define SOFTCAP_NORM(T, K, N)                                                                      \
+    "in x : f32[" T "," K "]\nweight nw : f32[" K "]\nweight w : q8[" N "," K "]\nout y : f32[" T "," N \
+    "]\na = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n"
+
+/* A norm, then one product added to a residual: T rows of width K, N outputs. */
+#define RES_NORM(T, K, N)                                                                                        \
+    "in x : f32[" T "," K "]\nin r : f32[" T "," N "]\nweight nw : f32[" K "]\nweight w : q8[" N "," K "]\n" \
+    "out y : f32[" T "," N "]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n"
+
+/* A norm, then three products of it in parts: the first with a bias, the
+ * third added to a residual; T rows of width D. */
+#define PARTS_NORM(T, D, N0, N1, N2)                                                                             \
+    "in x : f32[" T "," D "]\nin r : f32[" T "," N2 "]\nweight nw : f32[" D "]\nweight w0 : q8[" N0 "," D "]\n" \
+    "weight w1 : q8[" N1 "," D "]\nweight w2 : q8[" N2 "," D "]\nweight b0 : f32[" N0 "]\nout y0 : f32[" T "," N0 \
+    "]\nout y1 : f32[" T "," N1 "]\nout y2 : f32[" T "," N2 "]\n"                                            \
+    "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n"
+
 static const MmaCase mma_cases[] = {
     {{"mma q8 96x64, 130 rows", "in x : f32[130,64]\nweight w : q8[96,64]\nout y : f32[130,96]\ny = w @ x\n", 2, 0}, 0, 0, 0},
     {{"mma q8 1000x4096, 70 rows", "in x : f32[70,4096]\nweight w : q8[1000,4096]\nout y : f32[70,1000]\ny = w @ x\n",
@@ -561,18 +579,14 @@ static const MmaCase mma_cases[] = {
      "in x : f32[200,4096]\nweight nw : f32[4096]\nweight w : q8[640,4096]\nout y : f32[200,640]\n"
      "a = rmsnorm(x, nw, eps=1e-05)\ny = w @ a\n", 2, 8}, 0, 0, 0},
     {{"mmh parts after a norm, bias, residual, 300 rows (tiles of 256)",
-     "in x : f32[300,256]\nin r : f32[300,1000]\nweight nw : f32[256]\nweight w0 : q8[5120,256]\n"
-     "weight w1 : q8[1024,256]\nweight w2 : q8[1000,256]\nweight b0 : f32[5120]\nout y0 : f32[300,5120]\n"
-     "out y1 : f32[300,1024]\nout y2 : f32[300,1000]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 0}, 0, 0, 0},
+     PARTS_NORM("300", "256", "5120", "1024", "1000"), 2, 0}, 0, 0, 0},
     {{"mmh gated silu, quantizing epilogue, down, 257 rows",
      GATED_DOWN("257", "512", "1536"), 2, 0}, 0, 0, 0},
     {{"mmh gated gelu_tanh 6400x256 after a norm, 130 rows (tiles of 256)",
      "in x : f32[130,256]\nweight nw : f32[256]\nweight wg : q8[6400,256]\nweight wu : q8[6400,256]\n"
      "out h : f32[130,6400]\na = rmsnorm(x, nw, eps=1e-05)\nh = gelu_tanh(wg @ a) * (wu @ a)\n", 2, 0}, 0, 0, 0},
     {{"mmh soft-cap after a norm 512x4096, 129 rows (--sms 8)",
-     "in x : f32[129,4096]\nweight nw : f32[4096]\nweight w : q8[512,4096]\nout y : f32[129,512]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 8}, 0, 0, 0},
+     SOFTCAP_NORM("129", "4096", "512"), 2, 8}, 0, 0, 0},
     /* a8h (--sms 8, 40: tiles that fill half of a smaller chip): the
      * activation written as f16 by its producer (a norm's epilogue above,
      * flash's, an int8 gated pair's) where mmh launches alone read it; a8
@@ -592,50 +606,39 @@ static const MmaCase mma_cases[] = {
     /* mmh's splits of K (clusters of 2 and 4) where its tiles fill little
      * of a chip of --sms multiprocessors */
     {{"mmh K split over clusters of 4, after a norm, residual, 200 rows (--sms 24)",
-     "in x : f32[200,8192]\nin r : f32[200,256]\nweight nw : f32[8192]\nweight w : q8[256,8192]\n"
-     "out y : f32[200,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 24}, 0, 0, 0},
+     RES_NORM("200", "8192", "256"), 2, 24}, 0, 0, 0},
     {{"mmh gated pair, K split over clusters of 2, writing a8h for mmh's down, 150 rows (--sms 32)",
      GATED_DOWN("150", "4096", "512"), 2, 32}, 0, 0, 0},
     /* mmh's tail: the tiles of a last round that would leave half the chip
      * idle each as two blocks of half K, meeting through a scratch buffer */
     {{"mmh tail: 6 tiles on 4 multiprocessors, the last 2 halved, after a norm, residual, 300 rows (--sms 4)",
-     "in x : f32[300,4096]\nin r : f32[300,256]\nweight nw : f32[4096]\nweight w : q8[256,4096]\n"
-     "out y : f32[300,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 3, 4}, 0, 0, 0},
+     RES_NORM("300", "4096", "256"), 3, 4}, 0, 0, 0},
     {{"mmh tail: a gated pair's 16 tiles on 12 multiprocessors, the last 4 halved, writing a8h for down, 200 rows "
       "(--sms 12)",
      GATED_DOWN("200", "4096", "512"), 3, 12}, 0, 0, 0},
     /* mmh's weights in registers (TM 256): x's rows whole tiles of 256
      * (or 2048 and more), its tiles filling more than half the chip */
     {{"mmh weights in registers: parts after a norm, bias, residual, 512 rows (--sms 8)",
-     "in x : f32[512,256]\nin r : f32[512,384]\nweight nw : f32[256]\nweight w0 : q8[512,256]\n"
-     "weight w1 : q8[128,256]\nweight w2 : q8[384,256]\nweight b0 : f32[512]\nout y0 : f32[512,512]\n"
-     "out y1 : f32[512,128]\nout y2 : f32[512,384]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 0, 0},
+     PARTS_NORM("512", "256", "512", "128", "384"), 2, 8}, 0, 0, 0},
     {{"mmh weights in registers: a gated pair writing a8h, down with residual, 768 rows (--sms 8)",
      GATED_DOWN("768", "512", "1024"), 2, 8}, 0, 0, 0},
     {{"mmh weights in registers and a tail: a gated pair's 16 tiles on 12 multiprocessors, 512 rows (--sms 12)",
      GATED_DOWN("512", "4096", "512"), 2, 12}, 0, 0, 0},
     {{"mmh weights in registers, rows past a whole tile: soft-cap after a norm 1024x1024, 2100 rows (--sms 8)",
-     "in x : f32[2100,1024]\nweight nw : f32[1024]\nweight w : q8[1024,1024]\nout y : f32[2100,1024]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 1, 8}, 0, 0, 0},
+     SOFTCAP_NORM("2100", "1024", "1024"), 1, 8}, 0, 0, 0},
     /* mmh with x resident (TM 64, --xr-rows 33): 33 to 64 rows of a8h, K
      * split over clusters whose blocks each hold their values of x, the
      * clusters taking the tiles in turn */
     {{"mmh x resident: parts after a norm, bias, residual, 40 rows (--sms 8)",
-     "in x : f32[40,1024]\nin r : f32[40,384]\nweight nw : f32[1024]\nweight w0 : q8[512,1024]\n"
-     "weight w1 : q8[128,1024]\nweight w2 : q8[384,1024]\nweight b0 : f32[512]\nout y0 : f32[40,512]\n"
-     "out y1 : f32[40,128]\nout y2 : f32[40,384]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 33, 0},
+     PARTS_NORM("40", "1024", "512", "128", "384"), 2, 8}, 0, 33, 0},
     {{"mmh x resident: a gated pair of 17 tiles writing a8 for mmv's down (K 1056), 64 rows (--sms 12)",
      GATED_DOWN("64", "2048", "1056"), 2, 12}, 0, 33, 0},
     {{"mmh x resident: a gated pair writing a8h for its down, both split, 50 rows",
      GATED_DOWN("50", "4096", "1536"), 2, 0}, 0, 33, 0},
     {{"mmh x resident: soft-cap after a norm, K 8192 over clusters of 8, 33 rows (--sms 16)",
-     "in x : f32[33,8192]\nweight nw : f32[8192]\nweight w : q8[300,8192]\nout y : f32[33,300]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 33, 0},
+     SOFTCAP_NORM("33", "8192", "300"), 2, 16}, 0, 33, 0},
     {{"mmh x resident: K 14336 over clusters of 14 (not portable), residual after a norm, 40 rows",
-     "in x : f32[40,14336]\nin r : f32[40,256]\nweight nw : f32[14336]\nweight w : q8[256,14336]\n"
-     "out y : f32[40,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 0}, 0, 33, 0},
+     RES_NORM("40", "14336", "256"), 2, 0}, 0, 33, 0},
     {{"mmh x resident: the o product of a batch's attention, which writes its stack a8h, 4 sequences (--xr-rows 3)",
      BATCH_O, 24, 0}, 0, 3, 0},
     /* mmi (--mmi-rows): up to 64 rows of an a8 activation in int8 wgmma,
@@ -644,20 +647,15 @@ static const MmaCase mma_cases[] = {
      * blocks took meeting in part in block order; x's rows a wgmma 16, 32
      * and 64; parts and units not whole tiles */
     {{"mmi parts after a norm, bias, residual, 40 rows (--sms 8)",
-     "in x : f32[40,1024]\nin r : f32[40,384]\nweight nw : f32[1024]\nweight w0 : q8[512,1024]\n"
-     "weight w1 : q8[128,1024]\nweight w2 : q8[384,1024]\nweight b0 : f32[512]\nout y0 : f32[40,512]\n"
-     "out y1 : f32[40,128]\nout y2 : f32[40,384]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n", 2, 8}, 0, 0, 3},
+     PARTS_NORM("40", "1024", "512", "128", "384"), 2, 8}, 0, 0, 3},
     {{"mmi gated silu, quantizing epilogue, down, 64 rows",
      GATED_DOWN("64", "2048", "1536"), 2, 0}, 0, 0, 3},
     {{"mmi gated silu, hidden 1024, quantizing epilogue, down, 20 rows (--sms 12)",
      GATED_DOWN("20", "2048", "1024"), 2, 12}, 0, 0, 3},
     {{"mmi soft-cap after a norm 300x8192, 33 rows (--sms 16)",
-     "in x : f32[33,8192]\nweight nw : f32[8192]\nweight w : q8[300,8192]\nout y : f32[33,300]\n"
-     "a = rmsnorm(x, nw, eps=1e-05)\ny = softcap(w @ a, cap=30)\n", 2, 16}, 0, 0, 3},
+     SOFTCAP_NORM("33", "8192", "300"), 2, 16}, 0, 0, 3},
     {{"mmi K 14336 a tile over 4 blocks, residual after a norm, 16 rows (--sms 8)",
-     "in x : f32[16,14336]\nin r : f32[16,256]\nweight nw : f32[14336]\nweight w : q8[256,14336]\n"
-     "out y : f32[16,256]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + w @ a\n", 2, 8}, 0, 0, 3},
+     RES_NORM("16", "14336", "256"), 2, 8}, 0, 0, 3},
     {{"mmi gated output (sigmoid of a value a row) after a norm, residual, 5 rows",
      "in x : f32[5,256]\nin r : f32[5,100]\nin s : f32[5,1]\nweight nw : f32[256]\nweight w : q8[100,256]\n"
      "out y : f32[5,100]\na = rmsnorm(x, nw, eps=1e-05)\ny = r + sigmoid(s) * (w @ a)\n", 2, 0}, 0, 0, 3},
