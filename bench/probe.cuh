@@ -2,11 +2,14 @@
 // u32/u64, CK (a CUDA call checked, PROBE naming the probe in its
 // message), shared addresses, mbarriers, TMA copies, wgmma's fences and
 // the 128-byte swizzle's descriptor on the device; on the host the L2's
-// flush, tensor maps and a small random generator. Not part of the build.
+// flush, tensor maps, a launch's median time and a small random
+// generator. Not part of the build.
 // Define PROBE (the probe's name, a string) before including it.
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
+#include <vector>
+#include <algorithm>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -84,3 +87,30 @@ static void tmap(CUtensorMap *m, CUtensorMapDataType ty, void *ptr, uint64_t inn
 
 static uint64_t rs = 88172645463325252ull;
 static uint32_t rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (uint32_t)rs; }
+
+// The median of 12 timings of launch() (after 3 more), each after the L2
+// is emptied (flush_l2 over big's nbig float4s, sms multiprocessors) and
+// the ybytes of dy zeroed; ms.
+template <class F> static double median_ms(F launch, const float4 *big, long nbig, float *sink, int sms, void *dy,
+                                           size_t ybytes)
+{
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<float> ts;
+    for (int r = 0; r < 15; r++) {
+        flush_l2<<<4 * sms, 512>>>(big, nbig, sink);
+        cudaMemsetAsync(dy, 0, ybytes);
+        cudaEventRecord(e0);
+        launch();
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (r >= 3)
+            ts.push_back(ms);
+    }
+    CK(cudaGetLastError());
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+}

@@ -306,25 +306,7 @@ int main(int argc, char **argv)
         if (!(e <= worst))
             worst = e;
     }
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<float> ts;
-    for (int r = 0; r < 15; r++) {
-        flush_l2<<<4 * sms, 512>>>(big, nbig, sink);
-        cudaMemsetAsync(dy, 0, (size_t)M * N * 4);
-        cudaEventRecord(e0);
-        launch();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (r >= 3)
-            ts.push_back(ms);
-    }
-    CK(cudaGetLastError());
-    std::sort(ts.begin(), ts.end());
-    double ms = ts[ts.size() / 2], bytes = (double)N * K * (1 + 2.0 / 32);
+    double ms = median_ms(launch, big, nbig, sink, sms, dy, (size_t)M * N * 4), bytes = (double)N * K * (1 + 2.0 / 32);
     if (ATOM == 0)
         worst = 0;
     printf("wi8 XS %d KS %d STAGES %d ATOM %d  N %d K %d: %.2f us  %.0f GB/s of weights  %.1f TOP/s  worst rel err %.2e\n",
