@@ -1,0 +1,43 @@
+#!/bin/sh
+# bench/probe/s46.sh — session forty-six's second call (bench/NOTES.md
+# run256): mmv with one weight address a group (CONTIG) checked whole
+# (gpu_kernels, 410 cases) and timed against main before it (build-ab/base:
+# logos-author, logos-fuse and logos-bench at 3ec6176) on q8 decode
+# batches of 12 to 64 (f16 caches, position 512, default plans); Gemma-2-2B's
+# batch of 64 with every product on mmi (--mmi-rows 32) against the default;
+# then tests/gpu/run stacked's one case run255 did not reach (DeepSeek-V2-Lite,
+# 64 rows). Carry build/carry and build-ab.
+set -u
+LATE=${LATE:-380}
+. "$(dirname "$0")/call.sh"
+carry_in || exit 3
+nvidia-smi -L
+PARTS="kernels" LATE=100 sh bench/probe/s34.sh
+mv "$out/logs.tgz" "$out/logs.checks.tgz" 2>/dev/null
+# ms NAME BIN SPEC BATCH [FUSE-ARGS]: the step's median ms (logos-bench --csv)
+ms() {
+    n=$1 d=$2 s=$3 b=$4
+    shift 4
+    $d/logos-author decode_batch --batch "$b" "$s" | $d/logos-fuse --numerics q8 "$@" >"$work/$n.plan"
+    timeout 30 $d/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" \
+        >"$work/$n.csv" 2>"$work/$n.err"
+    awk -F, '$1 == "step" { printf "%s", $9 }' "$work/$n.csv"
+}
+echo "== shape batch: ms base (3ec6176), ms CONTIG"
+for sb in llama-3-8b:16 llama-3-8b:24 llama-3-8b:64 llama-3.2-1b:16 llama-3.2-1b:32 gemma-2-2b:16 gemma-2-2b:64 \
+          qwen3-0.6b:32; do
+    s=${sb%:*} b=${sb#*:}
+    sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/$s.yaml >"$work/$s.yaml"
+    echo "$s $b: $(ms "b-$s-$b" build-ab/base/bin "$work/$s.yaml" $b) $(ms "n-$s-$b" build/bin "$work/$s.yaml" $b)"
+done
+echo "gemma-2-2b 64 every product on mmi: $(ms g64mmi build/bin "$work/gemma-2-2b.yaml" 64 --mmi-rows 32)"
+echo "== launches by kind, gemma-2-2b 64: default (CONTIG), then every product on mmi"
+for n in n-gemma-2-2b-64 g64mmi; do
+    awk -F, '$1 == "launch" { k = $7; sub(/ q8.*/, "", k); sub(/ N1=.*/, "", k); t[k] += $9; c[k]++ }
+        END { for (k in t) printf "  %-44s n=%d avg %.1f us\n", k, c[k], 1000 * t[k] / c[k] }' "$work/$n.csv" | sort | grep "mm[iv]"
+done
+keep
+late stacked && exit 0
+echo "== stacked deepseek-v2-lite 64"
+STACKED_SHAPES=deepseek-v2-lite STACKED_BATCHES=64 timeout $((LATE + 200 - ($(date +%s) - t0))) sh tests/gpu/run stacked 2>&1 | tail -3
+keep
