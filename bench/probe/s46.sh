@@ -5,8 +5,9 @@
 # logos-author, logos-fuse and logos-bench at 3ec6176) on q8 decode
 # batches of 12 to 64 (f16 caches, position 512, default plans); Gemma-2-2B's
 # batch of 64 with every product on mmi (--mmi-rows 32) against the default;
-# then tests/gpu/run stacked's one case run255 did not reach (DeepSeek-V2-Lite,
-# 64 rows). Carry build/carry and build-ab.
+# tiny/gemma2's q8 step error step by step (gemma2err.sh); then tests/gpu/run
+# stacked's one case run255 did not reach (DeepSeek-V2-Lite, 64 rows). Carry
+# build/carry and build-ab.
 set -u
 LATE=${LATE:-380}
 . "$(dirname "$0")/call.sh"
@@ -37,6 +38,8 @@ for n in n-gemma-2-2b-64 g64mmi; do
         END { for (k in t) printf "  %-44s n=%d avg %.1f us\n", k, c[k], 1000 * t[k] / c[k] }' "$work/$n.csv" | sort | grep "mm[iv]"
 done
 keep
+echo "== tiny/gemma2 q8 decode_step: the error step by step (bench/probe/gemma2err.sh)"
+late gemma2err || timeout 60 sh bench/probe/gemma2err.sh 2>&1
 late stacked && exit 0
 echo "== stacked deepseek-v2-lite 64"
 STACKED_SHAPES=deepseek-v2-lite STACKED_BATCHES=64 timeout $((LATE + 200 - ($(date +%s) - t0))) sh tests/gpu/run stacked 2>&1 | tail -3
