@@ -42,5 +42,5 @@ echo "== tiny/gemma2 q8 decode_step: the error step by step (bench/probe/gemma2e
 late gemma2err || timeout 60 sh bench/probe/gemma2err.sh 2>&1
 late stacked && exit 0
 echo "== stacked deepseek-v2-lite 64"
-STACKED_SHAPES=deepseek-v2-lite STACKED_BATCHES=64 timeout $((LATE + 200 - ($(date +%s) - t0))) sh tests/gpu/run stacked 2>&1 | tail -3
+STACKED_SHAPES=deepseek-v2-lite STACKED_BATCHES=64 timeout $((${END:-400} - ($(date +%s) - t0))) sh tests/gpu/run stacked 2>&1 | tail -3
 keep
