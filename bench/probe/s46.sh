@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/probe/s46.sh — session forty-six's second call (bench/NOTES.md
-# run256): mmv with one weight address a group (CONTIG) checked whole
-# (gpu_kernels, 410 cases) and timed against main before it (build-ab/base:
+# run256): mmv with one weight address a group (CONTIG) checked (gpu_kernels'
+# cases matching KERNELS_MATCH, default mmv) and timed against main before it (build-ab/base:
 # logos-author, logos-fuse and logos-bench at 3ec6176) on q8 decode
 # batches of 12 to 64 (f16 caches, position 512, default plans); Gemma-2-2B's
 # batch of 64 with every product on mmi (--mmi-rows 32) against the default;
@@ -13,8 +13,9 @@ LATE=${LATE:-380}
 . "$(dirname "$0")/call.sh"
 carry_in || exit 3
 nvidia-smi -L
-PARTS="kernels" LATE=100 sh bench/probe/s34.sh
-mv "$out/logs.tgz" "$out/logs.checks.tgz" 2>/dev/null
+echo "== gpu_kernels, the cases matching ${KERNELS_MATCH:=mmv}"
+KERNELS_MATCH=$KERNELS_MATCH timeout 150 build/test/gpu_kernels >"$work/kernels" 2>&1
+grep -v " ok " "$work/kernels" | tail -5
 # ms NAME BIN SPEC BATCH [FUSE-ARGS]: the step's median ms (logos-bench --csv)
 ms() {
     n=$1 d=$2 s=$3 b=$4
@@ -25,8 +26,7 @@ ms() {
     awk -F, '$1 == "step" { printf "%s", $9 }' "$work/$n.csv"
 }
 echo "== shape batch: ms base (3ec6176), ms CONTIG"
-for sb in llama-3-8b:16 llama-3-8b:24 llama-3-8b:64 llama-3.2-1b:16 llama-3.2-1b:32 gemma-2-2b:16 gemma-2-2b:64 \
-          qwen3-0.6b:32; do
+for sb in ${PAIRS:-llama-3-8b:16 llama-3-8b:24 gemma-2-2b:64 llama-3.2-1b:32}; do
     s=${sb%:*} b=${sb#*:}
     sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/$s.yaml >"$work/$s.yaml"
     echo "$s $b: $(ms "b-$s-$b" build-ab/base/bin "$work/$s.yaml" $b) $(ms "n-$s-$b" build/bin "$work/$s.yaml" $b)"
