@@ -28,12 +28,8 @@
 // each). 8 warps compute and 4 take the epilogue, so that a tile's end
 // holds no computing warp back (run79: the 8B's gated pair at 16 rows
 // 50.1 -> 44.7 µs, at 64 rows 137 -> 110, against 8 warps doing both).
-// Under that cap NT 4 spilled 28-80 bytes (NT 2, twice the passes,
-// measured slower: run80) and, with each step's rows in its stage (XS 2),
-// NT 2 8-40, until a lane kept one weight address a group and not eight
-// (CONTIG, below): now NT 2 and 4 compile with no local memory, and NT 3
-// under XS 2 spills 8-16 bytes stored before the tile loop and loaded
-// once a tile, after its steps (the SASS), not in the steps.
+// Under that cap NT 4 spills: the 8B's q/k/v parts 40 bytes and its gated
+// pair 28 at 64 rows (NT 2, twice the passes, measured slower: run80).
 // A tile is 32 units (output rows of the parts, end to end): a block's 8
 // computing warps are RG groups of weight rows by KS = 8 / RG slices of K; RG is 1,
 // or 2 under GATE (16 units a group: their gate rows and their
@@ -131,30 +127,14 @@ DEV void cp_wait()
 }
 
 // What a lane copies of a tile: rows l / 8 + 4 i (i < 8) of its warp's 32
-// (bit i of ok: the row is inside the units; feed_q(f, i) then its first
-// byte, read for no other row), and row l's scales (null past the units).
-// Where every part is whole tiles of 32 units (CONTIG), a group's rows of
-// one tile lie in one part, 4 K bytes apart a step of i, so a lane keeps
-// one address a group (the gate's and the up's rows under GATE) and not
-// eight: 12 registers fewer for the whole launch, so that the XS 2
-// instantiations fit 168 with their rows' slices in the stages.
-constexpr int CONTIG = N0 % 32 == 0 && N1 % 32 == 0 && N2 % 32 == 0 && N3 % 32 == 0;
-constexpr int FQ = CONTIG ? (GATED ? 2 : 1) : 8;   // addresses a lane keeps
+// (bit i of ok: the row is inside the units; q[i] then its first byte,
+// else any valid address, read for none), and row l's scales (null past
+// the units).
 struct Feed {
-    const char *q[FQ];
+    const char *q[8];
     const u16 *s;
     u32 ok;
 };
-
-// Row l / 8 + 4 i's first byte (meaningful only where bit i of f.ok is set).
-DEV const char *feed_q(const Feed &f, int i)
-{
-    if (!CONTIG)
-        return f.q[i];
-    if (GATED)
-        return f.q[i >> 2] + (long)(4 * (i & 3)) * K;
-    return f.q[0] + (long)(4 * i) * K;
-}
 
 // Weight row r's first byte and (s) its scales, both null past the units.
 DEV const char *wrow_at(const Params &p, long u0, int rg, int r, const u16 **s)
@@ -178,13 +158,7 @@ DEV Feed feed_of(const Params &p, long u0, int rg)
     for (int i = 0; i < 8; i++) {
         const char *q = wrow_at(p, u0, rg, lane / 8 + 4 * i, &s);
         f.ok |= (q != nullptr) << i;
-        if (!CONTIG)
-            f.q[i] = q;
-    }
-    if (CONTIG) {   // rows l / 8 and (GATE) l / 8 + 16: where a row is past the units, so are the rest
-        f.q[0] = wrow_at(p, u0, rg, lane / 8, &s);
-        if (GATED)
-            f.q[1] = wrow_at(p, u0, rg, lane / 8 + 16, &s);
+        f.q[i] = q ? q : (const char *)p.a[0];
     }
     wrow_at(p, u0, rg, lane, &f.s);
     return f;
@@ -204,7 +178,7 @@ DEV void issue(const Params &p, const Feed &f, int st, char *stage)
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         bool v = in && (f.ok >> i & 1);
-        cp16s(sb + 512 * i + (i & 1 ? o1 : o0), v ? feed_q(f, i) + off : any, v ? 16 : 0);
+        cp16s(sb + 512 * i + (i & 1 ? o1 : o0), f.q[i] + (v ? off : 0), v ? 16 : 0);
     }
     char *sd = stage + RS_W + lane * 8;
     if (VEC) {
@@ -407,7 +381,7 @@ constexpr long TILES = (UNITS + BU - 1) / BU;
 // The warp's next stage to issue: its tile, step and count.
 struct Issuer {
     Feed f;
-    int tile, left;   // its tile; the stages still to issue (both below 2^31: TILES, STEPS)
+    long tile, left;   // stages still to issue
     int st, n;
 };
 
@@ -421,7 +395,7 @@ DEV void issue_next(const Params &p, Issuer &is, int rg, int ks, char *ring, int
         if (--is.left > 0 && is.st >= STEPS) {
             is.st = ks;
             is.tile += gridDim.x;
-            is.f = feed_of(p, (long)is.tile * BU, rg);
+            is.f = feed_of(p, is.tile * BU, rg);
         }
     }
     cp_commit();   // an empty group past the last stage keeps the count
@@ -445,9 +419,9 @@ DEV void bar_arrive(int id)
 }
 
 // The epilogue warps: each of the block's tiles' sums once they are in.
-DEV void epilogue_warp(const Params &p, int tiles, int t0, int rows, const float *red)
+DEV void epilogue_warp(const Params &p, long tiles, int t0, int rows, const float *red)
 {
-    for (int i = 0; i < tiles; i++) {
+    for (long i = 0; i < tiles; i++) {
         int b = (int)(i & 1);
         bar_wait(FULL + b);
         finish(p, (blockIdx.x + i * gridDim.x) * BU, t0, rows, red + b * (RED_B / 4));
@@ -463,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
     int rg = w / KS, ks = w % KS;
     int nsw = ks < STEPS ? (STEPS - ks + KS - 1) / KS : 0;   // my steps a tile
-    int tiles = blockIdx.x < TILES ? (int)((TILES - blockIdx.x + gridDim.x - 1) / gridDim.x) : 0;
+    long tiles = blockIdx.x < TILES ? (TILES - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
     char *xsm = (char *)red + 2 * RED_B;
     if (w >= WARPS) {   // an epilogue warp
         pdl_begin();
@@ -479,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
     Issuer is;
     is.tile = blockIdx.x, is.left = tiles * nsw, is.st = ks, is.n = 0;
     if (is.left > 0)
-        is.f = feed_of(p, (long)is.tile * BU, rg);
+        is.f = feed_of(p, is.tile * BU, rg);
     for (int d = 0; d < DEPTH - 1; d++)   // before the wait: the weights do not depend on the launch before
         issue_next(p, is, rg, ks, ring, 0, 0);
     pdl_begin();
@@ -496,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
     if (XSM)
         stage_x(p, t0, rows, xsm);
     int ci = 0;   // the stage computed
-    for (int tt = 0; tt < tiles; tt++) {   // my block's tile tt
+    for (long tt = 0; tt < tiles; tt++) {   // my block's tile tt
         float acc[2][NT][4];
 #pragma unroll
         for (int m = 0; m < 2; m++)

@@ -132,14 +132,6 @@ same() {
     done
     grep -q '^launch mmi .* NR=16 ' all.plans && grep -q '^launch mmi .* NR=32 ' all.plans &&
         grep -q '^launch mmi .* NR=64 .* GATE=1 ' all.plans
-    # the default's batches of 12 to 64: mmv's passes of 16 and 32 rows (NT 2
-    # and 4), each step's rows in its stage (XS 2) where they fill shared memory
-    for s in llama-3.2-1b llama-3-8b qwen3-0.6b gemma-2-2b; do
-        for b in 12 16 32 64; do
-            logos-author decode_batch --batch "$b" "$EX/$s.yaml" | logos-fuse --numerics q8 >>all.plans
-        done
-    done
-    grep -q '^launch mmv .* NT=2 .* XS=2 ' all.plans && grep -q '^launch mmv .* NT=4 .* GATE=1 .* XS=2 ' all.plans
     # rule preload (--preload-kb, off by default): after an attention, a
     # latent attention, a gated norm, a convolution; rows of 896
     for s in llama-3-8b qwen2.5-0.5b gemma-2-2b gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b; do
