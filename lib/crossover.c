@@ -1,15 +1,19 @@
 /* crossover.c — the stacked rows from which a product leaves the GEMV for
- * the tensor cores (mmv's passes) and from which it takes their tiles (mma),
+ * the tensor cores (mmv's passes), from which it takes their tiles (mma),
+ * and from which, up to 64, it runs in int8 wgmma (mmi) rather than mmv,
  * derived from a table of step times the bench measured: tests/gpu/crossover
  * prints one line a batch,
  *
- *   shape  numerics  rows  gemv_ms  mmv_ms  mma_ms  [fastest]
+ *   shape  numerics  rows  gemv_ms  mmv_ms  mma_ms  [mmi_ms]  [fastest]
  *
- * ("-" where a plan was not timed; a first line naming the columns, blank
- * lines and '#' comments skipped). Of the lines of one numerics, a kernel's
- * crossover is the fewest measured rows at which it was faster than the one
- * it replaces and stays faster at every larger measured row count that
- * timed both; none such: it is never taken (65536). */
+ * ("-" where a plan was not timed; a seventh word that is not a time or "-"
+ * is the fastest's name; a first line naming the columns, blank lines and
+ * '#' comments skipped). Of the lines of one numerics, a kernel's
+ * crossover is the fewest measured rows at which it was faster than the
+ * one it replaces (mmi: mmv, at most 64 rows) and stays faster at every
+ * larger measured row count that timed both; none such: it is never taken
+ * (65536). A table that times mmi nowhere leaves --mmi-rows at its
+ * default (tables written before the column). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +23,7 @@ enum { XROWS = 256, NEVER = 65536 };
 
 typedef struct XRow {
     long rows;
-    double ms[3];   /* gemv, mmv, mma; < 0: not timed */
+    double ms[4];   /* gemv, mmv, mma, mmi; < 0: not timed */
     int line, col;  /* where its rows are */
 } XRow;
 
@@ -61,20 +65,23 @@ static const char *num_name(int numerics)
     return numerics == NUM_Q8 ? "q8" : numerics == NUM_Q8X2 ? "q8x2" : "precise";
 }
 
+#define COLUMNS "expected 'shape numerics rows gemv_ms mmv_ms mma_ms [mmi_ms] [fastest]' (tests/gpu/crossover's lines)"
+
 /* Line ln (at text t) into r when it is of this numerics: 1 taken, 0 another
  * numerics, -1 after a located message. */
 static int parse_line(const Src *src, int ln, const char *t, int numerics, XRow *r)
 {
-    char w[7][64];
-    int col[8];
+    char w[8][64];
+    int col[9];
     size_t p = 0;
     int n = 0;
-    while (n < 7 && field(t, &p, w[n], sizeof w[n], &col[n]))
+    while (n < 8 && field(t, &p, w[n], sizeof w[n], &col[n]))
         n++;
     char extra[64];
-    if (n < 6 || field(t, &p, extra, sizeof extra, &col[7])) {
-        diag_at(src, ln, n < 6 ? col[n] : col[7],
-                "expected 'shape numerics rows gemv_ms mmv_ms mma_ms [fastest]' (tests/gpu/crossover's lines)");
+    r->ms[3] = -1.0;
+    int mmi = n >= 7 && ms_of(w[6], &r->ms[3]) == 0;   /* else the seventh word names the fastest */
+    if (n < 6 || (!mmi && n == 8) || field(t, &p, extra, sizeof extra, &col[8])) {
+        diag_at(src, ln, n < 6 ? col[n] : n == 8 && !mmi ? col[7] : col[8], COLUMNS);
         return -1;
     }
     if (strcmp(w[1], "q8") && strcmp(w[1], "q8x2") && strcmp(w[1], "precise")) {
@@ -90,6 +97,10 @@ static int parse_line(const Src *src, int ln, const char *t, int numerics, XRow 
             diag_at(src, ln, col[3 + k], "'%s' is neither a time in ms nor '-'", w[3 + k]);
             return -1;
         }
+    if (r->ms[3] >= 0 && r->rows > 64) {
+        diag_at(src, ln, col[6], "mmi timed at %ld rows: it runs at most 64", r->rows);
+        return -1;
+    }
     r->line = ln, r->col = col[2];
     return strcmp(w[1], num_name(numerics)) == 0;
 }
@@ -100,21 +111,23 @@ static int by_rows(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The fewest rows from which kernel k beats kernel k - 1 at every measured
- * row count that timed both, and the times there. */
-static Cross crossover_of(const XRow *r, int n, int k)
+/* The fewest rows from which kernel k beats kernel over at every measured
+ * row count that timed both, and the times there; rows 0 where no row
+ * count timed both. */
+static Cross crossover_of(const XRow *r, int n, int k, int over)
 {
-    int from = -1;
+    int from = -1, both = 0;
     for (int i = n - 1; i >= 0; i--) {
-        if (r[i].ms[k] < 0 || r[i].ms[k - 1] < 0)
+        if (r[i].ms[k] < 0 || r[i].ms[over] < 0)
             continue;
-        if (r[i].ms[k] >= r[i].ms[k - 1])
+        both = 1;
+        if (r[i].ms[k] >= r[i].ms[over])
             break;
         from = i;
     }
     if (from < 0)
-        return (Cross){.rows = NEVER};
-    return (Cross){.rows = (int)r[from].rows, .timed = 1, .ms = {r[from].ms[k], r[from].ms[k - 1]}};
+        return (Cross){.rows = both ? NEVER : 0};
+    return (Cross){.rows = (int)r[from].rows, .timed = 1, .ms = {r[from].ms[k], r[from].ms[over]}};
 }
 
 int crossover_read(Arena *a, const char *path, int numerics, Crossover *c)
@@ -155,8 +168,13 @@ int crossover_read(Arena *a, const char *path, int numerics, Crossover *c)
     }
     qsort(r, (size_t)n, sizeof *r, by_rows);
     c->src = src->name;
-    c->mmv = crossover_of(r, n, 1);
-    c->mma = crossover_of(r, n, 2);
+    c->mmv = crossover_of(r, n, 1, 0);
+    c->mma = crossover_of(r, n, 2, 1);
+    c->mmi = crossover_of(r, n, 3, 1);
+    if (!c->mmv.rows)   /* mmv's and mma's crossovers: never, where nothing timed them */
+        c->mmv.rows = NEVER;
+    if (!c->mma.rows)
+        c->mma.rows = NEVER;
     return 0;
 }
 
@@ -175,5 +193,11 @@ void crossover_say(const Crossover *c)
     say_one(stderr, "--mmv-rows", &c->mmv, "mmv", "the GEMV");
     fprintf(stderr, ", ");
     say_one(stderr, "--mma-rows", &c->mma, "mma", "mmv");
+    if (c->mmi.rows) {
+        fprintf(stderr, ", ");
+        say_one(stderr, "--mmi-rows", &c->mmi, "mmi", "mmv");
+    } else {
+        fprintf(stderr, ", --mmi-rows %d (the default: no row count timed mmi)", MMI_ROWS);
+    }
     fprintf(stderr, "\n");
 }

@@ -890,6 +890,8 @@ typedef struct FuseOpts {
     int mmh_rows;        /* stacked rows from which mma's products run in f16 tiles (mmh); 0: MMH_ROWS */
     int xr_rows;         /* stacked rows from which, up to 64, products run on mmh with x resident; 0: XR_ROWS */
     int mmi_rows;        /* stacked rows from which, up to 64, products run in int8 wgmma (mmi); 0: MMI_ROWS */
+    int mmi_table;       /* the same from --crossover's table, where mmi_rows is 0 (mmi_small still
+                            keeps the small products on mmv, as at the default); 0: none */
     int preload_kb;      /* the most KB of weights a block of a decode step's product after a launch that reads
                             little takes into shared memory before its wait (rule preload); 0, the default:
                             never (on an H100 the steps ran from 0.2% faster to 4% slower with it, Qwen2.5-0.5B's
@@ -951,7 +953,7 @@ static inline int mmh_crossover(const FuseOpts *o)
 #define MMI_ROWS 32
 static inline int mmi_crossover(const FuseOpts *o)
 {
-    return o->mmi_rows > 0 ? o->mmi_rows : MMI_ROWS;
+    return o->mmi_rows > 0 ? o->mmi_rows : o->mmi_table > 0 ? o->mmi_table : MMI_ROWS;
 }
 static inline int xr_crossover(const FuseOpts *o)
 {
@@ -972,6 +974,7 @@ typedef struct Cross {
 typedef struct Crossover {
     const char *src;   /* the table's file name */
     Cross mmv, mma;    /* mmv against the GEMV, mma against mmv */
+    Cross mmi;         /* mmi against mmv (rows 0: the table times no mmi) */
 } Crossover;
 /* The crossovers of numerics (enum Numerics) from a table of tests/gpu/
  * crossover's lines in path (logos-fuse(1), --crossover): 0, or

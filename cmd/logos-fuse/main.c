@@ -67,8 +67,9 @@ static const Opt opts[] = {
              "attention, a norm or a convolution takes into shared memory before its\n"
              "wait (default 0: never)"},
     {.l = "crossover", .kind = OPT_STR, .at = offsetof(Opts, crossover), .arg = "FILE",
-     .help = "the two crossovers from FILE, a table of the bench's times\n"
-             "(tests/gpu/crossover's lines); --mmv-rows and --mma-rows override it"},
+     .help = "the crossovers from FILE, a table of the bench's times\n"
+             "(tests/gpu/crossover's lines); --mmv-rows, --mma-rows and\n"
+             "--mmi-rows override it"},
     {.s = 'o', .kind = OPT_STR, .at = offsetof(Opts, out), .arg = "FILE", .help = "write the plans to FILE"},
     {.s = 'v', .kind = OPT_FLAG, .at = offsetof(Opts, f.verbose), .help = "say each decision and its reason on stderr"},
     {.s = 'q', .kind = OPT_FLAG, .at = offsetof(Opts, quiet), .help = "no decisions on stderr, even with -v"},
@@ -119,6 +120,8 @@ static int crossovers(Arena *a, Opts *o)
         o->f.mmv_rows = c.mmv.rows;
     if (!o->mma_rows)
         o->f.mma_rows = c.mma.rows;
+    if (!o->mmi_rows)
+        o->f.mmi_table = c.mmi.rows;
     if (o->f.verbose)
         crossover_say(&c);
     return 0;

@@ -810,18 +810,18 @@ llama-3-8b     q8x2      4      5.000      6.000          -  gemv
 END
     run --separate-stderr logos-fuse -v --numerics q8 --crossover t.txt b.logos
     [ "$status" -eq 0 ]
-    [ "${stderr_lines[0]}" = "logos-fuse: t.txt: from the bench's times: --mmv-rows 4 (4 rows: mmv 5.020 ms, the GEMV 5.770), --mma-rows 128 (128 rows: mma 16.202 ms, mmv 17.733)" ]
+    [ "${stderr_lines[0]}" = "logos-fuse: t.txt: from the bench's times: --mmv-rows 4 (4 rows: mmv 5.020 ms, the GEMV 5.770), --mma-rows 128 (128 rows: mma 16.202 ms, mmv 17.733), --mmi-rows 32 (the default: no row count timed mmi)" ]
     [[ "$stderr" == *"products of 4 stacked rows on the tensor cores in 1 pass of up to 8: at least --mmv-rows 4, fewer than --mma-rows 128"* ]]
     diff <(logos-fuse --numerics q8 --crossover t.txt b.logos) <(logos-fuse --numerics q8 --mmv-rows 4 --mma-rows 128 b.logos)
     # q8x2's one row count has the GEMV ahead: neither kernel is taken
     run --separate-stderr logos-fuse -v --crossover t.txt b.logos
     [ "$status" -eq 0 ]
-    [ "${stderr_lines[0]}" = "logos-fuse: t.txt: from the bench's times: --mmv-rows 65536 (mmv never measured faster than the GEMV to the last row count), --mma-rows 65536 (mma never measured faster than mmv to the last row count)" ]
+    [ "${stderr_lines[0]}" = "logos-fuse: t.txt: from the bench's times: --mmv-rows 65536 (mmv never measured faster than the GEMV to the last row count), --mma-rows 65536 (mma never measured faster than mmv to the last row count), --mmi-rows 32 (the default: no row count timed mmi)" ]
     ! grep -q '^launch mm[av] ' <<<"$output"
     # in any order; a kernel ahead at few rows but behind at more is taken only from where it stays ahead
     printf 'x q8 128 50 20 30\nx q8 16 9 5 4\nx q8 64 30 - -\nx q8 256 90 40 35\nx q8 32 12 6 -\n' >u.txt
     run --separate-stderr logos-fuse -v --numerics q8 --crossover u.txt b.logos
-    [ "${stderr_lines[0]}" = "logos-fuse: u.txt: from the bench's times: --mmv-rows 16 (16 rows: mmv 5.000 ms, the GEMV 9.000), --mma-rows 256 (256 rows: mma 35.000 ms, mmv 40.000)" ]
+    [ "${stderr_lines[0]}" = "logos-fuse: u.txt: from the bench's times: --mmv-rows 16 (16 rows: mmv 5.000 ms, the GEMV 9.000), --mma-rows 256 (256 rows: mma 35.000 ms, mmv 40.000), --mmi-rows 32 (the default: no row count timed mmi)" ]
     # a flag overrides the table; precise reads no times
     run --separate-stderr logos-fuse -v --numerics q8 --crossover t.txt --mmv-rows 8 b.logos
     [[ "$stderr" == *"products of 4 stacked rows as GEMVs: fewer rows than --mmv-rows and --mma-rows (8, 128)"* ]]
@@ -845,10 +845,10 @@ END
     bad $'llama q4 4 1 2 -\n' "logos-fuse: bad.txt:1:7: numerics 'q4' is none of q8x2, q8 and precise
   llama q4 4 1 2 -
         ^"
-    bad $'llama q8 4 1 2\n' "logos-fuse: bad.txt:1:15: expected 'shape numerics rows gemv_ms mmv_ms mma_ms [fastest]' (tests/gpu/crossover's lines)
+    bad $'llama q8 4 1 2\n' "logos-fuse: bad.txt:1:15: expected 'shape numerics rows gemv_ms mmv_ms mma_ms [mmi_ms] [fastest]' (tests/gpu/crossover's lines)
   llama q8 4 1 2
                 ^"
-    bad $'llama q8 4 1 2 - mmv extra\n' "logos-fuse: bad.txt:1:22: expected 'shape numerics rows gemv_ms mmv_ms mma_ms [fastest]' (tests/gpu/crossover's lines)
+    bad $'llama q8 4 1 2 - mmv extra\n' "logos-fuse: bad.txt:1:22: expected 'shape numerics rows gemv_ms mmv_ms mma_ms [mmi_ms] [fastest]' (tests/gpu/crossover's lines)
   llama q8 4 1 2 - mmv extra
                        ^"
     bad $'llama q8 4 1 2 -\nllama q8 4 1 3 -\n' "logos-fuse: bad.txt:2:10: 4 rows under q8 timed again (line 1)
@@ -859,6 +859,48 @@ END
     run --separate-stderr logos-fuse --crossover nothere.txt b.logos
     [ "$status" -eq 1 ]
     [ "$stderr" = "logos-fuse: nothere.txt: No such file or directory" ]
+}
+
+@test "logos-fuse --crossover: mmi's crossover from the table's mmi_ms column (mmi_small still keeps the small products on mmv); none timed: the default; --mmi-rows overrides it; mmi past 64 rows located" {
+    logos-author decode_batch --batch 40 "$EX/llama-3.2-1b.yaml" >b.logos
+    cat >t.txt <<'END'
+shape          num    rows    gemv_ms     mmv_ms     mma_ms     mmi_ms  fastest
+llama-3.2-1b   q8        4      0.900      0.800          -          -  mmv
+llama-3.2-1b   q8       16      1.500      1.100          -      1.150  mmv
+llama-3.2-1b   q8       32      3.000      1.500      9.000      1.470  mmi
+llama-3.2-1b   q8       64      6.000      2.100      4.000      1.860  mmi
+END
+    run --separate-stderr logos-fuse -v --numerics q8 --crossover t.txt b.logos
+    [ "$status" -eq 0 ]
+    [ "${stderr_lines[0]}" = "logos-fuse: t.txt: from the bench's times: --mmv-rows 4 (4 rows: mmv 0.800 ms, the GEMV 0.900), --mma-rows 65536 (mma never measured faster than mmv to the last row count), --mmi-rows 32 (32 rows: mmi 1.470 ms, mmv 1.500)" ]
+    # at 32 as the default: the default's plan, its small products on mmv
+    diff <(logos-fuse --numerics q8 --crossover t.txt b.logos | grep '^launch') <(logos-fuse --numerics q8 b.logos | grep '^launch')
+    [ "$(logos-fuse --numerics q8 --crossover t.txt b.logos | grep -c '^launch mmi ')" -eq 17 ]
+    [ "$(logos-fuse --numerics q8 --crossover t.txt b.logos | grep -c '^launch mmv ')" -eq 48 ]
+    # mmi first ahead at 48 rows: a batch of 40 stays on mmv; a flag overrides the table
+    sed 's/1.470  mmi/1.600  mmv/' t.txt >u.txt
+    printf 'llama-3.2-1b   q8       48      4.000      1.800          -      1.700  mmi\n' >>u.txt
+    run --separate-stderr logos-fuse -v --numerics q8 --crossover u.txt b.logos
+    [[ "${stderr_lines[0]}" == *", --mmi-rows 48 (48 rows: mmi 1.700 ms, mmv 1.800)" ]]
+    ! grep -q '^launch mmi ' <<<"$output"
+    [ "$(logos-fuse --numerics q8 --crossover u.txt --mmi-rows 40 b.logos | grep -c '^launch mmi ')" -eq 65 ]
+    # never ahead: never taken
+    sed 's/1.860  mmi/2.200  mmv/' u.txt >w.txt
+    run --separate-stderr logos-fuse -v --numerics q8 --crossover w.txt b.logos
+    [[ "${stderr_lines[0]}" == *", --mmi-rows 65536 (mmi never measured faster than mmv to the last row count)" ]]
+    ! grep -q '^launch mmi ' <<<"$output"
+    # mmi runs at most 64 rows; with an mmi_ms column the fastest is an eighth word, no ninth
+    printf 'x q8 128 5 4 - 3\n' >bad.txt
+    run --separate-stderr logos-fuse --numerics q8 --crossover bad.txt -o out.plan b.logos
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "logos-fuse: bad.txt:1:16: mmi timed at 128 rows: it runs at most 64
+  x q8 128 5 4 - 3
+                 ^" ]
+    [ ! -e out.plan ]
+    printf 'x q8 64 5 4 - 3 mmi extra\n' >bad.txt
+    run --separate-stderr logos-fuse --numerics q8 --crossover bad.txt b.logos
+    [ "$status" -eq 1 ]
+    [ "${stderr_lines[0]}" = "logos-fuse: bad.txt:1:21: expected 'shape numerics rows gemv_ms mmv_ms mma_ms [mmi_ms] [fastest]' (tests/gpu/crossover's lines)" ]
 }
 
 @test "logos-fuse --mmv-rows: a decode batch's products on the tensor cores in passes, after a norm that quantizes; the arg-max alone" {
