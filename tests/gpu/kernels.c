@@ -686,7 +686,7 @@ static const MmaCase mma_cases[] = {
      "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 3, 8}, 0, 0, 0},
     {{"mmv gated silu 1056x2048, quantizing epilogue, then down, 11 rows, 4 to 8 tiles a block (--sms 8)",
      GATED_DOWN("11", "2048", "1056"), 3, 8}, 0, 0, 0},
-    {{"mmv q8 512x14336 residual after a norm, 16 rows (XS 2: each step's rows in its stage; whole tiles, an address a group)",
+    {{"mmv q8 512x14336 residual after a norm, 16 rows (XS 2: each step's rows in its stage, NT 2)",
      RES_NORM("16", "14336", "512"), 2, 0}, 0, 0, 0},
     {{"mmv gated silu 1024x4096, quantizing epilogue, then down, 24 rows (XS 2, NT 3)",
      GATED_DOWN("24", "4096", "1024"), 2, 0}, 0, 0, 0},
