@@ -11,9 +11,7 @@ LATE=${LATE:-420}
 carry_in || exit 3
 nvidia-smi -L
 echo "== gpu_kernels mmi"
-KERNELS_MATCH=mmi timeout 150 build/test/gpu_kernels >"$work/kernels.out" 2>&1
-grep -v ' ok ' "$work/kernels.out" | head -20
-tail -1 "$work/kernels.out"
+kcheck build/test/gpu_kernels mmi kernels.out
 spec8
 export FORM_SKIP="rownorm|embed|argmax"
 for b in 64 40 32 24; do
@@ -23,15 +21,8 @@ done
 keep
 late lane && exit 0
 echo "== lane, 2 layers, q8, --mmi-rows 3, batches 40 and 64"
-specs=
-for s in llama-3.2-1b qwen3-0.6b gemma-2-2b mistral-7b deepseek-v2-lite; do
-    sed 's/^layers: .*/layers: 2/' "examples/$s.yaml" >"$work/$s-l2.yaml"
-    specs="$specs $work/$s-l2.yaml"
-done
-{ sed '/^per_layer:/,/]/d; s/^layers: .*/layers: 3/' examples/lfm2-1.2b.yaml; echo 'per_layer: [conv, conv, attn]'; } >"$work/lfm2-1.2b-l3.yaml"
-specs="$specs $work/lfm2-1.2b-l3.yaml"
-LANE_FUSE_ARGS="--mmi-rows 3" LANE_SPECS="$specs" LANE_BATCHES="40 64" LANE_FORMS=decode_batch LANE_STEPS=8 LANE_NUMERICS=q8 \
-    LANE_REF=numerics LANE_ALONE= LOGOS_BIN=build/bin timeout $((LATE + 150 - ($(date +%s) - t0))) sh tests/gpu/lane >"$work/lane.out" 2>&1
+LANE_FUSE_ARGS="--mmi-rows 3" LANE_ALONE= STACKED_SHAPES="llama-3.2-1b qwen3-0.6b gemma-2-2b mistral-7b deepseek-v2-lite lfm2-1.2b" \
+    STACKED_BATCHES="40 64" timeout $((LATE + 150 - ($(date +%s) - t0))) sh tests/gpu/run stacked >"$work/lane.out" 2>&1
 echo "status $?" >>"$work/lane.out"
 tail -16 "$work/lane.out"
 keep

@@ -11,9 +11,7 @@ set -u
 carry_in || exit 3
 nvidia-smi -L
 echo "== W: gpu_kernels mmi"
-KERNELS_MATCH=mmi timeout 150 build-ab/W/test/gpu_kernels >"$work/kernels.W" 2>&1
-grep -v ' ok ' "$work/kernels.W" | head -20
-tail -1 "$work/kernels.W"
+kcheck build-ab/W/test/gpu_kernels mmi kernels.W
 spec8
 export FORM_SKIP="rownorm|embed|argmax|attend"
 for b in 64 32 24 16; do

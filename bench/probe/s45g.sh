@@ -8,15 +8,6 @@
 # steps and launches, twice. Carry build/carry, build-ab/N, build-ab/M.
 set -u
 . "$(dirname "$0")/call.sh"
-carry_in || exit 3
-nvidia-smi -L
-spec8
-export FORM_SKIP="rownorm|embed|argmax|attend"
-for r in 1 2; do
-    for b in 64 32; do
-        bform build/bin $b main$b.$r
-        bform build-ab/N/bin $b N$b.$r
-        bform build-ab/M/bin $b M$b.$r
-    done
-done
+open8
+twice "64 32" build/bin:main build-ab/N/bin:N build-ab/M/bin:M
 keep

@@ -8,13 +8,6 @@
 # position 512), twice. Carry build/carry, build-ab/M, build-ab/C.
 set -u
 . "$(dirname "$0")/call.sh"
-carry_in || exit 3
-nvidia-smi -L
-spec8
-export FORM_SKIP="rownorm|embed|argmax|attend"
-for r in 1 2; do
-    bform build/bin 64 main64.$r
-    bform build-ab/M/bin 64 M64.$r
-    bform build-ab/C/bin 64 C64.$r
-done
+open8
+twice 64 build/bin:main build-ab/M/bin:M build-ab/C/bin:C
 keep

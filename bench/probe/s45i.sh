@@ -9,14 +9,6 @@
 # build/carry, build-ab/M, build-ab/B1, build-ab/B2.
 set -u
 . "$(dirname "$0")/call.sh"
-carry_in || exit 3
-nvidia-smi -L
-spec8
-export FORM_SKIP="rownorm|embed|argmax|attend"
-for r in 1 2; do
-    bform build/bin 64 main64.$r
-    bform build-ab/M/bin 64 M64.$r
-    bform build-ab/B1/bin 64 B1.$r
-    bform build-ab/B2/bin 64 B2.$r
-done
+open8
+twice 64 build/bin:main build-ab/M/bin:M build-ab/B1/bin:B1. build-ab/B2/bin:B2.
 keep

@@ -17,16 +17,9 @@ PARTS="$P" LATE=200 sh bench/probe/s34.sh
 mv "$out/logs.tgz" "$out/logs.checks.tgz" 2>/dev/null
 echo "== mmi against mmv: shape batch numerics: ms mmi, ms mmv"
 for s in llama-3.2-1b qwen3-0.6b gemma-2-2b mistral-7b qwen2.5-0.5b; do
-    sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/$s.yaml >"$work/$s.yaml"
+    spec16 "$s"
     for b in 32 64; do
-        line="$s $b q8:"
-        for a in "" "--mmi-rows 65"; do
-            build/bin/logos-author decode_batch --batch $b "$work/$s.yaml" | build/bin/logos-fuse --numerics q8 $a >"$work/p.plan"
-            ms=$(timeout 30 build/bin/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/p.plan" 2>/dev/null |
-                awk -F, '$1 == "step" { print $9 }')
-            line="$line ${ms:-failed} ($(grep -c '^launch mmi' "$work/p.plan") mmi)"
-        done
-        echo "$line"
+        echo "$s $b q8:$(versus "$s" $b "" "--mmi-rows 65")"
     done
 done
 keep

@@ -12,16 +12,9 @@ carry_in || exit 3
 nvidia-smi -L
 echo "== shape batch: ms default, all mmv, all mmi (mmi launches)"
 for s in llama-3-8b llama-3.2-1b qwen3-0.6b gemma-2-2b mistral-7b; do
-    sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/$s.yaml >"$work/$s.yaml"
+    spec16 "$s"
     for b in 32 64; do
-        line="$s $b:"
-        for a in "" "--mmi-rows 65" "--mmi-rows 32"; do
-            build/bin/logos-author decode_batch --batch $b "$work/$s.yaml" | build/bin/logos-fuse --numerics q8 $a >"$work/p.plan"
-            ms=$(timeout 30 build/bin/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/p.plan" 2>/dev/null |
-                awk -F, '$1 == "step" { print $9 }')
-            line="$line ${ms:-failed} ($(grep -c '^launch mmi' "$work/p.plan"))"
-        done
-        echo "$line"
+        echo "$s $b:$(versus "$s" $b "" "--mmi-rows 65" "--mmi-rows 32")"
     done
 done
 keep

@@ -16,25 +16,17 @@ LATE=${LATE:-380}
 carry_in || exit 3
 nvidia-smi -L
 echo "== gpu_kernels, the cases matching ${KERNELS_MATCH:=mmv}"
-KERNELS_MATCH=$KERNELS_MATCH timeout 150 build-ab/feed/test/gpu_kernels >"$work/kernels" 2>&1
-grep -v " ok " "$work/kernels" | tail -5
-# ms NAME BIN SPEC BATCH [FUSE-ARGS]: the step's median ms (logos-bench --csv)
-ms() {
-    n=$1 d=$2 s=$3 b=$4
-    shift 4
-    $d/logos-author decode_batch --batch "$b" "$s" | $d/logos-fuse --numerics q8 "$@" >"$work/$n.plan"
-    timeout 30 $d/logos-bench --form decode_batch --synthetic 1 --pos 512 -n 10 --launch-reps 1 --csv "$work/$n.plan" \
-        >"$work/$n.csv" 2>"$work/$n.err"
-    awk -F, '$1 == "step" { printf "%s", $9 }' "$work/$n.csv"
-}
+kcheck build-ab/feed/test/gpu_kernels "$KERNELS_MATCH" kernels
+# ms NAME BIN SPEC BATCH [FUSE-ARGS]: the step's median ms
+ms() { step "$@"; step_ms "$1"; }
 echo "== shape batch: ms main, ms mmvfeed.patch"
 for sb in ${PAIRS:-llama-3-8b:16 llama-3-8b:24 gemma-2-2b:64 llama-3.2-1b:32}; do
     s=${sb%:*} b=${sb#*:}
-    sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/$s.yaml >"$work/$s.yaml"
+    spec16 "$s"
     echo "$s $b: $(ms "b-$s-$b" build/bin "$work/$s.yaml" $b) $(ms "n-$s-$b" build-ab/feed/bin "$work/$s.yaml" $b)"
 done
+spec16 gemma-2-2b
 g=$work/gemma-2-2b.yaml
-sed 's/^dim: \(.*\)/dim: \1\ncache: f16/; s/^ctx: .*/ctx: 1024/' examples/gemma-2-2b.yaml >"$g"
 [ -s "$work/n-gemma-2-2b-64.csv" ] || echo "gemma-2-2b 64 default: $(ms n-gemma-2-2b-64 build-ab/feed/bin "$g" 64)"
 echo "gemma-2-2b 64 every product on mmi: $(ms g64mmi build-ab/feed/bin "$g" 64 --mmi-rows 32)"
 echo "== launches by kind, gemma-2-2b 64: default (mmvfeed.patch), then every product on mmi"
