@@ -907,9 +907,13 @@ static inline int mma_crossover(const FuseOpts *o)
 {
     return o->mma_rows > 0 ? o->mma_rows : MMA_ROWS;
 }
-/* The default of --mmv-rows: from 3 rows a GEMV under a quantizing
- * epilogue reads its weights twice (logos-fuse(1)). */
-#define MMV_ROWS 3
+/* The default of --mmv-rows: from 2 rows, where the H200's crossover
+ * table has mmv ahead of the GEMV (bench/crossover.h200.table, run259h:
+ * the 8B's batch of 2 2.97 against 3.44 ms), and an H100 the same
+ * (bench/NOTES.md run262: f16 caches, the 8B 3.72 against 4.23, the 1B
+ * 0.88 against 0.92, Gemma-2-2B 2.43 against 2.41); from 3 rows a GEMV
+ * under a quantizing epilogue reads its weights twice anyway. */
+#define MMV_ROWS 2
 /* The stacked rows from which products run on the tensor cores in passes
  * of up to 32 rows (below mma_crossover). */
 static inline int mmv_crossover(const FuseOpts *o)
@@ -949,7 +953,10 @@ static inline int mmh_crossover(const FuseOpts *o)
  * On an H100 the 8B's q8 decode batches (f16 caches, position 512) took
  * 0.83x mmv's step at 64 rows, 0.79x at 40 and 0.97x at 32, 1.04x at 24
  * with every product on it (bench/NOTES.md run246); with mmi_small, 0.80x
- * at 64 and 0.94x at 32 (run254). */
+ * at 64 and 0.94x at 32 (run254). The H200's crossover table has mmi
+ * ahead from 24 rows with every product on it (run259h), but 24 as the
+ * default (with mmi_small) gained the 8B and 1B 0.5% and 0.3% at 24 rows
+ * and cost Gemma-2-2B 1.8% on an H100 (run262): 32 stays. */
 #define MMI_ROWS 32
 static inline int mmi_crossover(const FuseOpts *o)
 {

@@ -46,7 +46,7 @@ static const Opt opts[] = {
      .help = "stacked rows from which products run on the tensor cores in tiles (default 128)"},
     {.l = "mmv-rows", .kind = OPT_LONG, .at = offsetof(Opts, mmv_rows), .arg = "N", .lo = 2, .hi = 65536,
      .what = "a number of rows",
-     .help = "stacked rows from which, below --mma-rows, they run there in passes of 32 (default 3)"},
+     .help = "stacked rows from which, below --mma-rows, they run there in passes of 32 (default 2)"},
     {.l = "latent-rows", .kind = OPT_LONG, .at = offsetof(Opts, latent_rows), .arg = "N", .lo = 1, .hi = 65536,
      .what = "a number of rows",
      .help = "chunk rows from which a latent attention runs expanded (default 128)"},

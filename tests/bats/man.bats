@@ -2,8 +2,8 @@
 # man.bats — every man page's EXAMPLES run as tests (as jq's manual does):
 # each `$ ` line of a literal block of the EXAMPLES section (with its
 # continuation lines: a line ending in ` \e`, ` \\` or `|` goes on) runs with
-# `sh -c` from a scratch directory that links examples/ and tests/ of the
-# repository, with the sanitized tools first on PATH, in the order of the
+# `sh -c` from a scratch directory that links examples/, tests/ and bench/
+# of the repository, with the sanitized tools first on PATH, in the order of the
 # page, so a command may use what an earlier one wrote. Each must exit 0
 # with no sanitizer report, and print exactly the lines the page shows after
 # it (standard error and standard output as a terminal shows them, together;
@@ -87,6 +87,7 @@ run_examples() {
     mkdir -p "$dir"
     ln -s "$TOP/examples" "$dir/examples"
     ln -s "$TOP/tests" "$dir/tests"
+    ln -s "$TOP/bench" "$dir/bench"
     cd "$dir"
     while IFS= read -r -d '' rec; do
         local kind="${rec%%	*}" rest="${rec#*	}"

@@ -132,6 +132,13 @@ same() {
     done
     grep -q '^launch mmi .* NR=16 ' all.plans && grep -q '^launch mmi .* NR=32 ' all.plans &&
         grep -q '^launch mmi .* NR=64 .* GATE=1 ' all.plans
+    # two rows (the default --mmv-rows 2): mmv's one pass
+    for s in llama-3.2-1b llama-3-8b gemma-2-2b qwen2.5-0.5b; do
+        for n in q8 q8x2; do
+            logos-author decode_batch --batch 2 "$EX/$s.yaml" | logos-fuse --numerics "$n" >>all.plans
+        done
+    done
+    grep -q '^launch mmv .* ROWS=2 .* GATE=1 ' all.plans
     # rule preload (--preload-kb, off by default): after an attention, a
     # latent attention, a gated norm, a convolution; rows of 896
     for s in llama-3-8b qwen2.5-0.5b gemma-2-2b gpt-oss-20b deepseek-v2-lite qwen3-next-80b-a3b lfm2-1.2b; do
@@ -590,14 +597,14 @@ got.tofile("got.f32")'
     run --separate-stderr logos-fuse -v p.logos
     [ "$status" -eq 0 ]
     ! grep -q '^launch mma ' <<<"$output"
-    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in 4 passes of up to 16: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
+    [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in 4 passes of up to 16: at least --mmv-rows 2, fewer than --mma-rows 128"* ]]
     run --separate-stderr logos-fuse -v --mma-rows 64 p.logos
     [ "$(grep -c "^launch mma " <<<"$output")" -eq 8 ]
     ! grep -q '^launch mmv ' <<<"$output"
     [[ "$stderr" == *"products of 64 stacked rows on the tensor cores in int8 tiles (mma): at least --mma-rows 64; not f16 tiles: fewer rows than --mmh-rows"* ]]
     run --separate-stderr logos-fuse -v --mma-rows 64 --numerics precise p.logos
     ! grep -q '^launch mm[av] ' <<<"$output"
-    [[ "$stderr" == *"products of 64 stacked rows as GEMVs: f32 activations (3, 64)"* ]]
+    [[ "$stderr" == *"products of 64 stacked rows as GEMVs: f32 activations (2, 64)"* ]]
     run --separate-stderr logos-fuse -v --mmv-rows 65536 --mma-rows 65536 p.logos
     ! grep -q '^launch mm[av] ' <<<"$output"
     [[ "$stderr" == *"products of 64 stacked rows as GEMVs: fewer rows than --mmv-rows and --mma-rows (65536, 65536)"* ]]
@@ -911,18 +918,19 @@ END
     [ "$(grep -c '^launch rownorm .* ROWS=16 .* OQ=2 ' <<<"$output")" -eq 5 ]
     grep -q '^launch argmax V=256 ROWS=16 ' <<<"$output"
     [[ "$stderr" == *"no lm_argmax: 16 stacked rows go to the tensor cores (--mmv-rows, --mma-rows), which take no arg-max; it runs alone"* ]]
-    [[ "$stderr" == *"products of 16 stacked rows on the tensor cores in 1 pass of up to 16: at least --mmv-rows 3, fewer than --mma-rows 128"* ]]
+    [[ "$stderr" == *"products of 16 stacked rows on the tensor cores in 1 pass of up to 16: at least --mmv-rows 2, fewer than --mma-rows 128"* ]]
     # the batch's attention output is f32: its product stays a GEMV
-    [[ "$stderr" == *"products of 16 stacked rows as GEMVs: activations not quantized before it (--mmv-rows reads them so) (3, 128)"* ]]
+    [[ "$stderr" == *"products of 16 stacked rows as GEMVs: activations not quantized before it (--mmv-rows reads them so) (2, 128)"* ]]
     logos-fuse b.logos | logos-check -
     # past --mma-rows too: the LM head in tiles on the tensor cores, the arg-max alone
     logos-fuse --mma-rows 8 b.logos >m.plan
     grep -q '^launch mma K=64 PARTS=1 N0=256 .* ROWS=16 ' m.plan
     grep -q '^launch argmax V=256 ROWS=16 ' m.plan
     ! grep -q '^launch gemv ' m.plan
-    # two rows: a GEMV's one pass
-    logos-author decode_batch --batch 2 "$TINY/llama.yaml" | logos-fuse >t.plan
-    ! grep -q '^launch mmv ' t.plan
+    # two rows: mmv's one pass by default (--mmv-rows 2), a GEMV's under --mmv-rows 3
+    logos-author decode_batch --batch 2 "$TINY/llama.yaml" >t.logos
+    logos-fuse t.logos | grep -q '^launch mmv .* ROWS=2 '
+    ! logos-fuse --mmv-rows 3 t.logos | grep -q '^launch mmv '
 }
 
 @test "logos-fuse -v: stacked rows on the GEMV in passes, each reading the weights again" {
@@ -1265,7 +1273,7 @@ E
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"s.logos:9: the gate g is copied out of its row: its runs of 24 are not whole 16-value segments dividing 192 at places of whole 4-value words"* ]]
     [[ "$stderr" == *"s.logos:10: rule gate_prologue: og is gated in the prologue of the products that read it"* ]]
-    [[ "$stderr" == *"products of 4 stacked rows as GEMVs: a gate prologue (3, 128)"* ]]
+    [[ "$stderr" == *"products of 4 stacked rows as GEMVs: a gate prologue (2, 128)"* ]]
     grep -q '^launch copy W=24 XW=48 ' <<<"$output"
     grep -q '^launch gemv .* PARTS=2 .* XG=1 XGW=192 XGP=192 XGA=0 .* x=o .* xg=g pw=- pr=- covers ' <<<"$output"
     run --separate-stderr logos-fuse -v --numerics q8 --rows 512 s.logos

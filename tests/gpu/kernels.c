@@ -678,6 +678,8 @@ static const MmaCase mma_cases[] = {
     {{"mmv q8 1000x96, 3 rows",
      "in x : f32[3,96]\nweight nw : f32[96]\nweight w : q8[1000,96]\nout y : f32[3,1000]\n"
      "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0, 0, 0},
+    {{"mmv gated silu 1056x2048, quantizing epilogue, then down, 2 rows (a pass of 8 rows, 2 of them x's)",
+     GATED_DOWN("2", "2048", "1056"), 2, 0}, 0, 0, 0},
     {{"mmv q8 1000x4096, 100 rows (4 passes)",
      "in x : f32[100,4096]\nweight nw : f32[4096]\nweight w : q8[1000,4096]\nout y : f32[100,1000]\n"
      "y = w @ rmsnorm(x, nw, eps=1e-06)\n", 2, 0}, 0, 0, 0},
