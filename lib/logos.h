@@ -911,7 +911,10 @@ static inline int mma_crossover(const FuseOpts *o)
  * table has mmv ahead of the GEMV (bench/crossover.h200.table, run259h:
  * the 8B's batch of 2 2.97 against 3.44 ms), and an H100 the same
  * (bench/NOTES.md run262: f16 caches, the 8B 3.72 against 4.23, the 1B
- * 0.88 against 0.92, Gemma-2-2B 2.43 against 2.41); from 3 rows a GEMV
+ * 0.88 against 0.92, Gemma-2-2B 2.43 against 2.41; run263, f32 caches:
+ * Qwen3-0.6B, Qwen2.5-0.5B, Mistral-7B 7.6-10.7% faster, the 1B 3.6%,
+ * Gemma-2-2B 2.0% slower: its sandwich norms, folded into the GEMV's
+ * prologue, are launches of their own before mmv); from 3 rows a GEMV
  * under a quantizing epilogue reads its weights twice anyway. */
 #define MMV_ROWS 2
 /* The stacked rows from which products run on the tensor cores in passes
