@@ -18,7 +18,10 @@ patch=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 wt=${TMPDIR:-/tmp}/logos-patched.$$
 cd "$top" || exit 3
 git worktree add -q --detach "$wt" HEAD || exit 3
-trap 'git -C "$top" worktree remove --force "$wt"' EXIT
+trap 'git -C "$top" worktree remove --force "$wt"; rm -f "$wt.patch"' EXIT
+case $patch in   # a patch too large to keep as text is kept xz-compressed (normpair.patch.xz)
+*.xz) xz -dc "$patch" >"$wt.patch" && patch=$wt.patch ;;
+esac
 (cd "$wt" && git apply "$patch") || { echo "patched.sh: $1 does not apply to HEAD" >&2; exit 1; }
 (cd "$wt" && make -s -j2 all build/test/gpu_kernels) || exit 1
 rm -rf "$d" && mkdir -p "$d/bin" "$d/test" || exit 3
