@@ -35,4 +35,5 @@ for b in 2 16 24 64; do
     echo "$b: $(ms "b$b" build/bin "$work/gemma-2-2b.yaml" $b) $(ms "n$b" "$np/bin" "$work/gemma-2-2b.yaml" $b)" \
         "($(grep -c '^launch rownorm' "$work/b$b.plan") / $(grep -c '^launch rownorm' "$work/n$b.plan"))"
 done
+echo "gemma-2-2b 2 rows as GEMVs (--mmv-rows 3): $(ms g2 "$np/bin" "$work/gemma-2-2b.yaml" 2 --mmv-rows 3)"
 keep
