@@ -112,9 +112,9 @@ static int by_rows(const void *a, const void *b)
 }
 
 /* The fewest rows from which kernel k beats kernel over at every measured
- * row count that timed both, and the times there; rows 0 where no row
+ * row count that timed both, and the times there; rows `none` where no row
  * count timed both. */
-static Cross crossover_of(const XRow *r, int n, int k, int over)
+static Cross crossover_of(const XRow *r, int n, int k, int over, int none)
 {
     int from = -1, both = 0;
     for (int i = n - 1; i >= 0; i--) {
@@ -126,7 +126,7 @@ static Cross crossover_of(const XRow *r, int n, int k, int over)
         from = i;
     }
     if (from < 0)
-        return (Cross){.rows = both ? NEVER : 0};
+        return (Cross){.rows = both ? NEVER : none};
     return (Cross){.rows = (int)r[from].rows, .timed = 1, .ms = {r[from].ms[k], r[from].ms[over]}};
 }
 
@@ -168,13 +168,9 @@ int crossover_read(Arena *a, const char *path, int numerics, Crossover *c)
     }
     qsort(r, (size_t)n, sizeof *r, by_rows);
     c->src = src->name;
-    c->mmv = crossover_of(r, n, 1, 0);
-    c->mma = crossover_of(r, n, 2, 1);
-    c->mmi = crossover_of(r, n, 3, 1);
-    if (!c->mmv.rows)   /* mmv's and mma's crossovers: never, where nothing timed them */
-        c->mmv.rows = NEVER;
-    if (!c->mma.rows)
-        c->mma.rows = NEVER;
+    c->mmv = crossover_of(r, n, 1, 0, NEVER);   /* never, where nothing timed them */
+    c->mma = crossover_of(r, n, 2, 1, NEVER);
+    c->mmi = crossover_of(r, n, 3, 1, 0);       /* 0: the default stays */
     return 0;
 }
 

@@ -11,7 +11,8 @@
 # unless given), spec8 (the 8B's, $work/s.yaml), step NAME BIN SPEC BATCH
 # [FUSE-ARGS...] (SPEC's q8 decode batch fused by BIN's tools and timed at
 # position 512: $work/NAME.plan, .csv and .err; logos-bench's status),
-# step_ms NAME (that run's step in ms, nothing if it failed), bform BIN
+# step_ms NAME (that run's step in ms, nothing if it failed), ms NAME BIN
+# SPEC BATCH [FUSE-ARGS...] (step, then its step_ms), bform BIN
 # BATCH NAME [FUSE-ARGS...] (step on spec8's spec: its step and its
 # launches' mean µs by kind, the kinds matching FORM_SKIP left out) and
 # twice "BATCHES" BIN:LABEL... (bform for each batch and BIN, the whole
@@ -41,6 +42,7 @@ step() {
         >"$work/$n.csv" 2>"$work/$n.err"
 }
 step_ms() { awk -F, '$1 == "step" { printf "%s", $9 }' "$work/$1.csv"; }
+ms() { step "$@"; step_ms "$1"; }
 bform() {
     d=$1 b=$2 n=$3
     shift 3

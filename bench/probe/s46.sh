@@ -17,8 +17,6 @@ carry_in || exit 3
 nvidia-smi -L
 echo "== gpu_kernels, the cases matching ${KERNELS_MATCH:=mmv}"
 kcheck build-ab/feed/test/gpu_kernels "$KERNELS_MATCH" kernels
-# ms NAME BIN SPEC BATCH [FUSE-ARGS]: the step's median ms
-ms() { step "$@"; step_ms "$1"; }
 echo "== shape batch: ms main, ms mmvfeed.patch"
 for sb in ${PAIRS:-llama-3-8b:16 llama-3-8b:24 gemma-2-2b:64 llama-3.2-1b:32}; do
     s=${sb%:*} b=${sb#*:}

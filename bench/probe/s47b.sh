@@ -17,7 +17,6 @@ nvidia-smi -L
 echo "== gpu_kernels (defaults.patch), the cases matching mmv or mmi"
 kcheck build-ab/X/test/gpu_kernels mmv kv
 kcheck build-ab/X/test/gpu_kernels mmi ki
-ms() { step "$@"; step_ms "$1"; }
 echo "== shape caches batch: ms main, ms defaults.patch"
 for s in llama-3-8b llama-3.2-1b gemma-2-2b; do
     spec16 "$s"

@@ -27,7 +27,6 @@ late sweep || {
     LOGOS_BIN=$np/bin LANE_CHUNKS="1 7 64 512" LANE_BATCHES="1 3 16 64" timeout 150 sh tests/gpu/lane gemma2 >"$work/sweep" 2>&1
     grep -E "FAIL|passed" "$work/sweep" | tail -8
 }
-ms() { step "$@"; step_ms "$1"; }
 spec16 gemma-2-2b
 echo "== gemma-2-2b q8 batch: ms main, ms normpair.patch (rownorm launches main / patch)"
 for b in 2 16 24 64; do
