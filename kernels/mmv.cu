@@ -15,12 +15,28 @@
 //                        sigmoid(gs[t]) * v            (GS, part 0)
 //                        r_p[t, o] + v                 (bit p of RES)
 //   y_p[t, o] = v  (y_0 in format OQ: 32-value blocks quantized as warp_quant)
+// Under rule norm_split an RMS norm after stacked rows runs in two halves
+// (u = y_0, a residual's sum; n the norm's output, read by mmv launches
+// alone):
+//   SQ (its producer, part 0 alone, f32 y_0 of whole 32-value blocks):
+//        q[t, o]  = u[t, o] (nw[o] + OFFSET) in format SQ, a 32-value block
+//                   quantized as warp_quant (nw + OFFSET is 1 without a
+//                   weight, NW 0): n[t] before its row's scale
+//        so[t, b] = sum over block b of u[t, o]^2
+//   RN (its readers): a_p[t, o] times 1 / sqrt(sum over b of ss[t, b] / K
+//        + EPS), the row's scale, before the epilogue; ss the so its
+//        producer wrote, K / 32 sums a row
+// so that n[t] = u[t] / sqrt(mean(u[t]^2) + EPS) (nw + OFFSET), as
+// norm.cu's, costs no launch of its own: 1 / sqrt(.) scales a 32-value
+// block's values and its max alike, so the block's quants are n's.
 //
 // Shapes: x (rows, K) already quantized in format XQ (1 a8, 2 a8x2), rows =
 // n or ROWS; W_p (N_p, K) Q8_0; y_p, r_p (rows, N_p); b_p (N_p). K is whole
 // 32-value slabs. Under GATE parts 0 and 1 are the gate and up of one
 // hidden width (N_0 = N_1) and y_1 is unused. No norm prologue: a norm
-// before stacked rows runs once, quantizing in its own epilogue.
+// before stacked rows runs once, quantizing in its own epilogue, or split
+// as above. SQ: nw (N_0), q (rows, N_0) in format SQ, so (rows, N_0 / 32);
+// RN: ss (rows, K / 32).
 //
 // Launch: grid (GRID, passes = rows / (8 NT) rounded up), 384 threads, a
 // block a multiprocessor (its shared memory; at most 168 registers a
@@ -85,6 +101,7 @@
 constexpr int WARPS = 8, EW = 4;                // computing warps, epilogue warps
 constexpr int THREADS = 32 * (WARPS + EW);
 constexpr int Y_AT = 6, B_AT = 10, R_AT = 14, GS_AT = 18;   // y0, b0, r0, gs among the parameters
+constexpr int NW_AT = 19, Q_AT = 20, SO_AT = 21, SS_AT = 22;   // nw, q, so, ss (norm_split)
 #include "parts.cuh"
 constexpr int RG = GATED ? 2 : 1;               // groups of weight rows a block
 constexpr int KS = WARPS / RG;                  // slices of K
@@ -105,6 +122,8 @@ constexpr int XAS_AT = XA_AT + (XA ? NB * XQ * 128 : 0);   // and (XA) their 4 s
 constexpr int RS = XAS_AT + (XA ? NB * 16 : 0);
 constexpr long RING_AT = 2 * RED_B + (XSM ? XS_B : 0);
 static_assert(DEPTH >= 2, "a ring of at least two stages");
+static_assert(!SQ || (PARTS == 1 && !GATE && !OQ && N0 % 32 == 0), "SQ: one f32 output of whole 32-value blocks");
+constexpr int ER = NB / EW;                     // activation rows an epilogue warp takes a tile
 
 // Weight row r (0 .. 32) of a warp of group rg in the block whose first
 // unit is u0: its part and row, or part -1 past the units (under GATE rows
@@ -322,18 +341,52 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
 }
 
 
+// RN: the norm's scale of each of an epilogue warp's activation rows (e,
+// e + EW, ... of the pass): 1 / sqrt(mean + EPS) from the sums of squares
+// its producer left a block of 32 values; 1 past the rows and without RN.
+DEV void row_scales(const Params &p, int t0, int rows, float *rn)
+{
+    int lane = threadIdx.x & 31, e = (int)(threadIdx.x >> 5) - WARPS;
+    const float *ss = (const float *)p.a[SS_AT];
+#pragma unroll
+    for (int i = 0; i < ER; i++) {
+        long t = t0 + e + EW * i;
+        float s = 0.0f;
+        if (RN && t < rows)
+            for (int j = lane; j < SLABS; j += 32)
+                s += ss[t * SLABS + j];
+        rn[i] = RN && t < rows ? 1.0f / sqrtf(warp_sum(s) / (float)K + EPS) : 1.0f;
+    }
+}
+
+// SQ: a block of 32 units of part 0 at activation row t (a unit a lane,
+// ok inside the units) as the norm after it reads it: v (nw + OFFSET)
+// quantized in format SQ, and the block's sum of v^2.
+DEV void norm_out(const Params &p, Unit un, int ok, long t, long u0, float v)
+{
+    float w = ok ? v * (NW ? ((const float *)p.a[NW_AT])[un.row] + OFFSET : 1.0f) : 0.0f;
+    warp_quant(w, p.a[Q_AT], (long)ROWS * N0, (t * N0 + u0) / 32, SQ);
+    float s = warp_sum(ok ? v * v : 0.0f);
+    if ((threadIdx.x & 31) == 0)
+        ((float *)p.a[SO_AT])[t * (N0 / 32) + u0 / 32] = s;
+}
+
 // A tile's sums, red[KS][RG][NB][RP] (weight row r of activation row c at
 // c RP + r), through the epilogue: epilogue warp e takes activation rows
-// e, e + EW, ..., a unit a lane; part 0's block of 32 units quantized whole
-// under OQ (N_0 is whole blocks, so 32 units from a multiple of 32 lie in
-// one part).
-DEV void finish(const Params &p, long u0, int t0, int rows, const float *red)
+// e, e + EW, ... (rn: their norm's scales, RN), a unit a lane; part 0's
+// block of 32 units quantized whole under OQ (N_0 is whole blocks, so 32
+// units from a multiple of 32 lie in one part).
+DEV void finish(const Params &p, long u0, int t0, int rows, const float *red, const float *rn)
 {
-    int lane = threadIdx.x & 31;
+    int lane = threadIdx.x & 31, e = (int)(threadIdx.x >> 5) - WARPS;
     long u = u0 + lane;
     int ok = u < UNITS, rg = GATED ? lane / 16 : 0, r = GATED ? lane % 16 : lane;
     Unit un = ok ? unit_of(u) : Unit{3, 0};
-    for (int c = (int)(threadIdx.x >> 5) - WARPS; c < NB && t0 + c < rows; c += EW) {
+#pragma unroll(RN ? ER : 1)   // rn[i] in registers under RN; else the loop as it was
+    for (int i = 0; i < ER; i++) {
+        int c = e + EW * i;
+        if (t0 + c >= rows)
+            break;
         float v = 0.0f, v1 = 0.0f;
 #pragma unroll
         for (int k = 0; k < KS; k++) {
@@ -342,10 +395,14 @@ DEV void finish(const Params &p, long u0, int t0, int rows, const float *red)
             if (GATED)
                 v1 += at[r + 16];
         }
+        if (RN)
+            v *= rn[i], v1 *= rn[i];
         if (ok)
             v = epilogue(p, un, t0 + c, v, v1);
         if (OQ && unit_of(u0).part == 0)
             warp_quant(ok ? v : 0.0f, p.a[6], (long)ROWS * N0, ((long)(t0 + c) * N0 + u0) / 32, OQ);
+        if (SQ)
+            norm_out(p, un, ok, t0 + c, u0, v);
     }
 }
 
@@ -421,10 +478,12 @@ DEV void bar_arrive(int id)
 // The epilogue warps: each of the block's tiles' sums once they are in.
 DEV void epilogue_warp(const Params &p, long tiles, int t0, int rows, const float *red)
 {
+    float rn[ER];
+    row_scales(p, t0, rows, rn);
     for (long i = 0; i < tiles; i++) {
         int b = (int)(i & 1);
         bar_wait(FULL + b);
-        finish(p, (blockIdx.x + i * gridDim.x) * BU, t0, rows, red + b * (RED_B / 4));
+        finish(p, (blockIdx.x + i * gridDim.x) * BU, t0, rows, red + b * (RED_B / 4), rn);
         if (i + 2 < tiles)
             bar_arrive(EMPTY + b);
     }

@@ -38,7 +38,7 @@ static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated
                                            "conv_gates", "moe_kept", "rope_attend",
                                            "latent_absorbed", "concat_rows", "delta_steps", "batch_attend",
                                            "moe_shared", "gate_prologue", "latent_expanded",
-                                           "sandwich_prologue", "preload", "early_trigger"};
+                                           "sandwich_prologue", "preload", "early_trigger", "norm_split"};
 
 void took(Fz *f, int rule)
 {
@@ -163,6 +163,7 @@ static Group *new_group(Fz *f, int kind, int node)
     gr->kind = kind;
     gr->node = node;
     gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = gr->xg = gr->pre = -1;
+    gr->sq = gr->rn = -1;
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)

@@ -31,6 +31,9 @@ typedef struct Group {
                                 whose sum the prologue's norm takes, or -1 */
     int xr;                  /* 1: that sum is read by later launches too, and this one writes it (XR) */
     int xg;                  /* the activation is x times sigmoid of this value (gate_prologue), or -1 */
+    int sq, sqw;             /* norm_split: the norm whose first half this product's epilogue computes (its
+                                quants, in sqw words a value, and sums of squares), or -1 */
+    int rn;                  /* norm_split: the norm whose row scale this product applies, or -1 */
     int x;                   /* the activation read (under the norm when there is one) */
     /* GK_ROPE, and GK_ATTEND under rope_attend: the rotated queries and
      * keys, the appended values */
@@ -85,7 +88,7 @@ enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESI
             RU_ROPE_APPEND, RU_CHUNKS_APART, RU_FUSE_QUANT,
             RU_CONV_GATES, RU_MOE_KEPT, RU_ROPE_ATTEND,
             RU_LATENT_ABSORBED, RU_CONCAT_ROWS, RU_DELTA_STEPS, RU_BATCH_ATTEND, RU_MOE_SHARED, RU_GATE_PROLOGUE,
-            RU_LATENT_EXPANDED, RU_SANDWICH_PROLOGUE, RU_PRELOAD, RU_EARLY_TRIGGER, RU_COUNT };
+            RU_LATENT_EXPANDED, RU_SANDWICH_PROLOGUE, RU_PRELOAD, RU_EARLY_TRIGGER, RU_NORM_SPLIT, RU_COUNT };
 
 /* fuse.c */
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */

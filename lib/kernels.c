@@ -915,6 +915,18 @@ static int need_mmv(Need *n)
         return -1;
     need(n, "x", rows * K);
     need_etype(n, "x", act_etype(C(n, "XQ")));
+    if (C(n, "SQ")) {   /* norm_split's producer: the norm's quants, its sums of squares a 32-value block */
+        long n0 = C(n, "N0");
+        if (C(n, "PARTS") > 1 || C(n, "GATE") || C(n, "OQ") || n0 % 32)
+            return bad(n, "the norm's half (SQ) takes one f32 output of whole 32-value blocks");
+        if (C(n, "NW"))
+            need(n, "nw", n0);
+        need(n, "q", rows * n0);
+        need_etype(n, "q", act_etype(C(n, "SQ")));
+        need(n, "so", rows * (n0 / 32));
+    }
+    if (C(n, "RN"))     /* norm_split's reader: the sums its producer left */
+        need(n, "ss", rows * (K / 32));
     if (C(n, "GRID") > cdiv(units, 32))
         return bad(n, "GRID is at most the tiles of 32 units");
     grid(n, C(n, "GRID"), cdiv(rows, 8 * nt), 1);

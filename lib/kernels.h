@@ -132,10 +132,11 @@ K(MMI, "mmi", "mmi.cu",
 K(MMV, "mmv", "mmv.cu",
   "K:i:32:1048576 PARTS:i:1:4 N0:i:1:1048576 N1:i:0:1048576 N2:i:0:1048576 N3:i:0:1048576 "
   "XQ:i:1:2 ROWS:i:1:65536 NT:i:1:4 BIAS:i:0:15 RES:i:0:15 GATE:i:0:2 CAP:f:0:1e30 OQ:i:0:2 GRID:i:1:1048576 "
-  "XS:i:0:2 DEPTH:i:2:8 GS:i:0:1",
+  "XS:i:0:2 DEPTH:i:2:8 GS:i:0:1 SQ:i:0:2 RN:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1",
   "W0:w:q8 W1:w?:q8 W2:w?:q8 W3:w?:q8 x:tiso:a8,a8x2 n:z?:i32 "
   "y0:tos:f32,a8,a8x2 y1:tos?:f32 y2:tos?:f32 y3:tos?:f32 "
-  "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32 gs:tio?:f32", 384)
+  "b0:w?:f32 b1:w?:f32 b2:w?:f32 b3:w?:f32 r0:tio?:f32 r1:tio?:f32 r2:tio?:f32 r3:tio?:f32 gs:tio?:f32 "
+  "nw:w?:f32 q:t?:a8,a8x2 so:t?:f32 ss:t?:f32", 384)
 
 K(LATENT, "latent", "latent.cu",
   "NH:i:1:1024 NOPE:i:1:1024 QW:i:1:2048 ROPE:i:1:1024 LORA:i:1:1024 VD:i:1:1024 ROWS:i:1:65536 "

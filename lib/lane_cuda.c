@@ -92,6 +92,8 @@ static int etype_of(const Fz *f, int k)
     int g = f->group[k];
     if (g >= 0 && f->gs[g].oq && f->gs[g].out[0] == k)
         return act_etype(f->gs[g].oq);
+    if (g >= 0 && f->gs[g].sq == k)   /* norm_split's quants, written by the products before the norm */
+        return act_etype(f->gs[g].sqw);
     g = writer_of(f, k);
     if (g >= 0 && f->gs[g].oq && quant_out(f, &f->gs[g]) == k)   /* batch_attend's quantized stack */
         return act_etype(f->gs[g].oq);
@@ -646,6 +648,107 @@ static void half_acts(Fz *f)
     }
 }
 
+/* ---- norm_split: a norm between stacked products, in their epilogues ---- */
+
+/* The groups reading node k (through reshapes) into g, each once; -1 when
+ * more than `most`, or a reader that is not a product group taking k as
+ * its quantized activation on mmv. */
+static int split_readers(Fz *f, int k, int root, int *g, int n, int most)
+{
+    for (int i = 0; i < f->ncons[k]; i++) {
+        int c = f->cons[k][i], r = f->group[c], seen = 0;
+        if (N(f, c)->op == OP_RESHAPE) {
+            if ((n = split_readers(f, c, root, g, n, most)) < 0)
+                return -1;
+            continue;
+        }
+        if (r < 0 || f->gs[r].kind != GK_GEMV || view_root(f->g, f->gs[r].x) != root || f->gs[r].norm >= 0 ||
+            f->gs[r].xg >= 0 || f->gs[r].rn >= 0 || product_kernel(f, &f->gs[r], act_format(f, root), 0) != KN_MMV)
+            return -1;
+        for (int j = 0; j < n; j++)
+            seen |= g[j] == r;
+        if (!seen) {
+            if (n == most)
+                return -1;
+            g[n++] = r;
+        }
+    }
+    return n;
+}
+
+/* Why the norm group nm may not run split between the product before it
+ * and the products after it (rule norm_split), or NULL; its producer in
+ * *pg and its readers' groups in g (*ng of them). */
+static const char *no_split(Fz *f, const Group *nm, int *pg, int *g, int *ng)
+{
+    const GNode *n = N(f, nm->node);
+    if (n->op != OP_RMSNORM || nm->add >= 0 || nm->ngate)
+        return "not a plain RMS norm";
+    if (nm->oq != 1 && nm->oq != 2)
+        return "its output is not quantized in its epilogue (fuse_quant)";
+    int x = view_root(f->g, n->args[0]), w = writer_of(f, x);
+    if (n->nargs == 2 && (N(f, n->args[1])->op != G_DECL || f->p->decls[N(f, n->args[1])->decl].kind != D_WEIGHT))
+        return "its weight is computed, not a weight";
+    if (w < 0 || f->gs[w].kind != GK_GEMV || f->gs[w].out[0] != x || f->gs[w].parts != 1 || f->gs[w].gate ||
+        f->gs[w].oq || f->gs[w].argmax >= 0 || f->gs[w].sq >= 0 ||
+        type_values(f, &N(f, x)->ty) != type_values(f, &n->ty) || last(&N(f, x)->ty) != last(&n->ty))
+        return "its input is not the one output of products before it";
+    if (product_kernel(f, &f->gs[w], act_format(f, f->gs[w].x), 0) != KN_MMV)
+        return "the products before it do not run on mmv";
+    if ((*ng = split_readers(f, nm->node, nm->node, g, 0, 8)) <= 0)
+        return "a reader is not products on mmv taking it as their activation";
+    *pg = w;
+    return NULL;
+}
+
+/* Rule norm_split: an RMS norm of stacked rows whose input is the one
+ * output of products on mmv (a residual's sum) and whose readers are
+ * products on mmv runs in their epilogues: the products before it write
+ * its values before the row's scale, quantized, and each 32-value block's
+ * sum of squares; the products after it scale each row (mmv.cu's SQ and
+ * RN). One launch fewer a norm, and no trip through memory of its own. */
+static void norm_split(Fz *f)
+{
+    if (!f->o->lane_rules)
+        return;
+    for (int i = 0; i < f->ng; i++) {
+        Group *nm = &f->gs[i];
+        int pg, g[8], ng;
+        if (nm->kind != GK_NORM || !nm->nn || lead_rows(f, &N(f, nm->node)->ty, 1, &pg) < 2)
+            continue;
+        const char *why = no_split(f, nm, &pg, g, &ng);
+        if (why) {
+            if (N(f, nm->node)->op == OP_RMSNORM)
+                fuse_note(f, nm->node, "no norm_split: %s", why);
+            continue;
+        }
+        Group *p = &f->gs[pg];
+        p->sq = nm->node;
+        p->sqw = nm->oq;
+        for (int j = 0; j < ng; j++)
+            f->gs[g[j]].rn = nm->node;
+        for (int j = 0; j < nm->nn; j++) {
+            f->group[nm->nodes[j]] = pg;
+            *VEC_PUSH(f->a, p->nodes, p->nn, p->cn) = nm->nodes[j];
+        }
+        nm->nn = 0;
+        fuse_note(f, nm->node, "rule norm_split: %s runs in the epilogues of the products before it (its quants and "
+                  "sums of squares) and after it (each row's scale)", node_name(f, nm->node));
+        took(f, RU_NORM_SPLIT);
+    }
+}
+
+static int temp_of(Fz *f, int node, const char *suffix, long n);
+
+/* norm_split's sums of squares of norm k: NORM.ss, a block of 32 values a
+ * sum, made when first asked for. */
+static int split_sums(Fz *f, int k)
+{
+    const char *name = arena_printf(f->a, "%s.ss", node_name(f, k));
+    int b = plan_buf(f->pl, name);
+    return b >= 0 ? b : temp_of(f, k, "ss", type_values(f, &N(f, k)->ty) / 32);
+}
+
 /* A product group's parts and epilogue as a GEMV's, an MMA's or an MMV's
  * constants and arguments (K, PARTS, ROWS, N0.., W0.., y0.., b0.., r0..,
  * BIAS, RES, GATE, CAP, OQ, x, n); its units, the outputs it writes (a
@@ -861,6 +964,27 @@ static void emit_mmi(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* norm_split's halves in an mmv launch: the first (SQ: the norm's weight,
+ * its quants, its sums) where its products come before a norm, the second
+ * (RN: the sums, its eps) where they read one. */
+static void split_consts(L L, Fz *f, const Group *gr)
+{
+    const GNode *q = gr->sq >= 0 ? N(f, gr->sq) : NULL, *r = gr->rn >= 0 ? N(f, gr->rn) : NULL;
+    C(L, "SQ", q ? gr->sqw : 0);
+    C(L, "RN", r != NULL);
+    C(L, "EPS", r ? attr_num(r->e, "eps", 0) : 0);
+    C(L, "OFFSET", q ? attr_num(q->e, "offset", 0) : 0);
+    C(L, "NW", q && q->nargs == 2);
+    if (q && q->nargs == 2)
+        A(L, "nw", buf_of(f, q->args[1]));
+    if (q) {
+        A(L, "q", buf_of(f, gr->sq));
+        A(L, "so", split_sums(f, gr->sq));
+    }
+    if (r)
+        A(L, "ss", split_sums(f, gr->rn));
+}
+
 static void emit_mmv(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_MMV, gr);
@@ -869,6 +993,7 @@ static void emit_mmv(Fz *f, const Group *gr)
     long units = product_consts(L, f, gr, rows, n), nt = mmv_tiles(rows, act_words(f));
     C(L, "XQ", act_words(f));
     C(L, "NT", (double)nt);
+    split_consts(L, f, gr);
     /* a block a multiprocessor: as many rounds of tiles as the chip needs
      * for every pass, and the fewest blocks that take them in that many */
     long tiles = (units + 31) / 32, passes = (rows + 8 * nt - 1) / (8 * nt);
@@ -2285,6 +2410,7 @@ int lane_emit(Fz *f)
     decl_bufs(f);
     concat_places(f);
     half_acts(f);   /* before stack_rows places a batch's quantized stack in its format */
+    norm_split(f);
     stack_rows(f);
     for (int i = 0; i < f->ng; i++) {
         const Group *gr = &f->gs[f->order[i]];

@@ -915,7 +915,14 @@ END
     run --separate-stderr logos-fuse -v b.logos
     [ "$status" -eq 0 ]
     [ "$(grep -c '^launch mmv .* XQ=2 ROWS=16 NT=2 ' <<<"$output")" -eq 7 ]
-    [ "$(grep -c '^launch rownorm .* ROWS=16 .* OQ=2 ' <<<"$output")" -eq 5 ]
+    # the norms after the down products (the next layer's, the head's) in
+    # the epilogues of the products around them (norm_split); the first
+    # and those after the o products (GEMVs) alone
+    [ "$(grep -c '^launch rownorm .* ROWS=16 .* OQ=2 ' <<<"$output")" -eq 3 ]
+    [ "$(grep -c '^launch mmv .* RES=1 .* SQ=2 RN=0 EPS=0 OFFSET=0 NW=1 .* so=bx[n1f]*\.ss ss=- ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^launch mmv .* SQ=0 RN=1 EPS=1e-05 .* nw=- q=- so=- ss=bx[n1f]*\.ss ' <<<"$output")" -eq 2 ]
+    [[ "$stderr" == *"rule norm_split: bxf runs in the epilogues of the products before it (its quants and sums of squares) and after it (each row's scale)"* ]]
+    [[ "$stderr" == *":176: no norm_split: the products before it do not run on mmv"* ]]
     grep -q '^launch argmax V=256 ROWS=16 ' <<<"$output"
     [[ "$stderr" == *"no lm_argmax: 16 stacked rows go to the tensor cores (--mmv-rows, --mma-rows), which take no arg-max; it runs alone"* ]]
     [[ "$stderr" == *"products of 16 stacked rows on the tensor cores in 1 pass of up to 16: at least --mmv-rows 2, fewer than --mma-rows 128"* ]]
@@ -931,6 +938,8 @@ END
     logos-author decode_batch --batch 2 "$TINY/llama.yaml" >t.logos
     logos-fuse t.logos | grep -q '^launch mmv .* ROWS=2 '
     ! logos-fuse --mmv-rows 3 t.logos | grep -q '^launch mmv '
+    # --no-lane-rules holds norm_split back
+    ! logos-fuse --no-lane-rules b.logos | grep -q 'SQ=[12]'
 }
 
 @test "logos-fuse -v: stacked rows on the GEMV in passes, each reading the weights again" {

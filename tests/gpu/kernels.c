@@ -549,6 +549,20 @@ typedef struct MmaCase {
     "]\nout y1 : f32[" T "," N1 "]\nout y2 : f32[" T "," N2 "]\n"                                            \
     "a = rmsnorm(x, nw, eps=1e-05)\ny0 = w0 @ a + b0\ny1 = w1 @ a\ny2 = r + w2 @ a\n"
 
+/* Rule norm_split: a residual's sum on mmv, its norm (weight, offset 1)
+ * read by a gated pair quantizing for its down product, whose sum's norm
+ * is read by a product with a residual, whose sum's norm (no weight) is
+ * read by two parts with a bias: the launches between take one norm's
+ * second half and the next one's first. T rows of width 512, hidden H. */
+#define SPLIT_NORMS(T, H)                                                                                      \
+    "in x : f32[" T ",512]\nin r : f32[" T ",512]\nweight n0 : f32[512]\nweight wo : q8[512,512]\n"          \
+    "weight n1 : f32[512]\nweight wg : q8[" H ",512]\nweight wu : q8[" H ",512]\nweight wd : q8[512," H "]\n" \
+    "weight n2 : f32[512]\nweight wv : q8[512,512]\nweight wh : q8[300,512]\nweight bh : f32[300]\n"          \
+    "weight wk : q8[64,512]\nout h3 : f32[" T ",512]\nout y : f32[" T ",300]\nout k : f32[" T ",64]\n"         \
+    "a0 = rmsnorm(x, n0, eps=1e-05)\nh = r + wo @ a0\na1 = rmsnorm(h, n1, eps=1e-05, offset=1)\n"           \
+    "f = silu(wg @ a1) * (wu @ a1)\nh2 = h + wd @ f\nh3 = h2 + wv @ rmsnorm(h2, n2, eps=1e-06)\n"            \
+    "a3 = rmsnorm(h3, eps=1e-05)\ny = wh @ a3 + bh\nk = wk @ a3\n"
+
 static const MmaCase mma_cases[] = {
     {{"mma q8 96x64, 130 rows", "in x : f32[130,64]\nweight w : q8[96,64]\nout y : f32[130,96]\ny = w @ x\n", 2, 0}, 0, 0, 0},
     {{"mma q8 1000x4096, 70 rows", "in x : f32[70,4096]\nweight w : q8[1000,4096]\nout y : f32[70,1000]\ny = w @ x\n",
@@ -692,6 +706,12 @@ static const MmaCase mma_cases[] = {
      RES_NORM("16", "14336", "512"), 2, 0}, 0, 0, 0},
     {{"mmv gated silu 1024x4096, quantizing epilogue, then down, 24 rows (XS 2, NT 3)",
      GATED_DOWN("24", "4096", "1024"), 2, 0}, 0, 0, 0},
+    {{"mmv norm_split: two norms in the epilogues of the products around them, 16 rows",
+     SPLIT_NORMS("16", "1024"), 2, 0}, 0, 0, 65},
+    {{"mmv norm_split: two norms in the epilogues of the products around them, 3 rows",
+     SPLIT_NORMS("3", "512"), 2, 0}, 0, 0, 65},
+    {{"mmv norm_split: two norms in the epilogues of the products around them, 40 rows (2 or 3 passes, --sms 8)",
+     SPLIT_NORMS("40", "1024"), 2, 8}, 0, 0, 65},
 };
 
 /* Latent attention over a chunk's rows expanded (rule latent_expanded):
