@@ -5,11 +5,17 @@
 //   y[t] = MODE 0: u[t] * (w + OFFSET)
 //          MODE 1: r[t] + u[t] * (w + OFFSET)          (a sandwich norm's residual)
 //          MODE 2: u[t] * (w + OFFSET) * silu(r[t])    (the gated RMS norm)
+//          MODE 3: r[t] + u[t] * (w + OFFSET), in f32, and then
+//                  y2[t] = v[t] / sqrt(mean(v[t]^2) + EPS) * (w2 + OFFSET)
+//                  of that sum v (rule norm_pair: Gemma 2's norm after the
+//                  attention with its residual, then the norm before the
+//                  feed-forward products, in one launch)
 //   (w + OFFSET is 1 without a weight, NW 0)
 //
 // Shapes: x, r (rows, D) f32, rows = n * RPN or ROWS (a per-head norm has
 // RPN heads a row of its size); w (D); y (rows, D) in format OQ (0 f32,
-// 1 a8, 2 a8x2, 3 a8h: warp_quant's).
+// 1 a8, 2 a8x2, 3 a8h: warp_quant's); under MODE 3 (RPN 1, KIND 0) y is
+// f32, w2 (D) and y2 (rows, D) in format OQ.
 // Launch: grid ROWS, block 256: block t normalizes row t. Where D is whole
 // 1024-value rounds, at most 8 (VR), thread i holds values 4 (i + 256 k)
 // .. + 3 of the row in registers, read once as 16-byte words, and a 32-value
@@ -78,6 +84,35 @@ DEV void rownorm_vec(const Params &p, long t, float *red)
     }
 }
 
+// MODE 3: row t's sum v = r + u (w + OFFSET) into y (f32), then its own
+// norm times (w2 + OFFSET) into y2 in format OQ. The second norm's sum
+// reads v as this thread computed it; block_sum's barriers make the row
+// in y whole for the block before any thread reads it back.
+DEV void norm_pair(const Params &p, long t, float inv, float *red)
+{
+    const float *x = (const float *)p.a[0] + t * D, *w = (const float *)p.a[1], *r = (const float *)p.a[2] + t * D;
+    const float *w2 = (const float *)p.a[5];
+    float *y = (float *)p.a[4] + t * D;
+    float ss = 0.0f;
+    for (long i = threadIdx.x; i < D; i += blockDim.x) {
+        float v = r[i] + x[i] * inv * (NW ? w[i] + OFFSET : 1.0f);
+        y[i] = v;
+        ss += v * v;
+    }
+    ss = block_sum(ss, red);
+    float inv2 = 1.0f / sqrtf(ss / (float)D + EPS);
+    if (OQ == 0) {
+        for (long i = threadIdx.x; i < D; i += blockDim.x)
+            ((float *)p.a[6])[t * D + i] = y[i] * inv2 * (NW ? w2[i] + OFFSET : 1.0f);
+        return;
+    }
+    int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
+    for (long b = wp; b < D / 32; b += blockDim.x >> 5) {
+        long i = b * 32 + lane;
+        warp_quant(y[i] * inv2 * (NW ? w2[i] + OFFSET : 1.0f), p.a[6], (long)ROWS * D, (t * D + i) >> 5, OQ);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(256) rownorm(const Params p)
 {
     KERNEL_OPEN();
@@ -87,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(256) rownorm(const Params p)
     long rows = p.a[3] ? (long)*(const int *)p.a[3] * RPN : ROWS;
     if (t >= rows)
         return;
-    if (VR) {
+    if (VR && MODE != 3) {
         rownorm_vec(p, t, red);
         return;
     }
@@ -98,6 +133,10 @@ extern "C" __global__ void __launch_bounds__(256) rownorm(const Params p)
         ss += x[i] * x[i];
     ss = block_sum(ss, red);
     float inv = 1.0f / sqrtf(KIND == 0 ? ss / (float)D + EPS : ss + EPS);
+    if (MODE == 3) {
+        norm_pair(p, t, inv, red);
+        return;
+    }
     if (OQ == 0) {
         for (long i = threadIdx.x; i < D; i += blockDim.x) {
             float v = x[i] * inv * (NW ? w[i] + OFFSET : 1.0f);

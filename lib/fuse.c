@@ -38,7 +38,8 @@ static const char *rule_names[RU_COUNT] = {"norm_prologue", "gemv_parts", "gated
                                            "conv_gates", "moe_kept", "rope_attend",
                                            "latent_absorbed", "concat_rows", "delta_steps", "batch_attend",
                                            "moe_shared", "gate_prologue", "latent_expanded",
-                                           "sandwich_prologue", "preload", "early_trigger", "norm_split"};
+                                           "sandwich_prologue", "preload", "early_trigger", "norm_split",
+                                           "norm_pair"};
 
 void took(Fz *f, int rule)
 {

@@ -377,6 +377,15 @@ static int need_norm(Need *n)
         need(n, "r", R * D);
     need(n, "y", R * D);
     need_out(n, "y");
+    if (C(n, "MODE") == 3) {   /* norm_pair: y f32, then its own norm into y2 in format OQ */
+        if (C(n, "NW"))
+            need(n, "w2", D);
+        need(n, "y2", R * D);
+        need_out(n, "y2");
+        need_etype(n, "y", ET_F32);
+        if (C(n, "RPN") != 1 || C(n, "KIND"))
+            return bad(n, "a pair of norms (MODE 3) takes RMS norms over whole rows (RPN 1, KIND 0)");
+    }
     grid(n, R, 1, 1);
     if (R % C(n, "RPN"))
         return bad(n, "the rows are not a whole number of units of the size");

@@ -42,9 +42,9 @@ K(GEMV, "gemv", "gemv.cu",
   "next:to?:i32 part:x?:f32 gs:tio?:f32 xo:to?:f32 xg:tio?:f32 pw:w?:f32 pr:tio?:f32", 256)
 
 K(NORM, "rownorm", "norm.cu",
-  "D:i:1:1048576 ROWS:i:1:1048576 RPN:i:1:1048576 KIND:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 MODE:i:0:2 "
+  "D:i:1:1048576 ROWS:i:1:1048576 RPN:i:1:1048576 KIND:i:0:1 EPS:f:0:1 OFFSET:f:-16:16 NW:i:0:1 MODE:i:0:3 "
   "OQ:i:0:3",
-  "x:tios:f32 w:wtis?:f32 r:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2,a8h", 256)
+  "x:tios:f32 w:wtis?:f32 r:tio?:f32 n:z?:i32 y:tio:f32,a8,a8x2,a8h w2:wtis?:f32 y2:tio?:f32,a8,a8x2,a8h", 256)
 
 K(ROPE, "rope", "rope.cu",
   "PARTS:i:1:3 H0:i:1:4096 H1:i:0:4096 H2:i:0:4096 W0:i:1:1024 W1:i:0:1024 W2:i:0:1024 "

@@ -1607,6 +1607,65 @@ static void emit_norm(Fz *f, const Group *gr)
     finish(L);
 }
 
+/* Rule norm_pair: the group in order after group a (the norm at order i
+ * with its residual, Gemma 2's after the attention) that only norms a's
+ * sum, whole rows of it, with the same eps, offset and weight or none (the
+ * norm before the feed-forward products): its order, or -1. */
+static int norm_pair_next(Fz *f, int i)
+{
+    const Group *a = &f->gs[f->order[i]];
+    int j = i + 1;
+    while (j < f->ng && !f->gs[f->order[j]].nn)
+        j++;
+    if (!f->o->lane_rules || j >= f->ng || a->kind != GK_NORM || a->add < 0 || a->oq)
+        return -1;
+    const Group *b = &f->gs[f->order[j]];
+    const GNode *na = N(f, a->node), *nb = N(f, b->node);
+    if (b->kind != GK_NORM || b->add >= 0 || b->ngate || na->op != OP_RMSNORM || nb->op != OP_RMSNORM ||
+        nb->args[0] != a->out[0] || na->nargs != nb->nargs || na->ty.rank > 2 ||
+        attr_num(na->e, "eps", 0) != attr_num(nb->e, "eps", 0) ||
+        attr_num(na->e, "offset", 0) != attr_num(nb->e, "offset", 0))
+        return -1;
+    return j;
+}
+
+/* Groups a and b (norm_pair_next) as one rownorm launch (MODE 3) that
+ * covers both. */
+static void emit_norm_pair(Fz *f, const Group *a, const Group *b)
+{
+    L L = launch(f, KN_NORM, a);
+    const GNode *nm = N(f, a->node), *nb = N(f, b->node);
+    int n;
+    long rows = lead_rows(f, &nm->ty, 1, &n);
+    int *cov = arena_alloc(f->a, sizeof *cov * (size_t)(a->nn + b->nn));
+    memcpy(cov, a->nodes, sizeof *cov * (size_t)a->nn);
+    memcpy(cov + a->nn, b->nodes, sizeof *cov * (size_t)b->nn);
+    L.l->covers = cov;
+    L.l->ncovers = a->nn + b->nn;
+    C(L, "D", (double)last(&nm->ty));
+    C(L, "ROWS", (double)rows);
+    C(L, "RPN", 1);
+    C(L, "KIND", 0);
+    C(L, "EPS", attr_num(nm->e, "eps", 0));
+    C(L, "OFFSET", attr_num(nm->e, "offset", 0));
+    C(L, "NW", nm->nargs == 2);
+    C(L, "MODE", 3);
+    C(L, "OQ", b->oq);
+    A(L, "x", buf_of(f, nm->args[0]));
+    if (nm->nargs == 2) {
+        A(L, "w", buf_of(f, nm->args[1]));
+        A(L, "w2", buf_of(f, nb->args[1]));
+    }
+    A(L, "r", buf_of(f, a->resid));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, a->out[0]));
+    A(L, "y2", buf_of(f, b->out[0]));
+    fuse_note(f, b->node, "rule norm_pair: %s, the norm of %s, runs in the launch of the norm and residual that make it",
+              node_name(f, b->node), node_name(f, a->out[0]));
+    took(f, RU_NORM_PAIR);
+    finish(L);
+}
+
 static void emit_argmax(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_ARGMAX, gr);
@@ -2421,7 +2480,16 @@ int lane_emit(Fz *f)
         case GK_ROPE: emit_rope(f, gr); break;
         case GK_ATTEND: emit_attend(f, gr); break;
         case GK_EMBED: emit_embed(f, gr); break;
-        case GK_NORM: emit_norm(f, gr); break;
+        case GK_NORM: {
+            int j = norm_pair_next(f, i);
+            if (j >= 0) {
+                emit_norm_pair(f, gr, &f->gs[f->order[j]]);
+                i = j;   /* the groups between are empty */
+            } else {
+                emit_norm(f, gr);
+            }
+            break;
+        }
         case GK_ARGMAX: emit_argmax(f, gr); break;
         case GK_ELEM:
             if (emit_elem(f, gr))

@@ -1232,6 +1232,27 @@ E
     [ "$(grep -c '^launch rownorm ' <<<"$output")" -eq 12 ]
 }
 
+@test "logos-fuse: in stacked forms a norm with its residual and the norm of the sum right after it are one launch (norm_pair)" {
+    logos-author decode_batch --batch 3 "$TINY/gemma2.yaml" >b.logos
+    run --separate-stderr logos-fuse -v --numerics q8 b.logos
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"b.logos:98: rule norm_pair: bfn0, the norm of br0, runs in the launch of the norm and residual that make it"* ]]
+    [[ "$stderr" == *"b.logos:103: rule norm_pair: bxn1, the norm of bh0, runs in the launch of the norm and residual that make it"* ]]
+    grep -qx 'rule norm_pair' <<<"$output"
+    # four layers: two pairs a layer but the last layer's second (the final norm stays alone), and the first norm
+    [ "$(grep -c '^launch rownorm .* MODE=3 ' <<<"$output")" -eq 8 ]
+    [ "$(grep -c '^launch rownorm ' <<<"$output")" -eq 9 ]
+    grep -q '^launch rownorm D=64 ROWS=3 .* MODE=3 OQ=1 .* args x=bpa0.2 w=npm0 r=X n=- y=br0 w2=nfn0 y2=bfn0 covers ' <<<"$output"
+    logos-check - <<<"$output" >/dev/null
+    # the plan on the CPU reference: the program's tokens and logits
+    logos-fuse --numerics q8 b.logos >b.plan
+    logos-run -q --device cpu --synthetic 4 --logits a.f32 -o a.tok -p "1 2" -p 3 -p "4 5 6" -n 4 b.logos
+    logos-run -q --device cpu --synthetic 4 --logits p.f32 -o p.tok -p "1 2" -p 3 -p "4 5 6" -n 4 b.plan
+    cmp a.tok p.tok && cmp a.f32 p.f32
+    # held-back lane rules: each norm alone
+    [ "$(logos-fuse --no-lane-rules --numerics q8 b.logos | grep -c '^launch rownorm ')" -eq 17 ]
+}
+
 @test "logos-fuse: a sandwich norm whose eps differs from the prologue's runs alone, and -v says why" {
     printf 'logos 1 decode_step t\nin x : f32[64]\nin u : f32[64]\nweight a : f32[64]\nweight b : f32[64]\n' >e.logos
     printf 'weight w : q8[32,64]\nout y : f32[32]\nr = x + rmsnorm(u, a, eps=1e-05)\n' >>e.logos

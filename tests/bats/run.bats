@@ -805,7 +805,7 @@ print(len(t), int((t[-1] - t[0]) * 1e6))" >times &
     # LOGOS_REF_TIES: the reference's near ties after the header
     LOGOS_REF_TIES=0.05 TRACE_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -0 sh "$TOP/tests/gpu/trace" \
         "$TINY/deepseek2q.yaml" q8x2 "1 2 3" 2
-    [ "${lines[1]}" = "reference: line 85: run 0, row 0: near tie: expert 5, the last of 2 kept, scores 0.0982853481 and expert 6, the best dropped, 0.0933776852: 5.0e-02 apart" ] || { echo "$output"; false; }
+    [ "${lines[1]}" = "reference: line 86: run 0, row 0: near tie: expert 5, the last of 2 kept, scores 0.0982853481 and expert 6, the best dropped, 0.0933776852: 5.0e-02 apart" ] || { echo "$output"; false; }
     [[ "${lines[2]}" =~ ^traces: ]]
     # a run that fails says so, after the header, with what it said
     TRACE_DEVICE=cpu LOGOS_BIN="$LOGOS_BIN" run -1 sh "$TOP/tests/gpu/trace" "$TINY/qwen3next.yaml" q8x2 "1 999" 2

@@ -156,6 +156,13 @@ static const Case cases[] = {
      "in x : f32[4,2048]\nin r : f32[4,2048]\nweight w : f32[2048]\nweight wq : q8[256,2048]\n"
      "out z : f32[4,2048]\nout u : f32[4,2048]\nout y : f32[4,256]\n"
      "z = r + rmsnorm(x, w, eps=1e-05)\nu = l2norm(x, eps=1e-06)\na = rmsnorm(x, w, eps=1e-06, offset=1)\ny = wq @ a\n", 2, 0},
+    {"rownorm pair (norm_pair, Gemma 2's): a norm and its residual, then the norm of the sum quantized for stacked "
+     "products (mmv), rows of 2304 and of 64",
+     "in x : f32[6,2304]\nin r : f32[6,2304]\nweight na : f32[2304]\nweight nb : f32[2304]\nweight wq : q8[256,2304]\n"
+     "in x2 : f32[3,64]\nin r2 : f32[3,64]\nweight nc : f32[64]\nweight nd : f32[64]\nweight wr : q8[96,64]\n"
+     "out s : f32[6,2304]\nout y : f32[6,256]\nout s2 : f32[3,64]\nout y2 : f32[3,96]\n"
+     "s = r + rmsnorm(x, na, eps=1e-06, offset=1)\ny = wq @ rmsnorm(s, nb, eps=1e-06, offset=1)\n"
+     "s2 = r2 + rmsnorm(x2, nc, eps=1e-06, offset=1)\ny2 = wr @ rmsnorm(s2, nd, eps=1e-06, offset=1)\n", 2, 0},
     {"rownorm gated (rmsnorm(x, w) * silu(z), Qwen3-Next's after the delta rule): per-head rows, then quantized for "
      "the product that reads it; and a chunk's rows",
      "size T\nin x : f32[32,128]\nin z : f32[32,128]\nin xs : f32[T,4,64]\nin zs : f32[T,4,64]\nweight w : f32[128]\n"
