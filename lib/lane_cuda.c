@@ -713,8 +713,8 @@ static void norm_split(Fz *f)
         return;
     for (int i = 0; i < f->ng; i++) {
         Group *nm = &f->gs[i];
-        int pg, g[8], ng;
-        if (nm->kind != GK_NORM || !nm->nn || lead_rows(f, &N(f, nm->node)->ty, 1, &pg) < 2)
+        int pg, g[8], ng, sz;
+        if (nm->kind != GK_NORM || !nm->nn || lead_rows(f, &N(f, nm->node)->ty, 1, &sz) < 2)
             continue;
         const char *why = no_split(f, nm, &pg, g, &ng);
         if (why) {
