@@ -4,7 +4,8 @@
 # diffed; the CPU reference running a plan gives the very tokens and logits
 # of running its program, for every tiny spec and form; every bad plan
 # rejected with its exact message before anything runs; every kernel
-# instantiation the lane can ask for compiled by NVRTC for sm_90 with no spill and no stack frame; the knobs; logos-run's
+# instantiation the lane can ask for compiled by NVRTC for sm_90 with no spill and no stack frame, but the default
+# decode batches' known ones (tests/golden/spills.known, a defect listed so that it cannot grow); the knobs; logos-run's
 # --device, --follow and --compile.
 
 load common
@@ -162,6 +163,27 @@ same() {
          END { exit bad }' <<<"$output"
     # the second time every one comes from the cache the first wrote
     [ -n "$(ls "$XDG_CACHE_HOME/logos")" ]
+}
+
+@test "the default decode batches of 8 to 64 rows compile for sm_90, with local memory in none but those tests/golden/spills.known lists" {
+    local s b n
+    for s in llama-3.2-1b llama-3-8b qwen3-0.6b qwen2.5-0.5b mistral-7b gemma-2-2b; do
+        for b in 8 12 16 24 32 40 48 64; do
+            for n in q8 q8x2; do
+                logos-author --batch "$b" decode_batch "$EX/$s.yaml" | logos-fuse --numerics "$n" >>all.plans
+            done
+        done
+    done
+    run --separate-stderr logos-run --compile --arch 90 all.plans
+    [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+    # each instantiation with local memory by its kernel and constants (the
+    # bytes may differ with another NVRTC): none past the list
+    grep -v ' 0 bytes stack    0 bytes spilled' <<<"$output" | grep -v ' kernel instantiations for sm_90' |
+        sed 's/  */ /g; s/^\([a-z_]*\) .* spilled /\1 /' | LC_ALL=C sort -u >got.txt
+    grep -v '^#' "$TOP/tests/golden/spills.known" | sed 's/^\([a-z_]*\) .* spilled /\1 /' | LC_ALL=C sort -u >known.txt
+    [[ "${lines[-1]}" =~ ^[0-9]+\ kernel\ instantiations\ for\ sm_90 ]]
+    ! LC_ALL=C comm -13 known.txt got.txt | grep . ||
+        { echo "local memory in instantiations tests/golden/spills.known does not list (above)"; return 1; }
 }
 
 @test "logos-fuse --numerics, --no-fuse-quant, --rows: the plan's header says them" {
