@@ -19,7 +19,10 @@
 # round twice: LABEL BATCH.ROUND), open8 (carry_in, the card's name,
 # spec8, FORM_SKIP the launches around the products) and versus SHAPE
 # BATCH ALT... (spec16's SHAPE under each ALT, a string of logos-fuse
-# options, by main's tools: each step's ms and its mmi launches).
+# options, by main's tools: each step's ms and its mmi launches),
+# open_tar TARBALL (the carried tools unpacked, carry_in, the card's
+# name) and pairs DIR SHAPE:ROWS... (each batch timed by main's tools and
+# DIR's).
 out=${OUT:-/tmp}
 work=$(mktemp -d)
 t0=$(date +%s)
@@ -76,5 +79,24 @@ versus() {
     for a in "$@"; do
         step p build/bin "$work/$vs.yaml" "$vb" $a
         printf ' %s (%s mmi)' "$(step_ms p)" "$(grep -c '^launch mmi' "$work/p.plan")"
+    done
+}
+# open_tar TARBALL: the call's carried tools unpacked, main's put in place
+# (carry_in), the card named.
+open_tar() {
+    tar xJf "$1" || exit 3
+    carry_in || exit 3
+    nvidia-smi -L
+}
+# pairs DIR SHAPE:ROWS...: each shape's q8 decode batch of ROWS
+# ($work/SHAPE.yaml, from spec16) timed by main's tools and by DIR's:
+# "SHAPE ROWS: ms ms", none begun past LATE.
+pairs() {
+    pd=$1
+    shift
+    for sb in "$@"; do
+        s=${sb%:*} b=${sb#*:}
+        late "$sb" && break
+        echo "$s $b: $(ms "m$s$b" build/bin "$work/$s.yaml" "$b") $(ms "p$s$b" "$pd/bin" "$work/$s.yaml" "$b")"
     done
 }

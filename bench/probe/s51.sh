@@ -7,10 +7,8 @@
 #   sh bench/probe/patched.sh bench/probe/rnsmem.patch rs
 #   tar cJf build-ab/s51.tar.xz build/carry build-ab/rs
 set -u
-tar xJf build-ab/s51.tar.xz || exit 3
 . "$(dirname "$0")/call.sh"
-carry_in || exit 3
-nvidia-smi -L
+open_tar build-ab/s51.tar.xz
 rs=$PWD/build-ab/rs
 echo "== gpu_kernels (rnsmem.patch): mmv cases"
 kcheck "$rs/test/gpu_kernels" mmv kmv
@@ -18,11 +16,7 @@ tail -1 "$work/kmv"
 spec16 llama-3-8b l8
 spec16 llama-3.2-1b l1
 echo "== q8 decode batches, f16 caches, position 512: ms main, ms rnsmem.patch"
-for sb in l8:16 l8:24 l8:32 l1:16 l1:24 l8:16; do
-    s=${sb%:*} b=${sb#*:}
-    late "$sb" && break
-    echo "$s $b: $(ms "m$s$b" build/bin "$work/$s.yaml" $b) $(ms "r$s$b" "$rs/bin" "$work/$s.yaml" $b)"
-done
+pairs "$rs" l8:16 l8:24 l8:32 l1:16 l1:24 l8:16
 late "lane" || {
     echo "== lane llama qwen2 and the batch sweep (rnsmem.patch's tools)"
     LANE_REF=numerics LOGOS_BIN=$rs/bin timeout 150 sh tests/gpu/lane llama qwen2 >"$work/lane" 2>&1
