@@ -85,7 +85,7 @@ static int only_use(const Fz *f, int k)
     return f->ncons[k] == 1 ? f->cons[k][0] : -1;
 }
 
-static int is_decl_of(const Fz *f, int k, int kind)
+int is_decl_of(const Fz *f, int k, int kind)
 {
     return N(f, k)->op == G_DECL && f->p->decls[N(f, k)->decl].kind == kind;
 }
@@ -164,7 +164,7 @@ static Group *new_group(Fz *f, int kind, int node)
     gr->kind = kind;
     gr->node = node;
     gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = gr->xg = gr->pre = -1;
-    gr->sq = gr->rn = -1;
+    gr->sq = gr->rn = gr->pair = -1;
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)

@@ -34,6 +34,8 @@ typedef struct Group {
     int sq, sqw;             /* norm_split: the norm whose first half this product's epilogue computes (its
                                 quants, in sqw words a value, and sums of squares), or -1 */
     int rn;                  /* norm_split: the norm whose row scale this product applies, or -1 */
+    int pair;                /* norm_pair (GK_NORM): the group of the norm of this one's sum, taken into its
+                                launch, or -1 */
     int x;                   /* the activation read (under the norm when there is one) */
     /* GK_ROPE, and GK_ATTEND under rope_attend: the rotated queries and
      * keys, the appended values */
@@ -95,6 +97,7 @@ enum Rule { RU_NORM_PROLOGUE, RU_GEMV_PARTS, RU_GATED_PAIR, RU_EPILOGUE, RU_RESI
 int fuse_groups(Fz *f);                          /* 0, or EXIT_INPUT after a message */
 int view_root(const Graph *g, int node);         /* through reshapes */
 int quant_out(const Fz *f, const Group *gr);     /* the node its quantizing epilogue writes */
+int is_decl_of(const Fz *f, int k, int kind);   /* node k a declaration of that kind (D_WEIGHT...) */
 void fuse_note(Fz *f, int node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void took(Fz *f, int rule);
 /* lane_cuda.c */
