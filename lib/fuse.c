@@ -164,7 +164,7 @@ static Group *new_group(Fz *f, int kind, int node)
     gr->kind = kind;
     gr->node = node;
     gr->argmax = gr->norm = gr->x = gr->pos = gr->add = gr->resid = gr->gs = gr->cat = gr->xg = gr->pre = -1;
-    gr->sq = gr->rn = gr->pair = -1;
+    gr->sq = gr->rn = -1;
     for (int i = 0; i < 4; i++)
         gr->prod[i] = gr->out[i] = gr->bias[i] = gr->res[i] = -1;
     for (int i = 0; i < 3; i++)

@@ -34,8 +34,6 @@ typedef struct Group {
     int sq, sqw;             /* norm_split: the norm whose first half this product's epilogue computes (its
                                 quants, in sqw words a value, and sums of squares), or -1 */
     int rn;                  /* norm_split: the norm whose row scale this product applies, or -1 */
-    int pair;                /* norm_pair (GK_NORM): the group of the norm of this one's sum, taken into its
-                                launch, or -1 */
     int x;                   /* the activation read (under the norm when there is one) */
     /* GK_ROPE, and GK_ATTEND under rope_attend: the rotated queries and
      * keys, the appended values */

@@ -94,8 +94,6 @@ static int etype_of(const Fz *f, int k)
         return act_etype(f->gs[g].oq);
     if (g >= 0 && f->gs[g].sq == k)   /* norm_split's quants, written by the products before the norm */
         return act_etype(f->gs[g].sqw);
-    if (g >= 0 && f->gs[g].pair >= 0 && f->gs[f->gs[g].pair].out[0] == k)   /* norm_pair's second norm */
-        return act_etype(f->gs[f->gs[g].pair].oq);
     g = writer_of(f, k);
     if (g >= 0 && f->gs[g].oq && quant_out(f, &f->gs[g]) == k)   /* batch_attend's quantized stack */
         return act_etype(f->gs[g].oq);
@@ -1585,7 +1583,6 @@ static void emit_norm(Fz *f, const Group *gr)
 {
     L L = launch(f, KN_NORM, gr);
     const GNode *nm = N(f, gr->node);
-    const Group *b = gr->pair >= 0 ? &f->gs[gr->pair] : NULL;   /* norm_pair's second norm */
     const Type *t = &nm->ty;
     int n;
     long rows = lead_rows(f, t, 1, &n), rpn = 1;
@@ -1598,22 +1595,15 @@ static void emit_norm(Fz *f, const Group *gr)
     C(L, "EPS", attr_num(nm->e, "eps", 0));
     C(L, "OFFSET", attr_num(nm->e, "offset", 0));
     C(L, "NW", nm->nargs == 2);
-    C(L, "MODE", b ? 3 : gr->add >= 0 ? 1 : gr->ngate ? 2 : 0);
-    C(L, "OQ", b ? b->oq : gr->oq);
+    C(L, "MODE", gr->add >= 0 ? 1 : gr->ngate ? 2 : 0);
+    C(L, "OQ", gr->oq);
     A(L, "x", buf_of(f, nm->args[0]));
     if (nm->nargs == 2)
         A(L, "w", buf_of(f, nm->args[1]));
-    if (b && nm->nargs == 2)
-        A(L, "w2", buf_of(f, N(f, b->node)->args[1]));
     if (gr->add >= 0 || gr->ngate)
         A(L, "r", buf_of(f, gr->resid));
     A(L, "n", n);
     A(L, "y", buf_of(f, gr->out[0]));
-    if (b) {
-        A(L, "y2", buf_of(f, b->out[0]));
-        fuse_note(f, b->node, "rule norm_pair: %s, the norm of %s, runs in the launch of the norm and residual that "
-                  "make it", node_name(f, b->node), node_name(f, gr->out[0]));
-    }
     finish(L);
 }
 
@@ -1627,7 +1617,7 @@ static int norm_pair_next(Fz *f, int i)
     int j = i + 1;
     while (j < f->ng && !f->gs[f->order[j]].nn)
         j++;
-    if (j >= f->ng || a->kind != GK_NORM || !a->nn || a->add < 0 || a->oq)
+    if (!f->o->lane_rules || j >= f->ng || a->kind != GK_NORM || a->add < 0 || a->oq)
         return -1;
     const Group *b = &f->gs[f->order[j]];
     const GNode *na = N(f, a->node), *nb = N(f, b->node);
@@ -1639,26 +1629,41 @@ static int norm_pair_next(Fz *f, int i)
     return j;
 }
 
-/* Rule norm_pair: each such pair of norms as one rownorm launch (MODE 3):
- * the second's nodes taken into the first's group, which emit_norm
- * launches (and says so). */
-static void norm_pairs(Fz *f)
+/* Groups a and b (norm_pair_next) as one rownorm launch (MODE 3) that
+ * covers both. */
+static void emit_norm_pair(Fz *f, const Group *a, const Group *b)
 {
-    if (!f->o->lane_rules)
-        return;
-    for (int i = 0; i < f->ng; i++) {
-        int j = norm_pair_next(f, i);
-        if (j < 0)
-            continue;
-        Group *a = &f->gs[f->order[i]], *b = &f->gs[f->order[j]];
-        for (int k = 0; k < b->nn; k++) {
-            f->group[b->nodes[k]] = f->order[i];
-            *VEC_PUSH(f->a, a->nodes, a->nn, a->cn) = b->nodes[k];
-        }
-        b->nn = 0;
-        a->pair = f->order[j];
-        took(f, RU_NORM_PAIR);
+    L L = launch(f, KN_NORM, a);
+    const GNode *nm = N(f, a->node), *nb = N(f, b->node);
+    int n;
+    long rows = lead_rows(f, &nm->ty, 1, &n);
+    int *cov = arena_alloc(f->a, sizeof *cov * (size_t)(a->nn + b->nn));
+    memcpy(cov, a->nodes, sizeof *cov * (size_t)a->nn);
+    memcpy(cov + a->nn, b->nodes, sizeof *cov * (size_t)b->nn);
+    L.l->covers = cov;
+    L.l->ncovers = a->nn + b->nn;
+    C(L, "D", (double)last(&nm->ty));
+    C(L, "ROWS", (double)rows);
+    C(L, "RPN", 1);
+    C(L, "KIND", 0);
+    C(L, "EPS", attr_num(nm->e, "eps", 0));
+    C(L, "OFFSET", attr_num(nm->e, "offset", 0));
+    C(L, "NW", nm->nargs == 2);
+    C(L, "MODE", 3);
+    C(L, "OQ", b->oq);
+    A(L, "x", buf_of(f, nm->args[0]));
+    if (nm->nargs == 2) {
+        A(L, "w", buf_of(f, nm->args[1]));
+        A(L, "w2", buf_of(f, nb->args[1]));
     }
+    A(L, "r", buf_of(f, a->resid));
+    A(L, "n", n);
+    A(L, "y", buf_of(f, a->out[0]));
+    A(L, "y2", buf_of(f, b->out[0]));
+    fuse_note(f, b->node, "rule norm_pair: %s, the norm of %s, runs in the launch of the norm and residual that make it",
+              node_name(f, b->node), node_name(f, a->out[0]));
+    took(f, RU_NORM_PAIR);
+    finish(L);
 }
 
 static void emit_argmax(Fz *f, const Group *gr)
@@ -2465,7 +2470,6 @@ int lane_emit(Fz *f)
     concat_places(f);
     half_acts(f);   /* before stack_rows places a batch's quantized stack in its format */
     norm_split(f);
-    norm_pairs(f);
     stack_rows(f);
     for (int i = 0; i < f->ng; i++) {
         const Group *gr = &f->gs[f->order[i]];
@@ -2476,7 +2480,16 @@ int lane_emit(Fz *f)
         case GK_ROPE: emit_rope(f, gr); break;
         case GK_ATTEND: emit_attend(f, gr); break;
         case GK_EMBED: emit_embed(f, gr); break;
-        case GK_NORM: emit_norm(f, gr); break;
+        case GK_NORM: {
+            int j = norm_pair_next(f, i);
+            if (j >= 0) {
+                emit_norm_pair(f, gr, &f->gs[f->order[j]]);
+                i = j;   /* the groups between are empty */
+            } else {
+                emit_norm(f, gr);
+            }
+            break;
+        }
         case GK_ARGMAX: emit_argmax(f, gr); break;
         case GK_ELEM:
             if (emit_elem(f, gr))
