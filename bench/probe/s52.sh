@@ -1,17 +1,17 @@
 #!/bin/sh
-# bench/probe/s52.sh — two mmv changes against main, checked and timed
-# (bench/NOTES.md run273): bench/probe/rnsmem.patch (build-ab/rs: norm_split's
-# row scales in shared memory) and bench/probe/feed.patch (build-ab/fd: a
+# bench/probe/s52.sh — mmv without local memory, checked and timed against
+# main (bench/NOTES.md run273): bench/probe/nospill.patch (build-ab/ns: a
 # warp's weight-row addresses computed at each stage it issues instead of
-# held in 17 registers across the tile: ptxas's local memory in the default
-# decode batches 32 -> 15 instantiations). Carry build-ab/s52.tar.xz:
-#   sh bench/probe/patched.sh bench/probe/rnsmem.patch rs
-#   sh bench/probe/patched.sh bench/probe/feed.patch fd
-#   tar cJf build-ab/s52.tar.xz build/carry build-ab/rs build-ab/fd
+# held in 19 registers across the tile, feed.patch; a slab's weight scales
+# loaded at the slab; the three-part products at NT 4 under XS 2 with two
+# slabs unrolled, not four: ptxas's local memory in the default decode
+# batches' 785 instantiations 32 -> 0). Carry build-ab/s52.tar.xz:
+#   sh bench/probe/patched.sh bench/probe/nospill.patch ns
+#   tar cJf build-ab/s52.tar.xz build/carry build-ab/ns
 set -u
 . "$(dirname "$0")/call.sh"
 open_tar build-ab/s52.tar.xz
-for d in rs fd; do
+for d in ns; do
     echo "== gpu_kernels ($d): mmv cases"
     kcheck "build-ab/$d/test/gpu_kernels" mmv "kmv$d"
     tail -1 "$work/kmv$d"
@@ -19,14 +19,14 @@ done
 spec16 llama-3-8b l8
 spec16 llama-3.2-1b l1
 spec16 gemma-2-2b g2
-for d in fd rs; do
+for d in ns; do
     echo "== q8 decode batches, f16 caches, position 512: ms main, ms $d"
     pairs "$PWD/build-ab/$d" l8:16 l8:24 l8:32 l8:64 l1:16 l1:32 g2:32 g2:64 l8:16
 done
 late "lane" || {
-    echo "== lane llama qwen2 gemma2 and the batch sweep (feed.patch's tools)"
-    LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/fd/bin timeout 150 sh tests/gpu/lane llama qwen2 gemma2 >"$work/lane" 2>&1
-    LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/fd/bin LANE_BATCHES="3 16 64" timeout 150 sh tests/gpu/lane llama qwen3 gemma2 >>"$work/lane" 2>&1
+    echo "== lane llama qwen2 gemma2 and the batch sweep (nospill.patch's tools)"
+    LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/ns/bin timeout 150 sh tests/gpu/lane llama qwen2 gemma2 >"$work/lane" 2>&1
+    LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/ns/bin LANE_BATCHES="3 16 64" timeout 150 sh tests/gpu/lane llama qwen3 gemma2 >>"$work/lane" 2>&1
     grep -E "FAIL|passed" "$work/lane" | tail -8
 }
 keep
