@@ -6,8 +6,12 @@
 # loaded at the slab; the three-part products at NT 4 under XS 2 with two
 # slabs unrolled, not four: ptxas's local memory in the default decode
 # batches' 785 instantiations 32 -> 0). Carry build-ab/s52.tar.xz:
+# Then bench/probe/kimb.patch (build-ab/ki: mmi_small no longer keeps a
+# product on mmv where mmv's slices of K are uneven by a quarter or more,
+# Gemma-2-2B's q/k/v at K 2304, 18 steps on 8 warps) at 32-64 rows.
 #   sh bench/probe/patched.sh bench/probe/nospill.patch ns
-#   tar cJf build-ab/s52.tar.xz build/carry build-ab/ns
+#   sh bench/probe/patched.sh bench/probe/kimb.patch ki
+#   tar cJf build-ab/s52.tar.xz build/carry build-ab/ns build-ab/ki
 set -u
 . "$(dirname "$0")/call.sh"
 open_tar build-ab/s52.tar.xz
@@ -23,6 +27,8 @@ for d in ns; do
     echo "== q8 decode batches, f16 caches, position 512: ms main, ms $d"
     pairs "$PWD/build-ab/$d" l8:16 l8:24 l8:32 l8:64 l1:16 l1:32 g2:32 g2:64 l8:16
 done
+echo "== q8 decode batches, f16 caches, position 512: ms main, ms ki"
+pairs "$PWD/build-ab/ki" g2:32 g2:48 g2:64 g2:32
 late "lane" || {
     echo "== lane llama qwen2 gemma2 and the batch sweep (nospill.patch's tools)"
     LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/ns/bin timeout 150 sh tests/gpu/lane llama qwen2 gemma2 >"$work/lane" 2>&1
