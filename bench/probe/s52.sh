@@ -2,10 +2,12 @@
 # bench/probe/s52.sh — mmv without local memory, checked and timed against
 # main (bench/NOTES.md run273): bench/probe/nospill.patch (build-ab/ns: a
 # warp's weight-row addresses computed at each stage it issues instead of
-# held in 19 registers across the tile, feed.patch; a slab's weight scales
-# loaded at the slab; the three-part products at NT 4 under XS 2 with two
-# slabs unrolled, not four: ptxas's local memory in the default decode
-# batches' 785 instantiations 32 -> 0). Carry build-ab/s52.tar.xz:
+# held in 19 registers across the tile, from two rows' where every part is
+# whole tiles; a slab's weight scales loaded at the slab; at NT 4 under
+# XS 2 the products of three parts or uneven slices of K with two slabs
+# unrolled, not four: ptxas's local memory in the default decode
+# batches' 785 instantiations 32 -> 0, a stage's loop ~20-35% fewer
+# instructions). Carry build-ab/s52.tar.xz:
 # Then bench/probe/kimb.patch (build-ab/ki: mmi_small no longer keeps a
 # product on mmv where mmv's slices of K are uneven by a quarter or more,
 # Gemma-2-2B's q/k/v at K 2304, 18 steps on 8 warps) at 32-64 rows.
