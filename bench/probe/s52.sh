@@ -7,7 +7,10 @@
 # XS 2 the products of three parts or uneven slices of K with two slabs
 # unrolled, not four: ptxas's local memory in the default decode
 # batches' 785 instantiations 32 -> 0, a stage's loop ~20-35% fewer
-# instructions). Carry build-ab/s52.tar.xz:
+# instructions; the patch also takes tests/golden/spills.known out and has
+# plan.bats' compile test of those batches ask for no local memory at
+# all, so that applied to main it is the whole change). Carry
+# build-ab/s52.tar.xz:
 # Then bench/probe/kimb.patch (build-ab/ki: mmi_small no longer keeps a
 # product on mmv where mmv's slices of K are uneven by a quarter or more,
 # Gemma-2-2B's q/k/v at K 2304, 18 steps on 8 warps) at 32-64 rows.
