@@ -1817,7 +1817,7 @@ static void emit_copy(Fz *f, const Group *gr)
         yrows = t->d[0].n;
     } else if (c->op == OP_INDEX) {   /* a state's rows by position, or a gather */
         const GNode *b = N(f, c->args[0]), *ix = N(f, c->args[1]);
-        int state = b->op == G_DECL && f->p->decls[b->decl].kind == D_STATE;
+        int state = is_decl_of(f, c->args[0], D_STATE);
         x = buf_of(f, c->args[0]);
         idx = buf_of(f, c->args[1]);
         src = state ? 3 : 2;
