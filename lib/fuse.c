@@ -87,7 +87,7 @@ static int only_use(const Fz *f, int k)
 
 int is_decl_of(const Fz *f, int k, int kind)
 {
-    return N(f, k)->op == G_DECL && f->p->decls[N(f, k)->decl].kind == kind;
+    return graph_is_decl(f->g, k, kind);
 }
 
 static int free_node(const Fz *f, int k)

@@ -59,10 +59,15 @@ static void writes_state(Gb *b, int node, int s)
     b->last_write[s] = node;
 }
 
+int graph_is_decl(const Graph *g, int node, int kind)
+{
+    const GNode *n = &g->n[node];
+    return n->op == G_DECL && g->p->decls[n->decl].kind == kind;
+}
+
 static int is_state(const Gb *b, int node)
 {
-    const GNode *n = &b->g->n[node];
-    return n->op == G_DECL && b->g->p->decls[n->decl].kind == D_STATE;
+    return graph_is_decl(b->g, node, D_STATE);
 }
 
 static int is_view(const Expr *e)
@@ -158,19 +163,13 @@ static void stacks_in_place(Graph *g)
 
 /* ---- roles ---- */
 
-static int is_weight_node(const Graph *g, int node)
-{
-    const GNode *n = &g->n[node];
-    return n->op == G_DECL && g->p->decls[n->decl].kind == D_WEIGHT;
-}
-
 /* The role a use gives operand node `arg` of node `user` (operand i). */
 static int use_role(const Graph *g, const GNode *user, int i)
 {
     switch (user->op) {
     case OP_INDEX:
         if (i == 1)
-            return is_weight_node(g, user->args[0]) ? R_TOKEN : R_POS;
+            return graph_is_decl(g, user->args[0], D_WEIGHT) ? R_TOKEN : R_POS;
         return R_NONE;
     case OP_UPTO: return i == 1 ? R_POS : R_NONE;
     case OP_ROPE: return i == 1 ? R_POS : R_NONE;

@@ -355,6 +355,7 @@ typedef struct Graph {
 } Graph;
 Graph *graph_build(Arena *a, const Prog *p);     /* p must be checked */
 int graph_computes(const Graph *g, int node);    /* not a leaf and not a view */
+int graph_is_decl(const Graph *g, int node, int kind);   /* a declaration of that kind (D_WEIGHT...) */
 int graph_find_role(const Graph *g, int role, int seq);   /* a declaration, or -1 */
 const char *role_name(int role);
 

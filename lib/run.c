@@ -118,7 +118,7 @@ static void token_tables(const Graph *g, long *vocab)
         if (n->op != OP_INDEX)
             continue;
         const GNode *w = &g->n[n->args[0]], *ix = &g->n[n->args[1]];
-        if (w->op != G_DECL || ix->op != G_DECL || g->p->decls[w->decl].kind != D_WEIGHT)
+        if (ix->op != G_DECL || !graph_is_decl(g, n->args[0], D_WEIGHT))
             continue;
         int r = g->role[ix->decl];
         long rows = w->ty.d[0].n;
