@@ -867,6 +867,17 @@ long mmv_smem(long K, long nt, long xq, int xs, int depth)
     return sums + (xs == 1 ? act : 0) + 8L * depth * (32 * 128 + 32 * 8 + (xs == 2 ? slice : 0));
 }
 
+/* Is mmv.cu's K split unevenly between its warps? Its 8 computing warps
+ * (KS = 4 slices under GATE, 8 else) take steps of 128 values in turn;
+ * where the longest slice has a quarter more steps than their mean the
+ * others idle that long (Gemma-2-2B's q/k/v at K 2304: 3 steps against
+ * 2.25). */
+int mmv_uneven(long K, int gated)
+{
+    long steps = (K + 127) / 128, ks = gated ? 4 : 8, most = (steps + ks - 1) / ks;
+    return 4 * most * ks >= 5 * steps;
+}
+
 /* mmi.cu: tiles of 128 weight rows (64 gate rows and their up rows under
  * GATE) by at most 64 rows of x (NR: wgmma's N), stages of 256 values of
  * K in a ring of STAGES slots (the weights' two boxes and scales, x's two

@@ -419,12 +419,16 @@ static long mmi_stages(Fz *f, const Group *gr, long *tiles)
  * on mmi at 64 rows and its o lost (512 stages); at 32 rows the gated
  * pair and the LM head won and down (32 tiles) lost; Qwen3-0.6B's and
  * Qwen2.5-0.5B's steps, whose products have 64 to 192 stages, ran 3-13%
- * slower all on mmi (bench/NOTES.md run246, run253). */
+ * slower all on mmi (bench/NOTES.md run246, run253). The stages do not
+ * count where mmv would split K unevenly between its warps (mmv_uneven),
+ * as mmi's blocks share any K evenly: Gemma-2-2B's q/k/v at K 2304 on
+ * mmi took its step at 48 and 64 rows 12.8% and 9.9% faster (run273, an
+ * H100); at 32 rows (32 tiles) that launch was 19% slower there. */
 static const char *mmi_small(Fz *f, const Group *gr, long rows)
 {
     static char why[128];
     long tiles, stages = mmi_stages(f, gr, &tiles), sms = f->o->sms;
-    if (stages < 4 * sms)
+    if (stages < 4 * sms && !mmv_uneven(prod_k(f, gr), gr->gate))
         snprintf(why, sizeof why, "%ld stages of 256 values, fewer than 4 a multiprocessor (%ld)", stages, 4 * sms);
     else if (rows <= 32 && tiles < sms)
         snprintf(why, sizeof why, "%ld tiles of 128 weight rows for %ld rows, fewer than a multiprocessor's (%ld)",
@@ -561,7 +565,8 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
         if (!small) {
             if (say)
                 fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 wgmma (mmi): at "
-                          "least --mmi-rows %d, at most 64", rows, mmi_crossover(f->o));
+                          "least --mmi-rows %d, at most 64%s", rows, mmi_crossover(f->o),
+                          mmv_uneven(K, gr->gate) ? "; mmv would split its K unevenly between its warps" : "");
             return KN_MMI;
         }
         if (say)

@@ -730,6 +730,7 @@ int kernel_need(int k, const double *c, KNeed *out, char *why, size_t whylen);
 void kernel_const_text(const KConst *kc, double v, char *buf, size_t n);
 /* mmv.cu's shared memory: its sums, its staged rows (xs), its rings */
 long mmv_smem(long K, long nt, long xq, int xs, int depth);
+int mmv_uneven(long K, int gated);                /* mmv.cu's warps would split K unevenly */
 /* An activation format constant (XIN, XQ, OQ: 0 f32, 1 a8, 2 a8x2, 3 a8h)
  * as an element type, and back (0 for any other type). */
 int act_etype(long f);
