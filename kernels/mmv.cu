@@ -44,8 +44,17 @@
 // each). 8 warps compute and 4 take the epilogue, so that a tile's end
 // holds no computing warp back (run79: the 8B's gated pair at 16 rows
 // 50.1 -> 44.7 µs, at 64 rows 137 -> 110, against 8 warps doing both).
-// Under that cap NT 4 spills: the 8B's q/k/v parts 40 bytes and its gated
-// pair 28 at 64 rows (NT 2, twice the passes, measured slower: run80).
+// Under that cap, at NT 1 to 3 (FRESH), nothing a tile does not need
+// stays in registers across it: a warp's weight-row addresses are worked
+// out again at each stage it issues (Feed: from two rows' where every
+// part is whole tiles) and a slab's weight scales loaded at the slab, so
+// that none of those instantiations in the default decode batches has
+// local memory (17 had, up to 40 bytes) and a stage costs ~20-35% fewer
+// instructions: on an H100 the q8 batches of 16 and 24 rows 3.0% and
+// 1.3% faster for the 8B, 3.7% and 3.5% for Qwen3-0.6B (bench/NOTES.md
+// run274). At NT 4 the same was 2-15% slower a launch (run273), so there the Feed is held across the tile and a step's four
+// scales loaded at once, and the q/k/v in three parts spill up to 80
+// bytes (tests/golden/spills.known).
 // A tile is 32 units (output rows of the parts, end to end): a block's 8
 // computing warps are RG groups of weight rows by KS = 8 / RG slices of K; RG is 1,
 // or 2 under GATE (16 units a group: their gate rows and their
@@ -149,6 +158,12 @@ DEV void cp_wait()
 // (bit i of ok: the row is inside the units; q[i] then its first byte,
 // else any valid address, read for none), and row l's scales (null past
 // the units).
+// Where every part is whole tiles of 32 units (CONTIG), a tile's rows of
+// a group lie in one part, so that two rows' addresses give all eight.
+// FRESH (NT up to 3, the cap's paragraph at the top): a warp's Feed
+// worked out at each stage it issues, not held across the tile.
+constexpr int CONTIG = N0 % 32 == 0 && N1 % 32 == 0 && N2 % 32 == 0 && N3 % 32 == 0;
+constexpr bool FRESH = NT <= 3;
 struct Feed {
     const char *q[8];
     const u16 *s;
@@ -173,11 +188,21 @@ DEV Feed feed_of(const Params &p, long u0, int rg)
     int lane = threadIdx.x & 31;
     const u16 *s;
     f.ok = 0;
+    if (CONTIG && FRESH) {   // one part's rows, 4 K bytes apart a step of i (under GATE i < 4 the gate's, the rest the up's)
+        const char *a = wrow_at(p, u0, rg, lane / 8, &s), *b = GATED ? wrow_at(p, u0, rg, lane / 8 + 16, &s) : a;
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const char *q = wrow_at(p, u0, rg, lane / 8 + 4 * i, &s);
-        f.ok |= (q != nullptr) << i;
-        f.q[i] = q ? q : (const char *)p.a[0];
+        for (int i = 0; i < 8; i++) {
+            const char *q = GATED && i >= 4 ? b : a;
+            f.ok |= (q != nullptr) << i;
+            f.q[i] = q ? q + (long)(4 * (GATED ? i % 4 : i)) * K : (const char *)p.a[0];
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const char *q = wrow_at(p, u0, rg, lane / 8 + 4 * i, &s);
+            f.ok |= (q != nullptr) << i;
+            f.q[i] = q ? q : (const char *)p.a[0];
+        }
     }
     wrow_at(p, u0, rg, lane, &f.s);
     return f;
@@ -257,18 +282,24 @@ DEV float scale_at(uint2 s, int b)
 DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, const char *xsm, float (*acc)[NT][4])
 {
     int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3, mi = lane >> 3;
-    uint2 sc[2][2];   // the f16 scales of rows 16 m + 8 h + g
+    uint2 sc[2][2];   // not FRESH: the f16 scales of rows 16 m + 8 h + g
+    if constexpr (!FRESH) {
 #pragma unroll
-    for (int m = 0; m < 2; m++)
+        for (int m = 0; m < 2; m++)
 #pragma unroll
-        for (int h = 0; h < 2; h++)
-            sc[m][h] = *(const uint2 *)(stage + RS_W + (16 * m + 8 * h + g) * 8);
+            for (int h = 0; h < 2; h++)
+                sc[m][h] = *(const uint2 *)(stage + RS_W + (16 * m + 8 * h + g) * 8);
+    }
     const char *x = (const char *)p.a[4];
     const long n = (long)ROWS * K;
     const float *xs = (const float *)(x + align16(n * XQ));
     const float *sxs = (const float *)(xsm + NB * XP * XQ);
     u32 wa = smem_addr(stage) + (8 * (mi & 1) + (lane & 7)) * 128;   // my ldmatrix row (tile 0)
+#if LOGOS_NT <= 3   // FRESH: the two pragmas give ptxas's code each run273 timed (they differ)
+#pragma unroll(4)
+#else
 #pragma unroll
+#endif
     for (int b = 0; b < 4; b++) {
         int j = 4 * st + b;
         if (!VEC && j >= SLABS)   // (never under VEC: the compiler then overlaps the slabs)
@@ -279,8 +310,11 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
         for (int m = 0; m < 2; m++) {
             ldsm4(wq[m], wa + m * 16 * 128 + 16 * ((2 * b + (mi >> 1)) ^ (lane & 7)));
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                ws[m][h] = scale_at(sc[m][h], b);
+            for (int h = 0; h < 2; h++) {   // the f16 scale of row 16 m + 8 h + g's slab b
+                if constexpr (FRESH)
+                    ws[m][h] = h2f(((const u16 *)(stage + RS_W + (16 * m + 8 * h + g) * 8))[b]);
+                else
+                    ws[m][h] = scale_at(sc[m][h], b);
                 mws[m][h] = -MAGICF * ws[m][h];
             }
         }
@@ -437,7 +471,7 @@ constexpr long TILES = (UNITS + BU - 1) / BU;
 
 // The warp's next stage to issue: its tile, step and count.
 struct Issuer {
-    Feed f;
+    Feed f;   // not FRESH: the tile's
     long tile, left;   // stages still to issue
     int st, n;
 };
@@ -445,14 +479,18 @@ struct Issuer {
 DEV void issue_next(const Params &p, Issuer &is, int rg, int ks, char *ring, int t0, int rows)
 {
     if (is.left > 0) {
-        issue(p, is.f, is.st, ring + (long)(is.n % DEPTH) * RS);
+        if constexpr (FRESH)
+            issue(p, feed_of(p, is.tile * BU, rg), is.st, ring + (long)(is.n % DEPTH) * RS);
+        else
+            issue(p, is.f, is.st, ring + (long)(is.n % DEPTH) * RS);
         if (XA && rows > 0)
             issue_x(p, is.st, t0, rows, ring + (long)(is.n % DEPTH) * RS);
         is.st += KS;
         if (--is.left > 0 && is.st >= STEPS) {
             is.st = ks;
             is.tile += gridDim.x;
-            is.f = feed_of(p, is.tile * BU, rg);
+            if constexpr (!FRESH)
+                is.f = feed_of(p, is.tile * BU, rg);
         }
     }
     cp_commit();   // an empty group past the last stage keeps the count
@@ -511,7 +549,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) mmv(const Params p)
     char *ring = (char *)red + RING_AT + (long)w * DEPTH * RS;
     Issuer is;
     is.tile = blockIdx.x, is.left = tiles * nsw, is.st = ks, is.n = 0;
-    if (is.left > 0)
+    if (!FRESH && is.left > 0)
         is.f = feed_of(p, is.tile * BU, rg);
     for (int d = 0; d < DEPTH - 1; d++)   // before the wait: the weights do not depend on the launch before
         issue_next(p, is, rg, ks, ring, 0, 0);

@@ -1111,7 +1111,7 @@ char *kernel_source(int k, const double *c, int flags)
 {
     const Kernel *kn = kernel_info(k);
     const char *body = file_text(kn->file);
-    size_t blen = body_len(body, NULL), cap = blen + 4096, len = 0;
+    size_t blen = body_len(body, NULL), cap = blen + 8192, len = 0;
     char *s = malloc(cap);
     if (!s) {
         diag("out of memory");
@@ -1127,6 +1127,8 @@ char *kernel_source(int k, const double *c, int flags)
         kernel_const_text(&kn->c[i], c[i], v, sizeof v);
         len += (size_t)snprintf(s + len, cap - len, kn->c[i].isf ? "constexpr float %s = (float)%s;\n" : "constexpr long %s = %s;\n",
                                 kn->c[i].name, v);
+        if (!kn->c[i].isf)   /* for the preprocessor too, where a pragma's form depends on it (#if LOGOS_NT <= 3) */
+            len += (size_t)snprintf(s + len, cap - len, "#define LOGOS_%s %s\n", kn->c[i].name, v);
     }
     body_len(body, s + len);
     s[len + blen] = 0;
