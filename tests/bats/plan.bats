@@ -736,12 +736,16 @@ got.tofile("got.f32")'
     [[ "$stderr" == *"products of 32 stacked rows not in int8 wgmma (mmi): 32 tiles of 128 weight rows for 32 rows, fewer than a multiprocessor's (132) (a given --mmi-rows takes them)"* ]]
     run --separate-stderr logos-fuse --numerics q8 --mmi-rows 32 <(logos-author decode_batch --batch 32 "$EX/llama-3-8b.yaml")
     [ "$status" -eq 0 ] && [ "$(grep -c '^launch mmi .* ROWS=32 NR=32 ' <<<"$output")" -eq 129 ]
-    # Gemma-2-2B's q/k/v at K 2304 (18 steps of 128 on mmv's 8 warps: 3 against 2.25) go to mmi from 32
-    # rows whatever their size; its o (K 2048, 16 steps, even) stays on mmv
+    # Gemma-2-2B's q/k/v at K 2304 (18 steps of 128 on mmv's 8 warps: 3 against 2.25) go to mmi from 33
+    # rows whatever their stages; its o (K 2048, 16 steps, even) stays on mmv; at 32 rows their 32 tiles
+    # keep them on mmv
     run --separate-stderr logos-fuse -v --numerics q8 <(logos-author decode_batch --batch 48 "$EX/gemma-2-2b.yaml")
     [ "$status" -eq 0 ] && [ "$(grep -c '^launch mmi K=2304 PARTS=3 ' <<<"$output")" -eq 26 ] &&
         [ "$(grep -c '^launch mmv K=2048 PARTS=1 ' <<<"$output")" -eq 26 ]
     [[ "$stderr" == *"products of 48 stacked rows on the tensor cores in int8 wgmma (mmi): at least --mmi-rows 32, at most 64; mmv would split its K unevenly between its warps"* ]]
+    run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 32 "$EX/gemma-2-2b.yaml")
+    [ "$status" -eq 0 ] && ! grep -q '^launch mmi K=2304 PARTS=3 ' <<<"$output" &&
+        [ "$(grep -c '^launch mmv K=2304 PARTS=3 ' <<<"$output")" -eq 26 ]
     run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 31 "$EX/llama-3-8b.yaml")
     [ "$status" -eq 0 ] && ! grep -q '^launch mmi ' <<<"$output" && grep -q '^launch mmv ' <<<"$output"
     run --separate-stderr logos-fuse --numerics q8 --mmi-rows 65 b.logos
