@@ -563,10 +563,13 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
         (!gr->gate || gr->parts == 2) && !xr_asked) {
         const char *small = f->o->mmi_rows > 0 ? NULL : mmi_small(f, gr, rows);
         if (!small) {
-            if (say)
+            if (say) {   /* the uneven K said where it decided: by default, and too few stages otherwise */
+                long tiles;
+                int uneven = f->o->mmi_rows <= 0 && mmv_uneven(K, gr->gate) && mmi_stages(f, gr, &tiles) < 4 * f->o->sms;
                 fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 wgmma (mmi): at "
                           "least --mmi-rows %d, at most 64%s", rows, mmi_crossover(f->o),
-                          mmv_uneven(K, gr->gate) ? "; mmv would split its K unevenly between its warps" : "");
+                          uneven ? "; mmv would split its K unevenly between its warps" : "");
+            }
             return KN_MMI;
         }
         if (say)

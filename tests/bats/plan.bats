@@ -743,6 +743,8 @@ got.tofile("got.f32")'
     [ "$status" -eq 0 ] && [ "$(grep -c '^launch mmi K=2304 PARTS=3 ' <<<"$output")" -eq 26 ] &&
         [ "$(grep -c '^launch mmv K=2048 PARTS=1 ' <<<"$output")" -eq 26 ]
     [[ "$stderr" == *"products of 48 stacked rows on the tensor cores in int8 wgmma (mmi): at least --mmi-rows 32, at most 64; mmv would split its K unevenly between its warps"* ]]
+    # said of the 26 q/k/v only, not of the LM head (K 2304 too, but on mmi for its stages)
+    [ "$(grep -c 'mmv would split its K unevenly' <<<"$stderr")" -eq 26 ]
     run --separate-stderr logos-fuse --numerics q8 <(logos-author decode_batch --batch 32 "$EX/gemma-2-2b.yaml")
     [ "$status" -eq 0 ] && ! grep -q '^launch mmi K=2304 PARTS=3 ' <<<"$output" &&
         [ "$(grep -c '^launch mmv K=2304 PARTS=3 ' <<<"$output")" -eq 26 ]
