@@ -52,9 +52,10 @@
 // local memory (17 had, up to 40 bytes) and a stage costs ~20-35% fewer
 // instructions: on an H100 the q8 batches of 16 and 24 rows 3.0% and
 // 1.3% faster for the 8B, 3.7% and 3.5% for Qwen3-0.6B (bench/NOTES.md
-// run274). At NT 4 the same was 2-15% slower a launch (run273), so there the Feed is held across the tile and a step's four
-// scales loaded at once, and the q/k/v in three parts spill up to 80
-// bytes (tests/golden/spills.known).
+// run274). At NT 4 the same was 2-15% slower a launch (run273), so
+// there the Feed is held across the tile and a step's four scales loaded
+// at once, and the q/k/v in three parts spill up to 80 bytes
+// (tests/golden/spills.known).
 // A tile is 32 units (output rows of the parts, end to end): a block's 8
 // computing warps are RG groups of weight rows by KS = 8 / RG slices of K; RG is 1,
 // or 2 under GATE (16 units a group: their gate rows and their
@@ -161,9 +162,11 @@ DEV void cp_wait()
 // Where every part is whole tiles of 32 units (CONTIG), a tile's rows of
 // a group lie in one part, so that two rows' addresses give all eight.
 // FRESH (NT up to 3, the cap's paragraph at the top): a warp's Feed
-// worked out at each stage it issues, not held across the tile.
+// worked out at each stage it issues, not held across the tile; a macro
+// too, as the slab loop's pragma depends on it.
+#define MMV_FRESH (LOGOS_NT <= 3)
 constexpr int CONTIG = N0 % 32 == 0 && N1 % 32 == 0 && N2 % 32 == 0 && N3 % 32 == 0;
-constexpr bool FRESH = NT <= 3;
+constexpr bool FRESH = MMV_FRESH;
 struct Feed {
     const char *q[8];
     const u16 *s;
@@ -295,7 +298,7 @@ DEV void compute(const Params &p, const char *stage, int st, int t0, int rows, c
     const float *xs = (const float *)(x + align16(n * XQ));
     const float *sxs = (const float *)(xsm + NB * XP * XQ);
     u32 wa = smem_addr(stage) + (8 * (mi & 1) + (lane & 7)) * 128;   // my ldmatrix row (tile 0)
-#if LOGOS_NT <= 3   // FRESH: the two pragmas give ptxas's code each run273 timed (they differ)
+#if MMV_FRESH   // the two pragmas give ptxas's code each run273 timed (they differ)
 #pragma unroll(4)
 #else
 #pragma unroll

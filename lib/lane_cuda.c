@@ -423,12 +423,14 @@ static long mmi_stages(Fz *f, const Group *gr, long *tiles)
  * count where mmv would split K unevenly between its warps (mmv_uneven),
  * as mmi's blocks share any K evenly: Gemma-2-2B's q/k/v at K 2304 on
  * mmi took its step at 48 and 64 rows 12.8% and 9.9% faster (run273, an
- * H100); at 32 rows (32 tiles) that launch was 19% slower there. */
-static const char *mmi_small(Fz *f, const Group *gr, long rows)
+ * H100); at 32 rows (32 tiles) that launch was 19% slower there.
+ * *uneven: whether that is what took the product to mmi. */
+static const char *mmi_small(Fz *f, const Group *gr, long rows, int *uneven)
 {
     static char why[128];
     long tiles, stages = mmi_stages(f, gr, &tiles), sms = f->o->sms;
-    if (stages < 4 * sms && !mmv_uneven(prod_k(f, gr), gr->gate))
+    *uneven = stages < 4 * sms && mmv_uneven(prod_k(f, gr), gr->gate);
+    if (stages < 4 * sms && !*uneven)
         snprintf(why, sizeof why, "%ld stages of 256 values, fewer than 4 a multiprocessor (%ld)", stages, 4 * sms);
     else if (rows <= 32 && tiles < sms)
         snprintf(why, sizeof why, "%ld tiles of 128 weight rows for %ld rows, fewer than a multiprocessor's (%ld)",
@@ -561,15 +563,13 @@ static int product_kernel(Fz *f, const Group *gr, int xin, int say)
     int xr_asked = f->o->xr_rows > 0 && rows >= f->o->xr_rows;   /* a given --xr-rows takes its rows from mmi */
     if (rows >= mmi_crossover(f->o) && rows <= 64 && xq == 1 && xin == 1 && K % 256 == 0 && gr->norm < 0 &&
         (!gr->gate || gr->parts == 2) && !xr_asked) {
-        const char *small = f->o->mmi_rows > 0 ? NULL : mmi_small(f, gr, rows);
+        int uneven = 0;
+        const char *small = f->o->mmi_rows > 0 ? NULL : mmi_small(f, gr, rows, &uneven);
         if (!small) {
-            if (say) {   /* the uneven K said where it decided: by default, and too few stages otherwise */
-                long tiles;
-                int uneven = f->o->mmi_rows <= 0 && mmv_uneven(K, gr->gate) && mmi_stages(f, gr, &tiles) < 4 * f->o->sms;
+            if (say)
                 fuse_note(f, gr->node, "products of %ld stacked rows on the tensor cores in int8 wgmma (mmi): at "
                           "least --mmi-rows %d, at most 64%s", rows, mmi_crossover(f->o),
                           uneven ? "; mmv would split its K unevenly between its warps" : "");
-            }
             return KN_MMI;
         }
         if (say)

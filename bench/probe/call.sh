@@ -5,8 +5,8 @@
 # script began: no part begins past it; LATE's default is the script's
 # own, 480 unless it sets one), carry_in (main's stripped tools and
 # gpu_kernels, carried as build/carry, put where tests/gpu/run looks),
-# kcheck BIN MATCH NAME (BIN, a gpu_kernels, on its cases matching MATCH:
-# the lines not ok and its count), spec16 SHAPE [NAME] (examples/SHAPE's
+# kcheck BIN MATCH NAME (BIN, a gpu_kernels, on its cases matching MATCH,
+# every case where MATCH is empty: the lines not ok and its count), spec16 SHAPE [NAME] (examples/SHAPE's
 # spec with f16 caches and a ctx of 1024, $work/NAME.yaml, NAME SHAPE
 # unless given), spec8 (the 8B's, $work/s.yaml), step NAME BIN SPEC BATCH
 # [FUSE-ARGS...] (SPEC's q8 decode batch fused by BIN's tools and timed at
@@ -21,8 +21,8 @@
 # BATCH ALT... (spec16's SHAPE under each ALT, a string of logos-fuse
 # options, by main's tools: each step's ms and its mmi launches),
 # open_tar TARBALL (the carried tools unpacked, carry_in, the card's
-# name) and pairs DIR SHAPE:ROWS... (each batch timed by main's tools and
-# DIR's).
+# name), pairs DIR SHAPE:ROWS... (each batch timed by main's tools and
+# DIR's) and lanes DIR (the lane through DIR's tools, below).
 out=${OUT:-/tmp}
 work=$(mktemp -d)
 t0=$(date +%s)
@@ -30,7 +30,7 @@ late() { [ $(($(date +%s) - t0)) -gt ${LATE:-480} ] && { echo "== (past ${LATE:-
 keep() { tar czf "$out/logs.tgz" -C "$work" . ; }
 carry_in() { cp -r build/carry/bin build/ && mkdir -p build/test && cp build/carry/gpu_kernels build/test/; }
 kcheck() {
-    KERNELS_MATCH=$2 timeout 150 "$1" >"$work/$3" 2>&1
+    env ${2:+KERNELS_MATCH=$2} timeout 150 "$1" >"$work/$3" 2>&1
     grep -v ' ok ' "$work/$3" | head -20
 }
 spec16() {
@@ -99,4 +99,13 @@ pairs() {
         late "$sb" && break
         echo "$s $b: $(ms "m$s$b" build/bin "$work/$s.yaml" "$b") $(ms "p$s$b" "$pd/bin" "$work/$s.yaml" "$b")"
     done
+}
+# lanes DIR: the lane through DIR's tools (LANE_REF=numerics): llama qwen2
+# gemma2, then batches 3 16 64 of llama qwen3 gemma2, unless past LATE
+lanes() {
+    late "lane" && return
+    echo "== lane (${1##*/}'s tools): llama qwen2 gemma2, and batches 3 16 64 of llama qwen3 gemma2"
+    LANE_REF=numerics LOGOS_BIN=$1/bin timeout 150 sh tests/gpu/lane llama qwen2 gemma2 >"$work/lane" 2>&1
+    LANE_REF=numerics LOGOS_BIN=$1/bin LANE_BATCHES="3 16 64" timeout 150 sh tests/gpu/lane llama qwen3 gemma2 >>"$work/lane" 2>&1
+    grep -E "FAIL|passed" "$work/lane" | tail -8
 }

@@ -30,10 +30,5 @@ echo "== q8 decode batches, f16 caches, position 512: ms main, ms ns"
 pairs "$PWD/build-ab/ns" l8:16 l8:24 l8:32 l8:64 l1:16 l1:32 g2:32 g2:64 l8:16
 echo "== q8 decode batches, f16 caches, position 512: ms main, ms ki"
 pairs "$PWD/build-ab/ki" g2:32 g2:48 g2:64 g2:32
-late "lane" || {
-    echo "== lane llama qwen2 gemma2 and the batch sweep (nospill.patch's tools)"
-    LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/ns/bin timeout 150 sh tests/gpu/lane llama qwen2 gemma2 >"$work/lane" 2>&1
-    LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/ns/bin LANE_BATCHES="3 16 64" timeout 150 sh tests/gpu/lane llama qwen3 gemma2 >>"$work/lane" 2>&1
-    grep -E "FAIL|passed" "$work/lane" | tail -8
-}
+lanes "$PWD/build-ab/ns"
 keep

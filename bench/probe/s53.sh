@@ -21,10 +21,5 @@ spec16 gemma-2-2b g2
 spec16 qwen3-0.6b q3
 echo "== q8 decode batches, f16 caches, position 512: ms main, ms fin"
 pairs "$PWD/build-ab/fin" l8:16 l8:24 l8:32 l1:16 l1:24 q3:16 q3:24 g2:24 g2:40 g2:48 g2:64 l8:8 l8:16
-late "lane" || {
-    echo "== lane (fin's tools): llama qwen2 gemma2, and batches 3 16 64 of llama qwen3 gemma2"
-    LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/fin/bin timeout 150 sh tests/gpu/lane llama qwen2 gemma2 >"$work/lane" 2>&1
-    LANE_REF=numerics LOGOS_BIN=$PWD/build-ab/fin/bin LANE_BATCHES="3 16 64" timeout 150 sh tests/gpu/lane llama qwen3 gemma2 >>"$work/lane" 2>&1
-    grep -E "FAIL|passed" "$work/lane" | tail -8
-}
+lanes "$PWD/build-ab/fin"
 keep
